@@ -1,0 +1,296 @@
+"""Case files: loading, validation and selection (contract in docs/CASES.md).
+
+Everything is validated before anything runs, and every problem found is reported at
+once with its file, line, case id and a fix: a bad suite exits 2 and runs nothing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import string
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from harness.checks import GROUPED, REGISTRY, known_names
+from harness.errors import FixtureError, FixtureErrors
+from harness.types import CHANNELS, LAYERS, Case, CheckSpec, Turn
+
+ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "tools_url", "bot_token",
+                "webhook_secret", "app_secret", "phone_number_id")
+GENERATORS = ("words",)
+ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redeliver")
+TURN_KEYS = set(ACTIONS) | {"wait_s", "expect"}
+CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description"}
+FILE_KEYS = {"layer", "defaults", "cases"}
+LINE = "__line__"
+
+
+class _LineLoader(yaml.SafeLoader):
+    """SafeLoader that remembers the line of every mapping (for error messages)."""
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict:
+    mapping = loader.construct_mapping(node, deep=True)
+    mapping[LINE] = node.start_mark.line + 1
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k != LINE}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def placeholder_names(text: str) -> list[str]:
+    """Field names used in ``text`` (``{docs}``, ``{words:100}`` -> ``words``)."""
+    names = []
+    for _, field, spec, _ in string.Formatter().parse(text):
+        if field is not None:
+            names.append(field if not spec else f"{field}:{spec}")
+    return names
+
+
+def _text_errors(text: str) -> list[str]:
+    try:
+        names = placeholder_names(text)
+    except ValueError as exc:
+        return [f"bad braces in {text[:60]!r}: {exc} (write literal braces as {{{{ and }}}})"]
+    errors = []
+    for name in names:
+        base, _, arg = name.partition(":")
+        if base in GENERATORS:
+            if not arg.isdigit() or int(arg) < 1:
+                errors.append(f"{{{name}}} needs a positive count, e.g. {{words:10000}}")
+        elif base not in PLACEHOLDERS or arg:
+            errors.append(f"unknown placeholder {{{name}}} (known: {', '.join('{' + p + '}' for p in PLACEHOLDERS)},"
+                          f" {{words:N}})")
+    return errors
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.errors: list[FixtureError] = []
+
+    def add(self, message: str, *, file: str, case: str = "", line: int | None = None, fix: str = "") -> None:
+        self.errors.append(FixtureError(message, file=file, case=case, line=line, fix=fix))
+
+
+def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int, out: _Collector) -> tuple[CheckSpec, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        out.add(f"turn {turn}: expect must be a table of checks", file=file, case=case, line=line)
+        return ()
+    specs: list[CheckSpec] = []
+    for key, value in raw.items():
+        if key == LINE:
+            continue
+        value = _strip(value)
+        if key in GROUPED:
+            if not isinstance(value, dict) or not value:
+                out.add(f"turn {turn}: {key} must be a table such as {{regex: ...}}", file=file, case=case, line=line)
+                continue
+            items = [(f"{key}.{sub}", v) for sub, v in value.items()]
+        else:
+            items = [(key, value)]
+        for name, params in items:
+            definition = REGISTRY.get(name)
+            if definition is None:
+                out.add(f"turn {turn}: unknown check {name!r}", file=file, case=case, line=raw.get(LINE, line),
+                        fix=f"known checks: {', '.join(known_names())}")
+                continue
+            problem = definition.validate(params)
+            if problem:
+                out.add(f"turn {turn}: {name} {problem}", file=file, case=case, line=raw.get(LINE, line))
+                continue
+            specs.append(CheckSpec(name=name, params=params))
+    return tuple(specs)
+
+
+def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Collector) -> Turn | None:
+    line = raw.get(LINE)
+    unknown = [k for k in raw if k != LINE and k not in TURN_KEYS]
+    if unknown:
+        out.add(f"turn {index}: unknown key(s) {unknown}", file=file, case=case, line=line,
+                fix=f"a turn has one of {', '.join(ACTIONS)}, plus wait_s and expect")
+        return None
+    actions = [k for k in ACTIONS if k in raw]
+    if len(actions) != 1:
+        out.add(f"turn {index}: needs exactly one action, found {actions or 'none'}", file=file, case=case, line=line,
+                fix=f"use one of {', '.join(ACTIONS)}")
+        return None
+    kind = actions[0]
+    value = raw[kind]
+    send: str | None = None
+    options: dict[str, Any] = {}
+    if kind in ("send", "edit", "callback"):
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            out.add(f"turn {index}: {kind} must be a string", file=file, case=case, line=line)
+            return None
+        for err in _text_errors(value):
+            out.add(f"turn {index}: {err}", file=file, case=case, line=line)
+        send = value
+    elif kind == "redeliver":
+        if value is not True:
+            out.add(f"turn {index}: redeliver must be true", file=file, case=case, line=line)
+        if index == 0:
+            out.add("turn 0: redeliver needs an earlier turn to deliver again", file=file, case=case, line=line)
+    else:
+        value = _strip(value) if value is not None else {}
+        if not isinstance(value, dict):
+            out.add(f"turn {index}: {kind} takes a table (e.g. {{}})", file=file, case=case, line=line)
+            return None
+        options = value
+        if kind == "document" and not {"file_name", "mime_type"} <= set(options):
+            out.add(f"turn {index}: document needs file_name and mime_type", file=file, case=case, line=line)
+        if "caption" in options:
+            for err in _text_errors(str(options["caption"])):
+                out.add(f"turn {index}: {err}", file=file, case=case, line=line)
+    if kind == "edit" and channel == "whatsapp":
+        out.add(f"turn {index}: WhatsApp has no message edits", file=file, case=case, line=line,
+                fix="use channel: telegram for edit turns")
+    if kind == "edit" and index == 0:
+        out.add("turn 0: edit needs an earlier text turn to edit", file=file, case=case, line=line)
+    wait = raw.get("wait_s", 0)
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0:
+        out.add(f"turn {index}: wait_s must be a non-negative number", file=file, case=case, line=line)
+        wait = 0
+    checks = _expect(raw.get("expect"), file=file, case=case, line=line, turn=index, out=out)
+    return Turn(send=send, kind="text" if kind == "send" else kind, options=options, wait_s=float(wait), checks=checks)
+
+
+def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -> Case | None:
+    if not isinstance(raw, dict):
+        out.add("each entry of cases must be a table", file=file)
+        return None
+    line = raw.get(LINE)
+    merged = {**defaults, **raw}
+    cid = merged.get("id")
+    if not isinstance(cid, str) or not ID_RE.match(cid):
+        out.add(f"case id {cid!r} must match [a-z0-9-]+", file=file, case=str(cid or ""), line=line,
+                fix="use lowercase letters, digits and dashes, e.g. url-malformed-scheme")
+        return None
+    unknown = [k for k in merged if k != LINE and k not in CASE_KEYS]
+    if unknown:
+        out.add(f"unknown key(s) {unknown}", file=file, case=cid, line=line,
+                fix=f"case keys: {', '.join(sorted(CASE_KEYS))}")
+        return None
+    channel = merged.get("channel", "telegram")
+    if channel not in CHANNELS:
+        out.add(f"unknown channel {channel!r}", file=file, case=cid, line=line, fix="channel: telegram or whatsapp")
+        return None
+    single = {k: merged[k] for k in TURN_KEYS if k in merged}
+    if "turns" in merged:
+        if any(k in merged for k in ACTIONS) or "expect" in raw:
+            out.add("has both turns and a single-turn action/expect", file=file, case=cid, line=line,
+                    fix="put every action and expect inside turns")
+            return None
+        raw_turns = merged["turns"]
+        if not isinstance(raw_turns, list) or not raw_turns:
+            out.add("turns must be a non-empty list", file=file, case=cid, line=line)
+            return None
+    else:
+        raw_turns = [{**single, LINE: line}]
+    turns = []
+    for i, rt in enumerate(raw_turns):
+        if not isinstance(rt, dict):
+            out.add(f"turn {i} must be a table", file=file, case=cid, line=line)
+            return None
+        t = _turn(rt, channel=channel, file=file, case=cid, index=i, out=out)
+        if t is None:
+            return None
+        turns.append(t)
+    if not any(t.checks for t in turns):
+        out.add("has no checks: a case without a check can never fail", file=file, case=cid, line=line,
+                fix="add an expect table, e.g. expect: {replies: {min: 1}}")
+        return None
+    tags = merged.get("tags", [])
+    if isinstance(tags, str):
+        tags = [tags]
+    timeout = merged.get("timeout_s")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        out.add("timeout_s must be a positive number", file=file, case=cid, line=line)
+        return None
+    return Case(id=cid, layer=layer, channel=channel, turns=tuple(turns), tags=tuple(str(t) for t in tags),
+                file=file, timeout_s=float(timeout) if timeout else None,
+                description=str(merged.get("description", "")))
+
+
+def load_file(path: Path, out: _Collector, display: str | None = None) -> list[Case]:
+    file = display or str(path)
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        out.add(f"YAML syntax error: {getattr(exc, 'problem', exc)}", file=file,
+                line=mark.line + 1 if mark else None, fix="correct the YAML at that line (quote strings with : or #)")
+        return []
+    if not isinstance(data, dict):
+        out.add("a case file must be a table with layer and cases", file=file)
+        return []
+    unknown = [k for k in data if k != LINE and k not in FILE_KEYS]
+    if unknown:
+        out.add(f"unknown top-level key(s) {unknown}", file=file, fix="top-level keys: layer, defaults, cases")
+    layer = data.get("layer")
+    if layer not in LAYERS:
+        out.add(f"layer {layer!r} is not one of {', '.join(LAYERS)}", file=file, line=data.get(LINE))
+        return []
+    defaults = _strip(data.get("defaults") or {})
+    if not isinstance(defaults, dict):
+        out.add("defaults must be a table", file=file)
+        return []
+    raw_cases = data.get("cases")
+    if not isinstance(raw_cases, list) or not raw_cases:
+        out.add("cases must be a non-empty list", file=file)
+        return []
+    return [c for c in (_case(rc, layer=layer, defaults=defaults, file=file, out=out) for rc in raw_cases) if c]
+
+
+def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Iterable[str] = ()) -> list[Case]:
+    """Load and validate every case file under ``fixtures``; select by layer and id glob.
+
+    The whole suite is validated (so a broken file is reported even when another layer
+    was selected); raises FixtureErrors listing every problem.
+    """
+    root = Path(fixtures)
+    out = _Collector()
+    layers = list(layers)
+    for name in layers:
+        if name not in LAYERS:
+            raise FixtureError(f"unknown layer {name!r}", fix=f"layers: {', '.join(LAYERS)}")
+    if not root.is_dir():
+        raise FixtureError("fixtures folder not found", file=str(root), fix="pass --fixtures DIR")
+    files = sorted(p for p in root.glob("*/*.y*ml") if p.parent.name in LAYERS)
+    cases: list[Case] = []
+    for path in files:
+        loaded = load_file(path, out)
+        for case in loaded:
+            if case.layer != path.parent.name:
+                out.add(f"file says layer {case.layer!r} but lives in fixtures/{path.parent.name}/", file=str(path),
+                        fix=f"move it to fixtures/{case.layer}/ or correct layer:")
+                break
+        cases.extend(loaded)
+    seen: dict[str, str] = {}
+    for case in cases:
+        if case.id in seen:
+            out.add(f"duplicate case id (also in {seen[case.id]})", file=case.file, case=case.id,
+                    fix="case ids are unique across the whole suite: rename one")
+        seen.setdefault(case.id, case.file)
+    if out.errors:
+        raise FixtureErrors(out.errors)
+    selected = [c for c in cases if not layers or c.layer in layers]
+    globs = list(globs)
+    if globs:
+        selected = [c for c in selected if any(fnmatch.fnmatchcase(c.id, g) for g in globs)]
+    return selected

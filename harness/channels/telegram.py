@@ -1,0 +1,120 @@
+"""The Telegram channel: webhook delivery to the agent, plus re-exports.
+
+Inbound (harness -> agent): ``TelegramUpdates`` builds Updates, ``deliver_update`` POSTs
+them like Telegram does. Outbound (agent -> harness): ``BotApiEmulator`` stands in for
+api.telegram.org; ``webhook_reply_event`` records a method call the agent put in its
+webhook answer instead (Telegram executes those too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from harness.channels.telegram_emulator import (
+    ApiError,
+    BotApiEmulator,
+    WebhookSettings,
+    canonical_method,
+    reply_buttons,
+    webhook_reply_event,
+)
+from harness.channels.telegram_updates import (
+    DEFAULT_BOT_USER,
+    MessageIds,
+    TelegramUpdates,
+    callback_chat,
+    text_entities,
+    utf16_len,
+)
+
+__all__ = [
+    "DEFAULT_BOT_USER",
+    "ApiError",
+    "BotApiEmulator",
+    "DeliveryResult",
+    "MessageIds",
+    "SECRET_HEADER",
+    "TelegramUpdates",
+    "WebhookSettings",
+    "callback_chat",
+    "canonical_method",
+    "deliver_update",
+    "reply_buttons",
+    "text_entities",
+    "utf16_len",
+    "webhook_reply_event",
+]
+
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+#: How much of the agent's answer body is kept (it is evidence, not data).
+MAX_BODY_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class DeliveryResult:
+    """How the agent's webhook answered one delivered Update."""
+
+    status: int | None
+    """HTTP status, or None when no answer came (connection refused, timeout)."""
+    error: str = ""
+    """Why there was no answer ('' when there was one, whatever its status)."""
+    body: str = ""
+    """The answer body (truncated)."""
+    webhook_reply: dict[str, Any] | None = None
+    """A Bot API call the agent made in its answer (``{"method": ...}``), if any."""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+
+def _webhook_call(status: int, text: str) -> dict[str, Any] | None:
+    """The ``{"method": ...}`` object of a 2xx answer body (Telegram ignores it otherwise)."""
+    if not 200 <= status < 300 or '"method"' not in text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and isinstance(data.get("method"), str) and data["method"]:
+        return data
+    return None
+
+
+async def deliver_update(
+    session: aiohttp.ClientSession,
+    url: str,
+    update: dict[str, Any],
+    secret_token: str | None,
+    timeout: float,
+) -> DeliveryResult:
+    """POST ``update`` to the agent's webhook as Telegram does; never raises for network trouble.
+
+    ``Content-Type`` is exactly ``application/json`` (no charset): python-telegram-bot
+    answers 403 to anything else, so sending it differently would fail agents falsely.
+    """
+    body = json.dumps(update, ensure_ascii=False).encode("utf-8")
+    headers = {"Content-Type": "application/json"}
+    if secret_token:
+        headers[SECRET_HEADER] = secret_token
+    try:
+        async with session.post(
+            url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout)
+        ) as resp:
+            raw = await resp.read()
+    except asyncio.TimeoutError:
+        return DeliveryResult(status=None, error=f"no answer from {url} within {timeout:g}s")
+    except aiohttp.ClientError as exc:
+        return DeliveryResult(status=None, error=f"{type(exc).__name__}: {exc}")
+    text = raw.decode("utf-8", errors="replace")
+    return DeliveryResult(
+        status=resp.status,
+        body=text[:MAX_BODY_CHARS],
+        # parsed from the whole body: a long reply text must not be cut off first
+        webhook_reply=_webhook_call(resp.status, text),
+    )

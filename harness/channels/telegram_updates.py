@@ -1,0 +1,299 @@
+"""Builders for real Telegram Bot API ``Update`` dicts, as Telegram would deliver them.
+
+The simulated user's actions become the exact JSON shapes of core.telegram.org/bots/api
+so an agent's real framework (python-telegram-bot, aiogram, ...) parses them unchanged.
+Entity offsets count UTF-16 code units, like Telegram's: frameworks slice text with
+them, so a wrong offset shows up as a mangled command or URL in the agent.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import re
+import time
+from typing import Any, Callable
+
+#: The bot the builders put under callback messages (the emulator's getMe agrees by default).
+DEFAULT_BOT_USER: dict[str, Any] = {
+    "id": 1000001,
+    "is_bot": True,
+    "first_name": "Harness Bot",
+    "username": "harness_test_bot",
+}
+
+# A command is "/name" or "/name@botname" followed by whitespace or the end (Telegram's rule).
+_COMMAND_RE = re.compile(r"/[A-Za-z0-9_]{1,64}(?:@[A-Za-z0-9_]{3,32})?(?=\s|$)")
+
+# Bare domains only count with a well-known TLD: otherwise "report.pdf" or "e.g" would
+# become links, which Telegram does not do.
+_BARE_TLDS = (
+    "com|org|net|io|dev|ai|app|co|info|biz|edu|gov|me|uk|de|fr|es|it|nl|ru|ua|us|eu|ca|au"
+    "|in|jp|cn|br|ch|se|no|pl|ly|gg|tv|xyz|site|online|tech|cloud|example|test|local"
+)
+_URL_RE = re.compile(
+    r"(?<![\w@.])"  # not in the middle of a word, e-mail or longer domain
+    r"(?:"
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{1,15}://)"  # any scheme, typos like htps:// included
+    r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:]+\])"
+    r"|"
+    r"(?:[A-Za-z0-9-]+\.)+(?:" + _BARE_TLDS + r")(?![A-Za-z0-9-])"
+    r"|"
+    r"(?:\d{1,3}\.){3}\d{1,3}(?=[:/])"  # bare IPv4 only with a port or a path
+    r")"
+    r"(?::\d{1,5})?"
+    r"(?:[/?#][^\s]*)?",
+    re.IGNORECASE,
+)
+# Punctuation that ends a sentence rather than the URL.
+_TRAILING = ".,;:!?'\")]}>"
+
+
+def utf16_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (astral characters such as emoji count 2)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def text_entities(text: str) -> list[dict[str, Any]]:
+    """``bot_command`` (offset 0 only) and ``url`` entities of ``text``, UTF-16 offsets."""
+    spans: list[tuple[str, int, int]] = []
+    if text.startswith("/"):
+        m = _COMMAND_RE.match(text)
+        if m:
+            spans.append(("bot_command", m.start(), m.end()))
+    for m in _URL_RE.finditer(text):
+        start, end = m.start(), m.end()
+        while end > start and text[end - 1] in _TRAILING:
+            # keep a closing bracket that belongs to the URL, e.g. wiki/Foo_(bar)
+            if text[end - 1] == ")" and text[start:end].count("(") >= text[start:end].count(")"):
+                break
+            end -= 1
+        if m.group("scheme") and end - start <= len(m.group("scheme")):
+            continue  # "http://" alone is not a link
+        if any(s <= start < e for _, s, e in spans):
+            continue
+        spans.append(("url", start, end))
+    spans.sort(key=lambda s: s[1])
+    return [
+        {"offset": utf16_len(text[:s]), "length": utf16_len(text[s:e]), "type": kind}
+        for kind, s, e in spans
+    ]
+
+
+class MessageIds:
+    """Per-chat increasing message ids, shareable by the builders and the emulator.
+
+    In Telegram a chat has one id sequence for the user's and the bot's messages; sharing
+    one counter keeps the simulated chat realistic (a callback points at a bot message
+    whose id the emulator assigned).
+    """
+
+    def __init__(self, start: int = 1) -> None:
+        self._start = start
+        self._last: dict[int, int] = {}
+
+    def next(self, chat_id: int) -> int:
+        n = self._last.get(chat_id, self._start - 1) + 1
+        self._last[chat_id] = n
+        return n
+
+    def observe(self, chat_id: int, message_id: int) -> None:
+        """Make sure later ids in ``chat_id`` are above an explicitly chosen one."""
+        if message_id > self._last.get(chat_id, self._start - 1):
+            self._last[chat_id] = message_id
+
+
+def _file_ids(seed: str, prefix: str) -> tuple[str, str]:
+    """A deterministic (file_id, file_unique_id) pair shaped like Telegram's."""
+    digest = hashlib.sha256(seed.encode()).hexdigest()
+    return f"{prefix}{digest[:60]}", f"AgAD{digest[60:64]}{digest[:8]}"
+
+
+class TelegramUpdates:
+    """Builds the Updates a simulated private-chat user causes; every builder returns a dict."""
+
+    def __init__(
+        self,
+        start_update_id: int = 1,
+        *,
+        message_ids: MessageIds | None = None,
+        bot_user: dict[str, Any] | None = None,
+        first_name: str = "Tester",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._update_ids = itertools.count(start_update_id)
+        self.message_ids = message_ids or MessageIds()
+        self.bot_user = dict(bot_user or DEFAULT_BOT_USER)
+        self.first_name = first_name
+        self._clock = clock
+        self._callbacks = itertools.count(1)
+        self._files = itertools.count(1)
+        # dates of built messages, so an edit keeps its original ``date``
+        self._dates: dict[tuple[int, int], int] = {}
+
+    # -- pieces ---------------------------------------------------------------------
+    def user_for(self, chat_id: int) -> dict[str, Any]:
+        """The User who writes in private chat ``chat_id`` (private chat id == user id)."""
+        return {
+            "id": chat_id,
+            "is_bot": False,
+            "first_name": self.first_name,
+            "username": f"tester_{abs(chat_id)}",
+            "language_code": "en",
+        }
+
+    def chat_for(self, chat_id: int) -> dict[str, Any]:
+        return {"id": chat_id, "type": "private", "first_name": self.first_name}
+
+    def _now(self) -> int:
+        return int(self._clock())
+
+    def _message(
+        self, chat_id: int, user: dict[str, Any] | None, message_id: int | None
+    ) -> dict[str, Any]:
+        if message_id is None:
+            message_id = self.message_ids.next(chat_id)
+        else:
+            self.message_ids.observe(chat_id, message_id)
+        date = self._now()
+        self._dates[(chat_id, message_id)] = date
+        return {
+            "message_id": message_id,
+            "from": dict(user) if user else self.user_for(chat_id),
+            "chat": self.chat_for(chat_id),
+            "date": date,
+        }
+
+    def _update(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"update_id": next(self._update_ids), key: body}
+
+    @staticmethod
+    def _with_caption(msg: dict[str, Any], caption: str | None) -> dict[str, Any]:
+        if caption is not None:
+            msg["caption"] = caption
+            entities = [e for e in text_entities(caption) if e["type"] != "bot_command"]
+            if entities:
+                msg["caption_entities"] = entities
+        return msg
+
+    # -- updates --------------------------------------------------------------------
+    def text(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        user: dict[str, Any] | None = None,
+        message_id: int | None = None,
+    ) -> dict[str, Any]:
+        """A text message; ``""`` is allowed (agents must cope with it)."""
+        msg = self._message(chat_id, user, message_id)
+        msg["text"] = text
+        entities = text_entities(text)
+        if entities:
+            msg["entities"] = entities
+        return self._update("message", msg)
+
+    def document(
+        self,
+        chat_id: int,
+        file_name: str,
+        mime_type: str,
+        file_size: int = 12_345,
+        caption: str | None = None,
+    ) -> dict[str, Any]:
+        """A file sent as a document."""
+        msg = self._message(chat_id, None, None)
+        file_id, unique = _file_ids(f"doc:{chat_id}:{next(self._files)}:{file_name}", "BQACAgIAAxkBAAI")
+        msg["document"] = {
+            "file_name": file_name,
+            "mime_type": mime_type,
+            "file_id": file_id,
+            "file_unique_id": unique,
+            "file_size": file_size,
+        }
+        return self._update("message", self._with_caption(msg, caption))
+
+    def photo(self, chat_id: int, caption: str | None = None) -> dict[str, Any]:
+        """A photo: Telegram sends several sizes, smallest first."""
+        msg = self._message(chat_id, None, None)
+        n = next(self._files)
+        sizes = []
+        for width, height, size in ((90, 68, 1_452), (320, 240, 17_808), (800, 600, 71_330)):
+            file_id, unique = _file_ids(f"photo:{chat_id}:{n}:{width}", "AgACAgIAAxkBAAI")
+            sizes.append(
+                {"file_id": file_id, "file_unique_id": unique, "file_size": size,
+                 "width": width, "height": height}
+            )
+        msg["photo"] = sizes
+        return self._update("message", self._with_caption(msg, caption))
+
+    def sticker(self, chat_id: int, emoji: str = "😀") -> dict[str, Any]:
+        """A static sticker with every field the Bot API marks as required."""
+        msg = self._message(chat_id, None, None)
+        file_id, unique = _file_ids(f"sticker:{chat_id}:{next(self._files)}", "CAACAgIAAxkBAAI")
+        msg["sticker"] = {
+            "file_id": file_id,
+            "file_unique_id": unique,
+            "type": "regular",
+            "width": 512,
+            "height": 512,
+            "is_animated": False,
+            "is_video": False,
+            "emoji": emoji,
+            "set_name": "HarnessStickers",
+            "file_size": 24_000,
+        }
+        return self._update("message", msg)
+
+    def edited(self, chat_id: int, message_id: int, new_text: str) -> dict[str, Any]:
+        """The user edited message ``message_id`` to ``new_text``."""
+        now = self._now()
+        msg = {
+            "message_id": message_id,
+            "from": self.user_for(chat_id),
+            "chat": self.chat_for(chat_id),
+            "date": self._dates.get((chat_id, message_id), now),
+            "edit_date": now,
+            "text": new_text,
+        }
+        entities = text_entities(new_text)
+        if entities:
+            msg["entities"] = entities
+        return self._update("edited_message", msg)
+
+    def callback(
+        self, chat_id: int, data: str, message_id: int, *, message_text: str = ""
+    ) -> dict[str, Any]:
+        """The user pressed an inline button with ``data`` under bot message ``message_id``.
+
+        The query id ends in ``-<chat_id>``: ids are opaque to bots, and this lets the
+        emulator attribute the ``answerCallbackQuery`` (which names no chat) to the case.
+        """
+        message: dict[str, Any] = {
+            "message_id": message_id,
+            "from": dict(self.bot_user),
+            "chat": self.chat_for(chat_id),
+            "date": self._dates.get((chat_id, message_id), self._now()),
+        }
+        if message_text:
+            message["text"] = message_text
+        query = {
+            "id": f"{next(self._callbacks)}{abs(chat_id) % 10**6:06d}-{chat_id}",
+            "from": self.user_for(chat_id),
+            "chat_instance": str(int(hashlib.sha256(str(chat_id).encode()).hexdigest()[:15], 16)),
+            "data": data,
+            "message": message,
+        }
+        return self._update("callback_query", query)
+
+    @staticmethod
+    def redeliver(update: dict[str, Any]) -> dict[str, Any]:
+        """The same update again, same ``update_id``: Telegram's at-least-once delivery."""
+        return copy.deepcopy(update)
+
+
+def callback_chat(query_id: str) -> int | None:
+    """The chat id a builder-made callback query id carries, or None for a foreign id."""
+    m = re.search(r"-(-?\d+)$", query_id or "")
+    return int(m.group(1)) if m else None

@@ -1,0 +1,406 @@
+"""A loopback stand-in for the WhatsApp Cloud API (graph.facebook.com) messages endpoint.
+
+The agent under test is configured with this server's base URL instead of Meta's. Every
+call it makes, good or bad, becomes an ``Event`` handed to ``sink``; a successful send
+also carries the ``Reply`` the simulated user would see. Validation follows the Cloud API
+closely enough that a request this emulator accepts is one Meta would accept too, and
+errors use Graph's ``{"error": {...}}`` shape so the agent's error handling is exercised.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+import secrets
+import string
+import time
+from collections import deque
+from typing import Any, Callable
+
+from aiohttp import web
+
+from harness.channels.whatsapp_payloads import new_wamid
+from harness.sandbox.router import doc_token_keys
+from harness.types import Event, Reply
+
+SOURCE = "whatsapp"
+MAX_TEXT = 4096
+MESSAGE_TYPES: tuple[str, ...] = (
+    "text", "image", "document", "interactive", "template",
+    "reaction", "audio", "video", "sticker", "location",
+)
+MEDIA_TYPES = ("image", "document", "audio", "video", "sticker")
+#: Graph versions look like v21.0; clients may also call without one (default version).
+VERSION = r"v\d+(?:\.\d+)?"
+
+
+def _fbtrace_id() -> str:
+    alphabet = string.ascii_letters + string.digits
+    return "A" + "".join(secrets.choice(alphabet) for _ in range(22))
+
+
+def graph_error(
+    message: str,
+    code: int,
+    *,
+    type_: str = "OAuthException",
+    subcode: int | None = None,
+    details: str | None = None,
+) -> dict[str, Any]:
+    """A Graph API error body: ``{"error": {message, type, code, [error_subcode], [error_data], fbtrace_id}}``."""
+    error: dict[str, Any] = {"message": message, "type": type_, "code": code}
+    if subcode is not None:
+        error["error_subcode"] = subcode
+    if details is not None:
+        error["error_data"] = {"messaging_product": "whatsapp", "details": details}
+    error["fbtrace_id"] = _fbtrace_id()
+    return {"error": error}
+
+
+class _Rejected(Exception):
+    """A request the Cloud API would refuse: carries the HTTP status and error body."""
+
+    def __init__(self, status: int, body: dict[str, Any]):
+        super().__init__(body["error"]["message"])
+        self.status = status
+        self.body = body
+
+
+def _invalid(details: str) -> _Rejected:
+    return _Rejected(400, graph_error("(#100) Invalid parameter", 100, details=details))
+
+
+class GraphApiEmulator:
+    """Answers ``POST /{version}/{phone_number_id}/messages`` and ``GET /{version}/{phone_number_id}``."""
+
+    def __init__(
+        self,
+        phone_number_id: str,
+        access_token: str,
+        sink: Callable[[Event], None],
+        *,
+        clock: Callable[[], float] = time.time,
+        verified_name: str = "Harness Test Business",
+        display_phone_number: str = "+1 555-000-0000",
+    ):
+        self.phone_number_id = str(phone_number_id)
+        self.access_token = access_token
+        self.sink = sink
+        self.clock = clock
+        self.verified_name = verified_name
+        self.display_phone_number = display_phone_number
+        self._faults: deque[tuple[int, dict[str, Any]]] = deque()
+        self._inbound: dict[str, str] = {}
+        self._bsuids: dict[str, str] = {}
+
+    # -- hooks for the driver ----------------------------------------------------------
+
+    def fail_next(self, status: int, code: int, message: str) -> None:
+        """Answer the next message send with this Graph error (e.g. 429, 130429, rate limit).
+
+        Only sends consume a fault, not mark-as-read calls: agents often mark the inbound
+        message read first, and that must not swallow the fault meant for the reply.
+        """
+        self._faults.append((status, graph_error(message, code)))
+
+    def note_inbound(self, message_id: str, wa_id: str) -> None:
+        """Remember who sent an inbound message, so a mark-read of it is attributed to that user."""
+        self._inbound[message_id] = wa_id
+
+    def note_user(self, wa_id: str, bsuid: str) -> None:
+        """Remember a user's business-scoped id (``WhatsAppUpdates.bsuid_of``).
+
+        Clients may answer by BSUID (``recipient``) instead of phone number (``to``); pywa
+        4.5 does so by default. Knowing the pair lets such replies count for that user.
+        """
+        self._bsuids[bsuid] = wa_id
+
+    def app(self) -> web.Application:
+        """The aiohttp application; start it with ``harness.sandbox.server.listen``."""
+        app = web.Application(client_max_size=64 * 1024**2)
+        app.router.add_post(rf"/{{version:{VERSION}}}/{{pnid}}/messages", self._messages)
+        app.router.add_post("/{pnid}/messages", self._messages)
+        app.router.add_get(rf"/{{version:{VERSION}}}/{{pnid}}", self._phone_info)
+        app.router.add_get("/{pnid:[0-9A-Za-z_]+}", self._phone_info)
+        app.router.add_route("*", "/{tail:.*}", self._unknown)
+        return app
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    def _authorize(self, request: web.Request) -> None:
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() not in ("bearer", "oauth"):
+            token = request.query.get("access_token", "")  # Graph also takes it as a param
+        if not token or not hmac.compare_digest(token.strip().encode(), self.access_token.encode()):
+            raise _Rejected(
+                401,
+                graph_error("Invalid OAuth access token - Cannot parse access token", 190),
+            )
+
+    def _check_phone(self, request: web.Request, verb: str) -> None:
+        pnid = request.match_info["pnid"]
+        if pnid != self.phone_number_id:
+            raise _Rejected(
+                400,
+                graph_error(
+                    f"Unsupported {verb} request. Object with ID '{pnid}' does not exist, cannot be loaded "
+                    "due to missing permissions, or does not support this operation. Please read the "
+                    "Graph API documentation at https://developers.facebook.com/docs/graph-api",
+                    100,
+                    type_="GraphMethodException",
+                    subcode=33,
+                ),
+            )
+
+    def _emit(self, name: str, started: float, at: float, status: int, request: Any, response: Any,
+              keys: tuple[str, ...] = (), reply: Reply | None = None, error: str = "",
+              meta: dict[str, Any] | None = None) -> None:
+        self.sink(
+            Event(
+                source=SOURCE,
+                name=name,
+                at=at,
+                status=status,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                request=request if isinstance(request, dict) else {"body": request},
+                response=response,
+                keys=keys,
+                reply=reply,
+                error=error,
+                meta=meta or {},
+            )
+        )
+
+    # -- handlers --------------------------------------------------------------------------
+
+    async def _messages(self, request: web.Request) -> web.Response:
+        started, at = time.perf_counter(), self.clock()
+        body: Any = {}
+        name, keys, reply, meta = "whatsapp.send", (), None, {}
+        try:
+            body = await _read_body(request)
+            if isinstance(body, dict) and body.get("status") == "read":
+                name = "whatsapp.mark_read"
+            self._authorize(request)
+            self._check_phone(request, "post")
+            if name == "whatsapp.mark_read":
+                answer, keys, meta = self._mark_read(body)
+            else:
+                if self._faults:
+                    raise _Rejected(*self._faults.popleft())
+                answer, keys, reply = self._send(body, at)
+        except _Rejected as rej:
+            keys = self._keys_of_refused(body)
+            self._emit(name, started, at, rej.status, body, rej.body, keys, error=str(rej), meta=meta)
+            return web.json_response(rej.body, status=rej.status)
+        self._emit(name, started, at, 200, body, answer, keys, reply, meta=meta)
+        return web.json_response(answer)
+
+    def _keys_of_refused(self, body: Any) -> tuple[str, ...]:
+        # A refused send still belongs to the user it was meant for.
+        if not isinstance(body, dict):
+            return ()
+        if isinstance(body.get("to"), str) and body["to"].strip():
+            return (f"wa:{_wa_id(body['to'])}",)
+        if isinstance(body.get("recipient"), str) and body["recipient"].strip():
+            return (f"wa:{self._bsuids.get(body['recipient'], body['recipient'])}",)
+        return ()
+
+    def _mark_read(self, body: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...], dict[str, Any]]:
+        if body.get("messaging_product") != "whatsapp":
+            raise _invalid("messaging_product must be 'whatsapp'")
+        message_id = body.get("message_id")
+        if not isinstance(message_id, str) or not message_id:
+            raise _invalid("message_id is required to mark a message as read")
+        meta: dict[str, Any] = {"message_id": message_id}
+        typing = body.get("typing_indicator")
+        if typing is not None:
+            if not isinstance(typing, dict) or typing.get("type") != "text":
+                raise _invalid("typing_indicator.type must be 'text'")
+            meta["typing"] = True
+        wa_id = self._inbound.get(message_id)
+        return {"success": True}, ((f"wa:{wa_id}",) if wa_id else ()), meta
+
+    def _send(self, body: Any, at: float) -> tuple[dict[str, Any], tuple[str, ...], Reply]:
+        if not isinstance(body, dict):
+            raise _invalid("the request body must be a JSON object")
+        if body.get("messaging_product") != "whatsapp":
+            raise _invalid(f"messaging_product must be 'whatsapp', got {body.get('messaging_product')!r}")
+        to, recipient = body.get("to"), body.get("recipient")
+        if isinstance(to, str) and to.strip() and body.get("recipient_type") == "group":
+            wa_id, contact = to, {"input": to, "wa_id": to}  # a group id is opaque, not a number
+        elif isinstance(to, str) and to.strip():
+            wa_id, contact = _wa_id(to), {"input": to, "wa_id": _wa_id(to)}
+        elif isinstance(recipient, str) and recipient.strip():
+            # A business-scoped user id: Meta answers with user_id instead of wa_id.
+            wa_id, contact = self._bsuids.get(recipient, recipient), {"input": recipient, "user_id": recipient}
+        else:
+            raise _invalid("the parameter 'to' is required (or 'recipient', a business-scoped user id)")
+        recipient_type = body.get("recipient_type", "individual")
+        if recipient_type not in ("individual", "group"):
+            raise _invalid(f"recipient_type must be 'individual' or 'group', got {recipient_type!r}")
+        type_ = body.get("type", "text")  # the Cloud API defaults to text
+        if type_ not in MESSAGE_TYPES:
+            raise _invalid(f"type must be one of {', '.join(MESSAGE_TYPES)}, got {type_!r}")
+        content = body.get(type_)
+        if not isinstance(content, dict):
+            raise _invalid(f"the parameter '{type_}' (an object) is required for a {type_} message")
+        text, buttons, extra_text = _content_text(type_, content)
+        wamid = new_wamid()
+        answer = {
+            "messaging_product": "whatsapp",
+            "contacts": [contact],
+            "messages": [{"id": wamid, "message_status": "accepted"}],
+        }
+        reply = Reply(
+            channel="whatsapp",
+            chat=wa_id,
+            text=text,
+            at=at,
+            method="messages",
+            kind=type_,
+            message_id=wamid,
+            buttons=buttons,
+            raw=body,
+        )
+        keys = (f"wa:{wa_id}",) + tuple(doc_token_keys(text + " " + extra_text))
+        return answer, keys, reply
+
+    async def _phone_info(self, request: web.Request) -> web.Response:
+        started, at = time.perf_counter(), self.clock()
+        query = {k: v for k, v in request.query.items() if k != "access_token"}
+        try:
+            self._authorize(request)
+            self._check_phone(request, "get")
+        except _Rejected as rej:
+            self._emit("whatsapp.phone_info", started, at, rej.status, query, rej.body, error=str(rej))
+            return web.json_response(rej.body, status=rej.status)
+        answer = {
+            "verified_name": self.verified_name,
+            "display_phone_number": self.display_phone_number,
+            "id": self.phone_number_id,
+            "quality_rating": "GREEN",
+            "code_verification_status": "VERIFIED",
+            "platform_type": "CLOUD_API",
+            "throughput": {"level": "STANDARD"},
+        }
+        self._emit("whatsapp.phone_info", started, at, 200, query, answer)
+        return web.json_response(answer)
+
+    async def _unknown(self, request: web.Request) -> web.Response:
+        # Recorded rather than a bare 404: an agent calling the wrong path is a finding.
+        started, at = time.perf_counter(), self.clock()
+        body = graph_error("Unknown path components: " + request.path, 2500)
+        self._emit("whatsapp.unknown", started, at, 400, {"method": request.method, "path": request.path},
+                   body, error=body["error"]["message"])
+        return web.json_response(body, status=400)
+
+
+async def _read_body(request: web.Request) -> Any:
+    """The request parameters: JSON normally, form fields when a client posts a form."""
+    raw = await request.read()
+    if request.content_type == "application/x-www-form-urlencoded":
+        form = await request.post()
+        params: dict[str, Any] = {}
+        for key, value in form.items():
+            if key == "access_token":
+                continue  # a secret: never recorded
+            try:
+                params[key] = json.loads(value) if isinstance(value, str) and value[:1] in "{[" else value
+            except ValueError:
+                params[key] = value
+        return params
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", errors="replace")[:2000]
+
+
+def _wa_id(to: str) -> str:
+    # The Cloud API normalizes "+1 555-123" style inputs to bare digits in contacts[].wa_id.
+    digits = re.sub(r"[^0-9]", "", to)
+    return digits or to.strip()
+
+
+def _content_text(type_: str, content: dict[str, Any]) -> tuple[str, tuple[str, ...], str]:
+    """Validate one message object; return (user-visible text, button titles, other text for keys)."""
+    if type_ == "text":
+        body = content.get("body")
+        if not isinstance(body, str) or not body:
+            raise _invalid("text.body is required and must be a non-empty string")
+        if len(body) > MAX_TEXT:
+            raise _invalid(f"text.body is {len(body)} characters long; the maximum is {MAX_TEXT}")
+        return body, (), ""
+    if type_ in MEDIA_TYPES:
+        if not content.get("id") and not content.get("link"):
+            raise _invalid(f"{type_} needs either an 'id' (uploaded media) or a 'link'")
+        caption = content.get("caption") or ""
+        if not isinstance(caption, str):
+            raise _invalid(f"{type_}.caption must be a string")
+        return caption, (), str(content.get("link") or "") + " " + str(content.get("filename") or "")
+    if type_ == "interactive":
+        return _interactive_text(content)
+    if type_ == "template":
+        name = content.get("name")
+        if not isinstance(name, str) or not name:
+            raise _invalid("template.name is required")
+        if not isinstance(content.get("language"), dict) or not content["language"].get("code"):
+            raise _invalid("template.language.code is required")
+        params = [
+            p.get("text", "")
+            for c in content.get("components") or []
+            if isinstance(c, dict)
+            for p in c.get("parameters") or []
+            if isinstance(p, dict) and p.get("type") == "text"
+        ]
+        return " ".join(params) or name, (), ""
+    if type_ == "reaction":
+        if not content.get("message_id") or "emoji" not in content:
+            raise _invalid("reaction needs message_id and emoji")
+        return str(content["emoji"]), (), ""
+    # location
+    for key in ("latitude", "longitude"):
+        if key not in content:
+            raise _invalid(f"location.{key} is required")
+    return " ".join(str(content.get(k) or "") for k in ("name", "address")).strip(), (), ""
+
+
+def _interactive_text(content: dict[str, Any]) -> tuple[str, tuple[str, ...], str]:
+    kind = content.get("type")
+    action = content.get("action")
+    if kind not in ("button", "list", "cta_url", "product", "product_list", "flow", "location_request_message"):
+        raise _invalid(f"interactive.type {kind!r} is not supported")
+    if not isinstance(action, dict):
+        raise _invalid("interactive.action is required")
+    body = content.get("body")
+    text = body.get("text") if isinstance(body, dict) else None
+    if kind in ("button", "list", "cta_url") and (not isinstance(text, str) or not text):
+        raise _invalid("interactive.body.text is required")
+    buttons: tuple[str, ...] = ()
+    extra = ""
+    if kind == "button":
+        raw = action.get("buttons") or []
+        titles = [b.get("reply", {}).get("title") for b in raw if isinstance(b, dict)]
+        if not 1 <= len(titles) <= 3 or not all(isinstance(t, str) and 0 < len(t) <= 20 for t in titles):
+            raise _invalid("interactive buttons: 1 to 3 reply buttons, titles of 1 to 20 characters")
+        buttons = tuple(titles)
+    elif kind == "list":
+        rows = [
+            r.get("title", "")
+            for s in action.get("sections") or []
+            if isinstance(s, dict)
+            for r in s.get("rows") or []
+            if isinstance(r, dict)
+        ]
+        if not action.get("button") or not rows:
+            raise _invalid("interactive list: action.button and at least one section row are required")
+        buttons = tuple(rows)
+    elif kind == "cta_url":
+        params = action.get("parameters") or {}
+        buttons = (str(params.get("display_text", "")),)
+        extra = str(params.get("url", ""))
+    return text or "", buttons, extra

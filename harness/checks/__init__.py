@@ -1,0 +1,37 @@
+"""The dispatch table: every check the case files can name, in one place.
+
+Families live one per module (text, trajectory, budget, ...). ``expect`` keys with a
+table of sub-checks (``reply: {regex: .., max_chars: ..}``) expand to one check per
+sub-key (``reply.regex``, ``reply.max_chars``); the other keys are one check each.
+"""
+
+from __future__ import annotations
+
+from harness.checks import budget, text, trajectory
+from harness.checks.base import CheckDef
+
+#: ``expect`` keys whose table holds several sub-checks.
+GROUPED = ("reply",)
+
+REGISTRY: dict[str, CheckDef] = {
+    d.name: d
+    for d in (
+        CheckDef("reply.regex", text.regex, text._regex_error, text.EVAL),
+        CheckDef("reply.not_regex", text.not_regex, text._regex_error, text.EVAL),
+        CheckDef("reply.contains", text.contains, text._strings_error, text.EVAL),
+        CheckDef("reply.contains_all", text.contains_all, text._strings_error, text.EVAL),
+        CheckDef("reply.not_contains", text.not_contains, text._strings_error, text.EVAL),
+        CheckDef("reply.max_chars", text.max_chars, text._int_error, text.EVAL),
+        CheckDef("reply.min_chars", text.min_chars, text._int_error, text.EVAL),
+        CheckDef("replies", text.replies, text.replies_error, "count@1"),
+        CheckDef("tools_called", trajectory.tools_called, trajectory.tools_error, trajectory.EVAL),
+        CheckDef("tools_not_called", trajectory.tools_not_called, trajectory.tools_error, trajectory.EVAL),
+        CheckDef("llm_calls", trajectory.llm_calls, trajectory.llm_calls_error, trajectory.EVAL),
+        CheckDef("delivery", trajectory.delivery, trajectory.delivery_error, trajectory.EVAL),
+        CheckDef("latency_ms", budget.latency_ms, budget.latency_error, budget.EVAL),
+    )
+}
+
+
+def known_names() -> list[str]:
+    return sorted(REGISTRY)

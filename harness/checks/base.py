@@ -1,0 +1,87 @@
+"""What every check shares: its signature, its registry entry and evidence helpers.
+
+A check is a pure function ``(case, observation, turn, params) -> Evidence``; a
+validator ``(params) -> str | None`` runs at load time and returns what is wrong with the
+parameters (a fixture error), so a bad case never reaches the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from harness.types import Case, Evidence, Observation, Reply, TurnObservation
+
+CheckFn = Callable[[Case, Observation, int, Any], Evidence]
+Validator = Callable[[Any], "str | None"]
+
+OBSERVED_MAX = 400
+
+
+@dataclass(frozen=True)
+class CheckDef:
+    """One entry of the dispatch table."""
+
+    name: str
+    fn: CheckFn
+    validate: Validator
+    evaluator: str
+    """Name@version recorded in the evidence."""
+
+
+def clip(text: str, limit: int = OBSERVED_MAX) -> str:
+    text = text or ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def turn_obs(obs: Observation, turn: int) -> TurnObservation | None:
+    return obs.turns[turn] if 0 <= turn < len(obs.turns) else None
+
+
+def own_replies(obs: Observation, turn: int) -> tuple[Reply, ...]:
+    """Replies of ``turn`` addressed to the case's own chat (posts elsewhere are events, not replies)."""
+    t = turn_obs(obs, turn)
+    return t.replies if t else ()
+
+
+def joined_text(obs: Observation, turn: int) -> str:
+    return "\n".join(r.text for r in own_replies(obs, turn))
+
+
+def verdict(name: str, turn: int, ok: bool, *, expected: str, observed: str, reason: str,
+            evaluator: str, score: float | None = None) -> Evidence:
+    return Evidence(check=name, turn=turn, availability="ready", passed=ok, score=score,
+                    expected=expected, observed=clip(observed), reason=reason, evaluator=evaluator)
+
+
+def unavailable(name: str, turn: int | None, *, expected: str, reason: str, evaluator: str) -> Evidence:
+    return Evidence(check=name, turn=turn, availability="unavailable", passed=None, expected=expected,
+                    reason=reason, evaluator=evaluator)
+
+
+def turn_never_ran(name: str, turn: int, obs: Observation, evaluator: str, expected: str) -> Evidence:
+    """A check on a turn the case never reached fails, saying why the case stopped."""
+    why = obs.error or "the case stopped before this turn"
+    return verdict(name, turn, False, expected=expected, observed="(turn not run)",
+                   reason=f"turn {turn} never ran: {why}", evaluator=evaluator)
+
+
+def as_list(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def is_str_list(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, list) and value != [] and all(isinstance(v, str) for v in value))
+
+
+def bounds_error(value: Any, keys: tuple[str, ...], *, allow_float: bool = False) -> str | None:
+    """Validate ``{min: n, max: n, exact: n}``-style tables."""
+    if not isinstance(value, dict) or not value:
+        return f"expects a table with any of {', '.join(keys)}"
+    for k, v in value.items():
+        if k not in keys:
+            return f"unknown key {k!r} (known: {', '.join(keys)})"
+        ok_types = (int, float) if allow_float else (int,)
+        if isinstance(v, bool) or not isinstance(v, ok_types) or v < 0:
+            return f"{k} must be a non-negative {'number' if allow_float else 'integer'}, got {v!r}"
+    return None

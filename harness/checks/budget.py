@@ -1,0 +1,39 @@
+"""``latency_ms``: how long the user waited, from the emulators' own timestamps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.checks.base import bounds_error, own_replies, turn_never_ran, turn_obs, verdict
+from harness.types import Case, Evidence, Observation
+
+EVAL = "latency@1"
+
+
+def latency_ms(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
+    name = "latency_ms"
+    t = turn_obs(obs, turn)
+    if t is None:
+        return turn_never_ran(name, turn, obs, EVAL, str(params))
+    if not own_replies(obs, turn):
+        return verdict(name, turn, False, expected=_want(params), observed="no reply",
+                       reason="no reply arrived, so no latency to hold to the threshold", evaluator=EVAL)
+    over = []
+    seen = []
+    for key, value in (("first_reply_max", t.first_reply_ms), ("total_max", t.last_reply_ms)):
+        if key in params:
+            label = "first reply" if key == "first_reply_max" else "last reply"
+            seen.append(f"{label} {value:.0f}ms")
+            if value > params[key]:
+                over.append(f"{label} {value:.0f}ms > threshold {params[key]}ms")
+    return verdict(name, turn, not over, expected=_want(params), observed=", ".join(seen),
+                   reason="; ".join(over) if over else "within thresholds (" + ", ".join(seen) + ")",
+                   evaluator=EVAL)
+
+
+def _want(params: dict) -> str:
+    return ", ".join(f"{k} {v}ms" for k, v in params.items())
+
+
+def latency_error(value: Any) -> str | None:
+    return bounds_error(value, ("first_reply_max", "total_max"), allow_float=True)

@@ -1,0 +1,124 @@
+"""``reply.*`` and ``replies``: what the agent said in a turn, checked as text."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from harness.checks.base import (as_list, bounds_error, is_str_list, joined_text, own_replies, turn_never_ran,
+                                 turn_obs, verdict)
+from harness.types import Case, Evidence, Observation
+
+EVAL = "text@1"
+
+
+def _regex_error(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return f"expects a regular expression string, got {value!r}"
+    try:
+        re.compile(value)
+    except re.error as exc:
+        return f"invalid regular expression {value!r}: {exc}"
+    return None
+
+
+def _strings_error(value: Any) -> str | None:
+    return None if is_str_list(value) else f"expects a string or a non-empty list of strings, got {value!r}"
+
+
+def _int_error(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return f"expects a non-negative integer, got {value!r}"
+    return None
+
+
+def _text_check(name: str):
+    """Decorator-free factory: the shared plumbing (turn exists, text joined) lives here."""
+
+    def wrap(compare):
+        def check(case: Case, obs: Observation, turn: int, params: Any) -> Evidence:
+            if turn_obs(obs, turn) is None:
+                return turn_never_ran(name, turn, obs, EVAL, str(params))
+            text = joined_text(obs, turn)
+            ok, expected, reason = compare(text, params, own_replies(obs, turn))
+            return verdict(name, turn, ok, expected=expected, observed=text or "(no reply)",
+                           reason=reason, evaluator=EVAL)
+
+        check.__name__ = name.replace(".", "_")
+        return check
+
+    return wrap
+
+
+@_text_check("reply.regex")
+def regex(text: str, pattern: str, _replies):
+    ok = re.search(pattern, text) is not None
+    return ok, f"matches /{pattern}/", ("matched" if ok else f"no match for /{pattern}/ in the reply" if text
+                                         else f"no reply to match /{pattern}/")
+
+
+@_text_check("reply.not_regex")
+def not_regex(text: str, pattern: str, _replies):
+    m = re.search(pattern, text)
+    return m is None, f"does not match /{pattern}/", ("no match" if m is None else
+                                                       f"matched {m.group(0)!r} at {m.start()}")
+
+
+@_text_check("reply.contains")
+def contains(text: str, needles, _replies):
+    return _contains(text, needles)
+
+
+@_text_check("reply.contains_all")
+def contains_all(text: str, needles, replies):
+    return _contains(text, needles)
+
+
+def _contains(text: str, needles):
+    missing = [n for n in as_list(needles) if n not in text]
+    return not missing, f"contains {as_list(needles)!r}", ("all present" if not missing else
+                                                                  f"missing {missing!r}")
+
+
+@_text_check("reply.not_contains")
+def not_contains(text: str, needles, _replies):
+    present = [n for n in as_list(needles) if n in text]
+    return not present, f"contains none of {as_list(needles)!r}", ("none present" if not present else
+                                                                   f"found {present!r}")
+
+
+@_text_check("reply.max_chars")
+def max_chars(_text: str, limit: int, replies):
+    longest = max((len(r.text) for r in replies), default=0)
+    return longest <= limit, f"each reply <= {limit} chars", (
+        f"longest reply {longest} chars <= {limit}" if longest <= limit else f"a reply has {longest} chars > {limit}")
+
+
+@_text_check("reply.min_chars")
+def min_chars(text: str, limit: int, _replies):
+    n = len(text)
+    return n >= limit, f">= {limit} chars", (f"{n} chars >= {limit}" if n >= limit else f"{n} chars < {limit}")
+
+
+def replies(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
+    name = "replies"
+    if turn_obs(obs, turn) is None:
+        return turn_never_ran(name, turn, obs, EVAL, str(params))
+    n = len(own_replies(obs, turn))
+    lo = params.get("exact", params.get("min", 0))
+    hi = params.get("exact", params.get("max"))
+    want = f"exactly {lo}" if "exact" in params else f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+    ok = n >= lo and (hi is None or n <= hi)
+    reason = f"{n} replies, wanted {want}"
+    texts = " | ".join(r.text[:80] for r in own_replies(obs, turn))
+    return verdict(name, turn, ok, expected=f"{want} replies", observed=f"{n}: {texts}" if n else "0",
+                   reason=reason, evaluator="count@1")
+
+
+def replies_error(value: Any) -> str | None:
+    err = bounds_error(value, ("min", "max", "exact"))
+    if err is None and "exact" in value and len(value) > 1:
+        return "use either exact or min/max"
+    if err is None and "min" in value and "max" in value and value["min"] > value["max"]:
+        return f"min {value['min']} is greater than max {value['max']}"
+    return err

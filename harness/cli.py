@@ -1,0 +1,147 @@
+"""The ``harness`` command line (contract in DESIGN.md).
+
+Exit codes: 0 every hard check held; 1 regression or hard failure; 2 usage, config or
+fixture error (nothing was run); 3 cost budget exceeded; 4 the target or the sandbox
+could not be brought up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+
+from harness import __version__
+from harness.errors import HarnessError, UsageError
+from harness.types import LAYERS
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="harness", description="Nightly regression harness for LLM chat agents.")
+    p.add_argument("--version", action="version", version=f"harness {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the suite (or some layers / cases) against the target")
+    run.add_argument("--config", help="config file (default: ./harness.toml)")
+    run.add_argument("--fixtures", default=None, help="case files folder (default: fixtures/ next to the config)")
+    run.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
+    run.add_argument("--layer", action="append", default=[], choices=LAYERS, help="run only this layer (repeatable)")
+    run.add_argument("--case", action="append", default=[], metavar="GLOB", help="run only cases whose id matches")
+    run.add_argument("--repeat", type=int, default=1, metavar="K", help="run every case K times (pass@k, pass^k)")
+    run.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once (default 8)")
+    run.add_argument("--out", default=None, help="output folder (default: reports/)")
+    run.add_argument("--budget-usd", type=float, default=None, help="hard cost budget for the run")
+    up = run.add_mutually_exclusive_group()
+    up.add_argument("--upload", dest="upload", action="store_true", default=None)
+    up.add_argument("--no-upload", dest="upload", action="store_false")
+    run.add_argument("--resume", metavar="RUN_ID", help="continue a killed run from its journal")
+    run.add_argument("--shard", metavar="I/N", help="run one slice of the suite")
+    run.add_argument("--quiet", action="store_true", help="no progress output")
+
+    rep = sub.add_parser("report", help="render a finished run's report again")
+    rep.add_argument("run_dir")
+    rep.add_argument("--format", choices=("html", "md", "junit", "json"), default="md")
+
+    chk = sub.add_parser("check", help="validate config and fixtures; list what would run")
+    chk.add_argument("--config")
+    chk.add_argument("--fixtures", default=None)
+    chk.add_argument("--layer", action="append", default=[], choices=LAYERS)
+    chk.add_argument("--case", action="append", default=[], metavar="GLOB")
+    return p
+
+
+def _fixtures_dir(args, config) -> Path:
+    return Path(args.fixtures) if args.fixtures else config.resolve("fixtures")
+
+
+def _cmd_check(args) -> int:
+    from harness.cases import load_cases
+    from harness.config import load_config
+
+    config = load_config(args.config)
+    cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case)
+    by_layer: dict[str, list] = {}
+    for c in cases:
+        by_layer.setdefault(c.layer, []).append(c)
+    print(f"config: {config.path or '(defaults)'}; target: {config.target.name}")
+    for layer, items in by_layer.items():
+        chans = sorted({c.channel for c in items})
+        print(f"  {layer}: {len(items)} cases ({', '.join(chans)})")
+        for c in items:
+            print(f"    {c.id} [{c.channel}] {len(c.turns)} turn(s), "
+                  f"{sum(len(t.checks) for t in c.turns)} check(s)")
+    print(f"{len(cases)} cases would run")
+    return 0
+
+
+def _cmd_run(args) -> int:
+    from rich.console import Console
+
+    from harness.cases import load_cases
+    from harness.config import load_config
+    from harness.report import write_all
+    from harness.report.terminal import Progress, print_table
+    from harness.runner import RunOptions, run_suite
+
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    for flag in ("resume", "shard", "budget_usd"):
+        if getattr(args, flag) is not None:
+            raise UsageError(f"--{flag.replace('_', '-')} is not available in this version yet")
+    config = load_config(args.config)
+    cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case)
+    if not cases:
+        raise UsageError("no case matches the selection", fix="check --layer and --case (harness check lists cases)")
+    console = Console(stderr=False)
+    progress = Progress(console) if not args.quiet else None
+    out = Path(args.out) if args.out else config.resolve("reports")
+    options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,
+                         on_start=(progress.start if progress else None),
+                         on_case=(progress.advance if progress else None))
+    try:
+        report = asyncio.run(run_suite(config, cases, options))
+    finally:
+        if progress:
+            progress.stop()
+    run_dir = out / report.run_id
+    files = write_all(report, run_dir)
+    if not args.quiet:
+        print_table(report, console)
+        console.print(f"report: {files.get('html', run_dir)}")
+    return report.exit_code
+
+
+def _cmd_report(args) -> int:
+    from harness.report import render
+
+    text = render(Path(args.run_dir), args.format)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=os.environ.get("HARNESS_LOG_LEVEL", "WARNING"),
+                        format="%(levelname)s %(name)s: %(message)s")
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors already
+        return int(exc.code or 0)
+    handlers = {"run": _cmd_run, "report": _cmd_report, "check": _cmd_check}
+    try:
+        return handlers[args.command](args)
+    except HarnessError as exc:
+        print(f"harness: {exc.render()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("harness: interrupted; finished cases are in the run's results.jsonl", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""harness.toml and its environment overrides.
+
+Every key can be overridden as ``HARNESS_<SECTION>_<KEY>`` (``HARNESS_TARGET_READY_URL``,
+``HARNESS_SANDBOX_SETTLE_S``). Secrets never live in the file: the sandbox's own
+credentials (bot token, webhook secret, app secret) are generated per run unless given
+in the environment, and provider keys come only from the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+from harness.errors import ConfigError
+
+SECTIONS = ("target", "sandbox", "critic", "embeddings", "budget", "alerts", "storage", "schedule")
+
+#: Key names that would hold a secret; they are refused in the file.
+SECRET_WORDS = ("token", "secret", "password", "api_key", "access_key", "secret_key")
+#: Keys that look secret but are not (they name where to find things).
+NOT_SECRET = {"token_env", "api_key_env", "verify_token_env"}
+
+
+@dataclass(frozen=True)
+class TargetConfig:
+    """The agent under test."""
+
+    name: str = "target"
+    """Shown in reports."""
+    version: str = ""
+    """Agent version; when empty, taken from the ready_url's JSON ``version`` if it has one."""
+    command: tuple[str, ...] = ()
+    """Started before the run and stopped after it; empty: the target is already running."""
+    cwd: str = ""
+    """Working directory for ``command`` (relative to the config file)."""
+    port: int | None = None
+    """Fills ``{port}`` in URLs and env; 0 picks a free port."""
+    ready_url: str = ""
+    """Polled until it answers 200."""
+    ready_timeout_s: float = 30.0
+    telegram_webhook: str = ""
+    whatsapp_webhook: str = ""
+    state_url: str = ""
+    """State probe, ``{chat_id}`` filled per case."""
+    inprocess: str = ""
+    """``module:attr``: a Python target served in the harness's own process (see targets.inprocess)."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Passed to ``command`` with placeholders filled in."""
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """The loopback world the agent talks to."""
+
+    llm_upstream: str = ""
+    """OpenAI-compatible base URL the gateway forwards to (``.../v1``); empty: calls fail with 503."""
+    llm_upstream_key_env: str = "HARNESS_LLM_API_KEY"
+    """Environment variable holding the upstream's API key (forwarded as a bearer token)."""
+    docs_dir: str = "fixtures/documents"
+    settle_s: float = 1.0
+    """A turn ends once the agent was quiet this long (and the expected replies arrived)."""
+    reply_timeout_s: float = 20.0
+    """Longest wait for a turn's expected replies."""
+    case_timeout_s: float = 120.0
+    concurrency: int = 8
+    whatsapp_api_version: str = "v21.0"
+    phone_number_id: str = "106540352242922"
+    display_phone_number: str = "15550783881"
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """Per-run credentials of the sandbox; never written to any output."""
+
+    bot_token: str
+    webhook_secret: str
+    app_secret: str
+    verify_token: str
+    whatsapp_token: str
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole configuration."""
+
+    path: Path | None
+    root: Path
+    """Directory paths in the config are relative to."""
+    target: TargetConfig
+    sandbox: SandboxConfig
+    secrets: Secrets
+    sections: Mapping[str, Mapping[str, Any]]
+    """Raw tables of every section (later layers read theirs from here)."""
+
+    def resolve(self, p: str) -> Path:
+        path = Path(p)
+        return path if path.is_absolute() else self.root / path
+
+
+def _parse_env_value(raw: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _env_overrides(data: dict[str, dict[str, Any]], environ: Mapping[str, str]) -> None:
+    for name, raw in environ.items():
+        if not name.startswith("HARNESS_"):
+            continue
+        rest = name[len("HARNESS_"):].lower()
+        for section in SECTIONS:
+            if rest.startswith(section + "_"):
+                key = rest[len(section) + 1:]
+                data.setdefault(section, {})[key] = _parse_env_value(raw)
+                break
+
+
+def _check_no_secrets(table: Mapping[str, Any], where: str, file: str) -> None:
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            if key == "env":  # target env values are placeholders or plain settings
+                continue
+            _check_no_secrets(value, f"{where}.{key}", file)
+            continue
+        low = key.lower()
+        if low not in NOT_SECRET and any(w in low for w in SECRET_WORDS):
+            raise ConfigError(
+                f"[{where}] {key}: secrets are not allowed in the config file",
+                file=file,
+                fix=f"remove it and set it in the environment (e.g. HARNESS_{where.upper()}_{key.upper()})",
+            )
+
+
+def _build(cls: type, table: Mapping[str, Any], section: str, file: str) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in table.items():
+        if key not in known:
+            raise ConfigError(
+                f"[{section}] unknown key {key!r}",
+                file=file,
+                fix=f"known keys: {', '.join(sorted(known))}",
+            )
+        default = getattr(cls(), key) if key != "env" else {}
+        if key == "command":
+            if isinstance(value, str):
+                value = tuple(value.split())
+            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                value = tuple(value)
+            else:
+                raise ConfigError(f"[{section}] command must be a list of strings", file=file,
+                                  fix='command = ["python", "-m", "mybot"]')
+        elif key == "env":
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"[{section}.env] must be a table", file=file)
+            value = {str(k): str(v) for k, v in value.items()}
+        elif isinstance(default, bool) or default is None:
+            pass
+        elif isinstance(default, float) and isinstance(value, (int, float)):
+            value = float(value)
+        elif isinstance(default, int) and not isinstance(value, int):
+            raise ConfigError(f"[{section}] {key} must be an integer, got {value!r}", file=file)
+        elif isinstance(default, str) and not isinstance(value, str):
+            raise ConfigError(f"[{section}] {key} must be a string, got {value!r}", file=file)
+        kwargs[key] = value
+    return cls(**kwargs)
+
+
+def _secrets(environ: Mapping[str, str]) -> Secrets:
+    def get(name: str, make) -> str:
+        return environ.get(name) or make()
+
+    return Secrets(
+        bot_token=get("HARNESS_BOT_TOKEN", lambda: f"{secrets.randbelow(9_000_000_000) + 1_000_000_000}:"
+                      + secrets.token_urlsafe(26)[:35]),
+        webhook_secret=get("HARNESS_WEBHOOK_SECRET", lambda: secrets.token_hex(16)),
+        app_secret=get("HARNESS_APP_SECRET", lambda: secrets.token_hex(16)),
+        verify_token=get("HARNESS_VERIFY_TOKEN", lambda: secrets.token_hex(12)),
+        whatsapp_token=get("HARNESS_WHATSAPP_TOKEN", lambda: "EAAG" + secrets.token_urlsafe(40)),
+    )
+
+
+def load_config(path: str | os.PathLike | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Read ``path`` (default ``./harness.toml`` if present), apply env overrides, validate."""
+    environ = os.environ if environ is None else environ
+    file = ""
+    data: dict[str, Any] = {}
+    cfg_path: Path | None = None
+    if path is None and Path("harness.toml").exists():
+        path = "harness.toml"
+    if path is not None:
+        cfg_path = Path(path).resolve()
+        file = str(path)
+        if not cfg_path.exists():
+            raise ConfigError("config file not found", file=file, fix="pass --config FILE or create harness.toml")
+        try:
+            data = tomllib.loads(cfg_path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"TOML syntax error: {exc}", file=file, fix="correct the syntax at that line") from exc
+    for section in data:
+        if section not in SECTIONS:
+            raise ConfigError(f"unknown section [{section}]", file=file, fix=f"sections: {', '.join(SECTIONS)}")
+        if not isinstance(data[section], dict):
+            raise ConfigError(f"[{section}] must be a table", file=file)
+    for section in data:
+        _check_no_secrets(data[section], section, file)
+    _env_overrides(data, environ)
+    target = _build(TargetConfig, data.get("target", {}), "target", file)
+    sandbox = _build(SandboxConfig, data.get("sandbox", {}), "sandbox", file)
+    if sandbox.concurrency < 1:
+        raise ConfigError("[sandbox] concurrency must be at least 1", file=file)
+    root = cfg_path.parent if cfg_path else Path.cwd()
+    return Config(path=cfg_path, root=root, target=target, sandbox=sandbox, secrets=_secrets(environ),
+                  sections={k: v for k, v in data.items()})
+
+
+def python_command(command: tuple[str, ...]) -> list[str]:
+    """``python`` as the first word means this interpreter (a venv's python, not the system's)."""
+    cmd = list(command)
+    if cmd and cmd[0] in ("python", "python3"):
+        cmd[0] = sys.executable
+    return cmd

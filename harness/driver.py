@@ -1,0 +1,151 @@
+"""The driver: plays the user's side of the channel for one case.
+
+It turns a turn (``send``, ``document``, ``edit``, ``callback``, ``redeliver``...) into
+the update the real platform would deliver, posts it to the target's webhook exactly as
+Telegram or Meta would (secret token header, HMAC signature), and records replies the
+bot put in the webhook answer itself.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from harness.channels import telegram as tg
+from harness.channels import whatsapp as wa
+from harness.config import Config
+from harness.sandbox.router import Router
+from harness.targets.base import Endpoints
+from harness.textgen import render
+from harness.types import Case, Turn
+
+TELEGRAM_CHAT_BASE = 700_000_000
+WHATSAPP_BASE = 4_470_000_000_000
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The ids one case attempt runs under: unique, so cases can run concurrently."""
+
+    chat_id: int
+    wa_id: str
+    doc_token: str
+
+    def keys(self) -> tuple[str, ...]:
+        return (f"tg:{self.chat_id}", f"wa:{self.wa_id}", f"user:{self.chat_id}", f"user:{self.wa_id}",
+                f"tok:{self.doc_token}")
+
+    def chat_for(self, channel: str) -> str:
+        return str(self.chat_id) if channel == "telegram" else self.wa_id
+
+
+def make_identity(n: int, token: str) -> Identity:
+    return Identity(chat_id=TELEGRAM_CHAT_BASE + n, wa_id=str(WHATSAPP_BASE + n), doc_token=token)
+
+
+@dataclass
+class Delivery:
+    """What happened when one turn's update was posted."""
+
+    status: int | None
+    error: str
+    sent_at: float
+    finished_at: float
+
+
+@dataclass
+class _CaseState:
+    last_update: dict | None = None
+    last_message_id: int | None = None
+    last_bot_message_id: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Driver:
+    def __init__(self, config: Config, endpoints: Endpoints, router: Router, session: aiohttp.ClientSession,
+                 placeholders: dict[str, str]):
+        self.config = config
+        self.endpoints = endpoints
+        self.router = router
+        self.session = session
+        self.placeholders = placeholders
+        self.tg = tg.TelegramUpdates()
+        sb = config.sandbox
+        self.wa = wa.WhatsAppUpdates(sb.phone_number_id, sb.display_phone_number, "102290129340398")
+        self._state: dict[int, _CaseState] = {}
+
+    def values_for(self, ident: Identity) -> dict[str, str]:
+        values = dict(self.placeholders)
+        values["docs"] = f"{self.placeholders['docs']}/c/{ident.doc_token}"
+        return values
+
+    def forget(self, ident: Identity) -> None:
+        self._state.pop(ident.chat_id, None)
+
+    async def deliver(self, case: Case, turn: Turn, ident: Identity, timeout: float,
+                      last_bot_message_id: str = "") -> Delivery:
+        state = self._state.setdefault(ident.chat_id, _CaseState())
+        values = self.values_for(ident)
+        text = render(turn.send, values) if turn.send is not None else None
+        if case.channel == "telegram":
+            update = self._telegram_update(turn, ident, state, text, last_bot_message_id)
+            url = self.endpoints.telegram_webhook
+        else:
+            update = self._whatsapp_update(turn, ident, state, text, last_bot_message_id)
+            url = self.endpoints.whatsapp_webhook
+        state.last_update = update
+        sent_at = time.time()
+        if not url:
+            return Delivery(None, f"no {case.channel} webhook configured for the target", sent_at, time.time())
+        if case.channel == "telegram":
+            result = await tg.deliver_update(self.session, url, update, self.config.secrets.webhook_secret, timeout)
+            if result.webhook_reply:
+                self.router.record(tg.webhook_reply_event(result.webhook_reply, time.time()))
+        else:
+            result = await wa.deliver_payload(self.session, url, update, self.config.secrets.app_secret, timeout)
+        return Delivery(result.status, result.error, sent_at, time.time())
+
+    def _telegram_update(self, turn: Turn, ident: Identity, state: _CaseState, text: str | None,
+                         bot_message_id: str) -> dict:
+        chat = ident.chat_id
+        if turn.kind == "redeliver":
+            return self.tg.redeliver(state.last_update or {})
+        if turn.kind == "text":
+            update = self.tg.text(chat, text or "")
+            state.last_message_id = update["message"]["message_id"]
+            return update
+        if turn.kind == "edit":
+            return self.tg.edited(chat, state.last_message_id or 1, text or "")
+        if turn.kind == "callback":
+            return self.tg.callback(chat, text or "", int(bot_message_id) if bot_message_id.isdigit() else 1)
+        opts = turn.options
+        caption = render(str(opts["caption"]), self.values_for(ident)) if opts.get("caption") else None
+        if turn.kind == "document":
+            return self.tg.document(chat, opts["file_name"], opts["mime_type"], caption=caption)
+        if turn.kind == "photo":
+            return self.tg.photo(chat, caption=caption)
+        if turn.kind == "sticker":
+            return self.tg.sticker(chat, **({"emoji": opts["emoji"]} if "emoji" in opts else {}))
+        raise ValueError(f"unknown turn kind {turn.kind!r}")
+
+    def _whatsapp_update(self, turn: Turn, ident: Identity, state: _CaseState, text: str | None,
+                         bot_message_id: str) -> dict:
+        who = ident.wa_id
+        if turn.kind == "redeliver":
+            return self.wa.redeliver(state.last_update or {})
+        if turn.kind == "text":
+            return self.wa.text(who, text or "")
+        if turn.kind == "callback":
+            return self.wa.interactive_reply(who, text or "", text or "", bot_message_id or "wamid.unknown")
+        opts = turn.options
+        caption = render(str(opts["caption"]), self.values_for(ident)) if opts.get("caption") else None
+        if turn.kind == "document":
+            return self.wa.document(who, opts["file_name"], opts["mime_type"])
+        if turn.kind == "photo":
+            return self.wa.image(who, caption=caption)
+        if turn.kind == "sticker":
+            return self.wa.sticker(who)
+        raise ValueError(f"unknown turn kind {turn.kind!r} for whatsapp")

@@ -1,0 +1,86 @@
+"""The report writers: results.json, junit.xml, summary.md, report.html (+ terminal output).
+
+Every writer renders from one dict, the results.json form (``report_to_dict``), so a
+finished run can be re-rendered in any format from its results.json alone
+(``harness report RUN_DIR --format ...``). The results.jsonl journal is not written here:
+the runner appends to it as cases finish (``Journal``), and ``write_all`` never touches it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from harness.errors import UsageError
+from harness.report.html import render_html, write_html
+from harness.report.journal import Journal, read_journal
+from harness.report.jsonfile import (
+    atomic_write_text,
+    case_from_dict,
+    case_to_dict,
+    dumps,
+    load_report,
+    report_from_dict,
+    report_to_dict,
+    write_json,
+)
+from harness.report.junit import render_junit, write_junit
+from harness.report.markdown import render_summary, write_summary
+from harness.types import RunReport
+
+#: ``--format`` name -> (file name in the run directory, renderer from the dict form).
+FORMATS: dict[str, tuple[str, Callable[[Mapping[str, Any]], str]]] = {
+    "json": ("results.json", dumps),
+    "junit": ("junit.xml", render_junit),
+    "md": ("summary.md", render_summary),
+    "html": ("report.html", render_html),
+}
+
+__all__ = [
+    "FORMATS", "Journal", "case_from_dict", "case_to_dict", "load_report", "read_journal",
+    "render", "render_html", "render_junit", "render_summary", "render_text", "report_from_dict",
+    "report_to_dict", "write_all", "write_html", "write_json", "write_junit", "write_summary",
+]
+
+
+def write_all(report: RunReport | Mapping[str, Any], run_dir: str | os.PathLike[str]) -> dict[str, Path]:
+    """Write every report file into ``run_dir``; returns ``{format: path}``.
+
+    results.json is written last, so its presence means the other files are complete too.
+    """
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    d = report_to_dict(report) if isinstance(report, RunReport) else dict(report)
+    written: dict[str, Path] = {}
+    for fmt in ("junit", "md", "html", "json"):
+        written[fmt] = _write(d, run_dir, fmt)
+    return written
+
+
+def render_text(report_dict: Mapping[str, Any], fmt: str) -> str:
+    """One format's text from the results.json dict."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown report format {fmt!r}", fix=f"use one of: {', '.join(FORMATS)}")
+    return FORMATS[fmt][1](report_dict)
+
+
+def render(run_dir: str | os.PathLike[str], fmt: str) -> Path:
+    """Re-render one format of a finished run from its results.json; returns the file.
+
+    For ``json`` the file is only validated (it is the source). Raises ``UsageError`` for
+    an unknown format or a run directory without a readable results.json.
+    """
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown report format {fmt!r}", fix=f"use one of: {', '.join(FORMATS)}")
+    run_dir = Path(run_dir)
+    if run_dir.is_file():  # results.json itself was named
+        run_dir = run_dir.parent
+    d = load_report(run_dir)
+    if fmt == "json":
+        return run_dir / "results.json"
+    return _write(d, run_dir, fmt)
+
+
+def _write(d: Mapping[str, Any], run_dir: Path, fmt: str) -> Path:
+    return atomic_write_text(run_dir / FORMATS[fmt][0], render_text(d, fmt))

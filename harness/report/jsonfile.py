@@ -1,0 +1,459 @@
+"""results.json: the run as data (DESIGN "Contract: results.json").
+
+Every other writer (junit, markdown, html, terminal) renders from the dict produced here,
+so ``harness report RUN_DIR`` can rebuild any of them from ``results.json`` alone. The
+same ``case_to_dict`` shape is one line of the ``results.jsonl`` journal, and
+``case_from_dict`` turns such a line back into a ``CaseResult`` so a killed run's journal
+can still become a report.
+
+Also here: the small helpers the renderers share (``as_report_dict``, ``headline``,
+``failing_evidence``, ``pass_rate``, ``atomic_write_text``), because the report package
+is deliberately flat.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from harness.errors import UsageError
+from harness.types import (
+    CHANNELS,
+    SOURCE_REAL,
+    CaseResult,
+    Counts,
+    Event,
+    Evidence,
+    RunReport,
+    Tokens,
+    TurnObservation,
+)
+
+SCHEMA = "harness.results/1"
+
+#: Order of the count fields in ``summary`` and in each ``layers`` entry.
+COUNT_FIELDS: tuple[str, ...] = (
+    "planned", "executed", "decidable", "passed", "soft", "failed", "errored",
+    "unavailable", "skipped", "cost_usd", "verdict",
+)
+STATUSES: tuple[str, ...] = ("pass", "soft", "fail", "error", "unavailable", "skipped")
+
+#: Replies can be long; the journal and results.json keep them whole, but headlines
+#: are one line.
+HEADLINE_CHARS = 300
+
+
+# --------------------------------------------------------------------------- to dict
+
+
+def counts_to_dict(c: Counts) -> dict[str, Any]:
+    """One ``summary`` / ``layers`` entry, fields in contract order."""
+    return {name: getattr(c, name) for name in COUNT_FIELDS}
+
+
+def evidence_to_dict(e: Evidence) -> dict[str, Any]:
+    """One evidence item, every field the contract names plus ``source``."""
+    return {
+        "check": e.check,
+        "turn": e.turn,
+        "availability": e.availability,
+        "passed": e.passed,
+        "score": e.score,
+        "expected": e.expected,
+        "observed": e.observed,
+        "reason": e.reason,
+        "evaluator": e.evaluator,
+        "source": e.source,
+    }
+
+
+def _find_text(value: Any, depth: int = 0) -> str | None:
+    """The first message text inside a channel payload (Telegram update or WhatsApp hook).
+
+    Best effort by shape rather than by channel, because the driver's payload format is
+    the channel's, not ours: ``text`` (Telegram), ``text.body`` (WhatsApp), ``caption``,
+    callback ``data``.
+    """
+    if depth > 8:  # payloads are shallow; a deep one is not a message
+        return None
+    if isinstance(value, Mapping):
+        text = value.get("text")
+        if isinstance(text, str):
+            return text
+        if isinstance(text, Mapping) and isinstance(text.get("body"), str):
+            return text["body"]
+        for key in ("caption", "data"):
+            if isinstance(value.get(key), str):
+                return value[key]
+        for child in value.values():
+            found = _find_text(child, depth + 1)
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for child in value:
+            found = _find_text(child, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _sent_text(events: Iterable[Event]) -> str | None:
+    """What the simulated user sent in a turn, read from the driver's own event."""
+    for e in events:
+        if e.source == "driver":
+            found = _find_text(e.request)
+            if found is not None:
+                return found
+    return None
+
+
+def _call_to_dict(e: Event) -> dict[str, Any]:
+    # Requests and responses stay out: they are large and may echo tokens.
+    return {
+        "source": e.source,
+        "name": e.name,
+        "status": e.status,
+        "duration_ms": e.duration_ms,
+        "error": e.error,
+    }
+
+
+def turn_to_dict(t: TurnObservation) -> dict[str, Any]:
+    """A compact transcript of one turn: what was sent, what came back, what was called."""
+    return {
+        "index": t.index,
+        "sent": _sent_text(t.events),
+        "sent_at": t.sent_at,
+        "delivery_status": t.delivery_status,
+        "delivery_error": t.delivery_error,
+        "timed_out": t.timed_out,
+        "replies": [
+            {"text": r.text, "at": r.at, "method": r.method, "kind": r.kind, "buttons": list(r.buttons)}
+            for r in t.replies
+        ],
+        # The driver's own delivery is not a call the agent made.
+        "calls": [_call_to_dict(e) for e in t.events if e.source != "driver"],
+        "state": t.state,
+    }
+
+
+def case_to_dict(result: CaseResult) -> dict[str, Any]:
+    """One case: a ``cases`` entry of results.json and one line of results.jsonl."""
+    obs = result.observation
+    return jsonable({
+        "id": result.id,
+        "layer": result.layer,
+        "channel": result.channel,
+        "status": result.status,
+        "attempts": result.attempts,
+        "pass_at_k": result.pass_at_k,
+        "pass_hat_k": result.pass_hat_k,
+        "latency_ms": result.latency_ms,
+        "llm_calls": result.llm_calls,
+        "tokens": {"input": result.tokens.input, "output": result.tokens.output},
+        "cost_usd": result.cost_usd,
+        "evidence": [evidence_to_dict(e) for e in result.evidence],
+        # Beyond the contract: what drill-downs and the journal need.
+        "passes": result.passes,
+        "duration_ms": (obs.finished_at - obs.started_at) * 1000 if obs else None,
+        "error": result.error,
+        "file": result.file,
+        "tags": list(result.tags),
+        "turns": [turn_to_dict(t) for t in obs.turns] if obs else [],
+    })
+
+
+def report_to_dict(report: RunReport) -> dict[str, Any]:
+    """The whole run, exactly in the results.json contract's shape and key order."""
+    return jsonable({
+        "schema": SCHEMA,
+        "run_id": report.run_id,
+        "started_at": report.started_at,
+        "finished_at": report.finished_at,
+        "harness_version": report.harness_version,
+        "target": dict(report.target),
+        "golden_version": report.golden_version,
+        "models": dict(report.models),
+        "summary": counts_to_dict(report.summary),
+        "layers": {name: counts_to_dict(c) for name, c in report.layers.items()},
+        "cases": [case_to_dict(c) for c in report.cases],
+        "notes": list(report.notes),
+        "exit_code": report.exit_code,
+    })
+
+
+def jsonable(value: Any) -> Any:
+    """Make ``value`` strict, writable JSON: NaN/inf would make results.json unreadable elsewhere."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (a JSON "\ud800" escape from the agent decodes to one)
+            # cannot be written as UTF-8 at all; it would abort the whole report.
+            return value.encode("utf-8", "replace").decode("utf-8")
+        return value
+    if value is None or isinstance(value, (int, float, bool)):
+        return value
+    return str(value)  # e.g. a datetime in a state probe: readable beats a crash
+
+
+def as_report_dict(report: RunReport | Mapping[str, Any]) -> dict[str, Any]:
+    """Renderers accept either the frozen report or its dict (from results.json)."""
+    if isinstance(report, RunReport):
+        return report_to_dict(report)
+    return dict(report)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` so readers see the old file or the new one, never half of one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def dumps(report_dict: Mapping[str, Any]) -> str:
+    """The results.json text (strict JSON, UTF-8 kept readable)."""
+    return json.dumps(report_dict, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_json(report: RunReport | Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write results.json atomically; returns the path."""
+    return atomic_write_text(path, dumps(as_report_dict(report)))
+
+
+def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read results.json (or a run directory holding one) back into its dict form.
+
+    Raises ``UsageError`` (exit 2) for a missing, unparsable or foreign file, because the
+    only caller that can hit it is a person pointing ``harness report`` at the wrong place.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError("no results.json here", file=str(path),
+                         fix="point at a run directory written by `harness run`") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"results.json is not valid JSON ({exc.msg})", file=str(path),
+                         line=exc.lineno) from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise UsageError(f"not a {SCHEMA} file (schema: {found!r})", file=str(path))
+    if not isinstance(data.get("cases"), list) or not isinstance(data.get("summary"), dict):
+        raise UsageError("results.json lacks 'cases' or 'summary'", file=str(path))
+    return data
+
+
+# --------------------------------------------------------------------------- from dict
+
+
+def _require(d: Mapping[str, Any], key: str, what: str) -> Any:
+    if key not in d:
+        raise ValueError(f"{what} lacks {key!r}")
+    return d[key]
+
+
+def evidence_from_dict(d: Mapping[str, Any]) -> Evidence:
+    """Inverse of ``evidence_to_dict``; raises ValueError on a malformed item."""
+    availability = d.get("availability", "ready")
+    if availability not in ("ready", "unavailable"):
+        raise ValueError(f"evidence availability {availability!r} is not ready|unavailable")
+    return Evidence(
+        check=str(_require(d, "check", "evidence")),
+        turn=d.get("turn"),
+        availability=availability,
+        passed=d.get("passed"),
+        score=d.get("score"),
+        expected=d.get("expected") or "",
+        observed=d.get("observed") or "",
+        reason=d.get("reason") or "",
+        evaluator=d.get("evaluator") or "",
+        source=d.get("source") or SOURCE_REAL,
+    )
+
+
+def case_from_dict(d: Mapping[str, Any]) -> CaseResult:
+    """Rebuild a ``CaseResult`` from a journal line or a results.json case.
+
+    Evidence and counters come back whole; the observation does not (it is None), since
+    the dict keeps only a transcript. Raises ValueError on a malformed case.
+    """
+    if not isinstance(d, Mapping):
+        raise ValueError(f"a case must be an object, not {type(d).__name__}")
+    status = _require(d, "status", "case")
+    if status not in STATUSES:
+        raise ValueError(f"case status {status!r} is not one of {', '.join(STATUSES)}")
+    channel = _require(d, "channel", "case")
+    if channel not in CHANNELS:
+        raise ValueError(f"case channel {channel!r} is not one of {', '.join(CHANNELS)}")
+    tokens = d.get("tokens") or {}
+    return CaseResult(
+        id=str(_require(d, "id", "case")),
+        layer=str(_require(d, "layer", "case")),
+        channel=channel,
+        status=status,
+        evidence=tuple(evidence_from_dict(e) for e in d.get("evidence") or ()),
+        attempts=int(d.get("attempts", 1)),
+        passes=int(d.get("passes", 0)),
+        pass_at_k=d.get("pass_at_k"),
+        pass_hat_k=d.get("pass_hat_k"),
+        latency_ms=d.get("latency_ms"),
+        llm_calls=int(d.get("llm_calls", 0)),
+        tokens=Tokens(input=int(tokens.get("input", 0)), output=int(tokens.get("output", 0))),
+        cost_usd=d.get("cost_usd", 0.0),
+        error=d.get("error") or "",
+        file=d.get("file") or "",
+        tags=tuple(d.get("tags") or ()),
+        observation=None,
+    )
+
+
+def counts_from_dict(d: Mapping[str, Any]) -> Counts:
+    """Inverse of ``counts_to_dict`` (missing fields take their defaults)."""
+    known = {k: d[k] for k in COUNT_FIELDS if k in d}
+    return Counts(**known)
+
+
+def report_from_dict(d: Mapping[str, Any]) -> RunReport:
+    """Inverse of ``report_to_dict`` (observations are not rebuilt)."""
+    return RunReport(
+        run_id=d.get("run_id", ""),
+        started_at=d.get("started_at", ""),
+        finished_at=d.get("finished_at", ""),
+        harness_version=d.get("harness_version", ""),
+        target=dict(d.get("target") or {}),
+        golden_version=d.get("golden_version", ""),
+        models=dict(d.get("models") or {}),
+        summary=counts_from_dict(d.get("summary") or {}),
+        layers={k: counts_from_dict(v) for k, v in (d.get("layers") or {}).items()},
+        cases=tuple(case_from_dict(c) for c in d.get("cases") or ()),
+        exit_code=int(d.get("exit_code", 0)),
+        notes=tuple(d.get("notes") or ()),
+    )
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def failing_evidence(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Evidence that was gathered and did not hold (unavailable is not failing)."""
+    return [e for e in case.get("evidence") or ()
+            if e.get("availability") == "ready" and e.get("passed") is False]
+
+
+def unavailable_evidence(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Evidence that could not be gathered (critic down, probe missing, golden missing)."""
+    return [e for e in case.get("evidence") or () if e.get("availability") == "unavailable"]
+
+
+def soft_evidence(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The evidence behind a soft verdict.
+
+    The band lives in the aggregator; here, the items that did not plainly pass, else
+    the scored items below the 0.8 pass line.
+    """
+    items = failing_evidence(case)
+    if items:
+        return items
+    return [e for e in case.get("evidence") or ()
+            if isinstance(e.get("score"), (int, float)) and e["score"] < 0.8]
+
+
+def describe_evidence(e: Mapping[str, Any]) -> str:
+    """One evidence item as a sentence: its reason, or what it wanted and saw."""
+    turn = e.get("turn")
+    where = f"{e.get('check', '?')}" + (f" (turn {turn})" if turn is not None else "")
+    reason = e.get("reason") or ""
+    if not reason:
+        reason = f"expected {e.get('expected', '')!s}, observed {e.get('observed', '')!s}"
+    return f"{where}: {reason}"
+
+
+def headline(case: Mapping[str, Any], limit: int = HEADLINE_CHARS) -> str:
+    """Why a case has its status, in one line: what a reader looks at first."""
+    status = case.get("status")
+    text = ""
+    if status == "error":
+        text = case.get("error") or ""
+        if not text and failing_evidence(case):
+            text = describe_evidence(failing_evidence(case)[0])
+        text = text or "errored (no reason recorded)"
+    elif status == "fail":
+        items = failing_evidence(case)
+        text = describe_evidence(items[0]) if items else (case.get("error") or "failed")
+        if not case.get("evidence"):
+            text = "no evidence: a case with no check never passes"
+    elif status == "unavailable":
+        items = unavailable_evidence(case)
+        text = ("unavailable: " + describe_evidence(items[0])) if items else "unavailable"
+    elif status == "soft":
+        items = soft_evidence(case)
+        text = ("soft: " + describe_evidence(items[0])) if items else "soft"
+    elif status == "skipped":
+        text = case.get("error") or "skipped"
+    return one_line(text, limit)
+
+
+def one_line(text: str, limit: int) -> str:
+    """Collapse whitespace and cut to ``limit`` characters with an ellipsis."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def pass_rate(counts: Mapping[str, Any]) -> str:
+    """passed / decidable as a percentage; "n/a" when nothing was decidable.
+
+    Never 100% of nothing: a layer whose every case was unavailable has no rate.
+    """
+    decidable = counts.get("decidable") or 0
+    if decidable <= 0:
+        return "n/a"
+    pct = 100.0 * (counts.get("passed") or 0) / decidable
+    # 99.95% must not round up to a clean-looking 100%.
+    if pct < 100 and round(pct, 1) >= 100:
+        return "99.9%"
+    return f"{pct:.1f}%".replace(".0%", "%")
+
+
+def format_cost(value: Any) -> str:
+    """Dollars with enough digits for cheap runs; "-" when unknown."""
+    if value is None:
+        return "-"
+    return f"${value:.4f}" if value < 1 else f"${value:.2f}"
+
+
+def format_ms(value: Any) -> str:
+    """Milliseconds as ``820ms`` / ``12.3s``; "-" when unknown."""
+    if value is None:
+        return "-"
+    return f"{value:.0f}ms" if value < 10_000 else f"{value / 1000:.1f}s"

@@ -1,0 +1,127 @@
+"""summary.md: the run as a PR comment or a chat message.
+
+Written for the person who reads only the top: the verdict first, then what broke (failed
+and errored cases, each with the reason of its first failing evidence), then the per-layer
+numbers, each with its own denominator. A pass rate is passed / decidable and reads "n/a"
+when nothing was decidable: a layer whose judge was down has no rate, not 100%.
+
+Agent output ends up in reasons, so every piece of text is escaped for Markdown and for
+the HTML a Markdown renderer lets through.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from harness.report.jsonfile import (
+    as_report_dict,
+    atomic_write_text,
+    format_cost,
+    headline,
+    one_line,
+    pass_rate,
+)
+from harness.types import RunReport
+
+VERDICT_ICONS = {"pass": "✅", "fail": "❌", "error": "💥", "budget": "💸"}
+STATUS_ICONS = {"pass": "✅", "soft": "🟡", "fail": "❌", "error": "💥", "unavailable": "⚪", "skipped": "⏭️"}
+#: A PR comment is capped (GitHub: 65536 characters); long lists get cut with a count.
+MAX_LISTED = 30
+REASON_CHARS = 240
+TABLE_FIELDS = ("planned", "executed", "decidable", "passed", "soft", "failed", "errored", "unavailable")
+
+_MD_ESCAPES = str.maketrans({
+    "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]", "|": "\\|",
+    "~": "\\~", "#": "\\#", "<": "&lt;", ">": "&gt;", "&": "&amp;",
+})
+
+
+def md(text: Any, limit: int = REASON_CHARS) -> str:
+    """Untrusted text as one inert Markdown line (no links, tags, tables or emphasis)."""
+    return one_line("" if text is None else str(text), limit).translate(_MD_ESCAPES)
+
+
+def code(text: Any, limit: int = 80) -> str:
+    """Untrusted text as an inline code span (inside one, Markdown and HTML are inert)."""
+    return "`" + one_line("" if text is None else str(text), limit).replace("`", "'") + "`"
+
+
+def _case_lines(cases: list[Mapping[str, Any]]) -> list[str]:
+    lines = []
+    for c in cases[:MAX_LISTED]:
+        icon = STATUS_ICONS.get(c.get("status", ""), "•")
+        where = f"{c.get('layer', '')}/{c.get('channel', '')}"
+        lines.append(f"- {icon} **{md(c.get('status'), 20)}** {code(c.get('id'))} "
+                     f"({md(where, 60)}): {md(headline(c))}")
+    if len(cases) > MAX_LISTED:
+        lines.append(f"- … and {len(cases) - MAX_LISTED} more (see report.html)")
+    return lines
+
+
+def _counts_row(name: str, counts: Mapping[str, Any]) -> str:
+    cells = [name] + [str(counts.get(k, 0)) for k in TABLE_FIELDS]
+    cells += [pass_rate(counts), format_cost(counts.get("cost_usd"))]
+    return "| " + " | ".join(cells) + " |"
+
+
+def render_summary(report: RunReport | Mapping[str, Any]) -> str:
+    """The Markdown summary of a report (or of its results.json dict)."""
+    d = as_report_dict(report)
+    summary = d.get("summary") or {}
+    cases = d.get("cases") or []
+    verdict = str(summary.get("verdict", "?"))
+    target = d.get("target") or {}
+    target_name = " ".join(x for x in (target.get("name"), target.get("version")) if x)
+
+    out = [f"## {VERDICT_ICONS.get(verdict, '⚠️')} harness: {md(verdict.upper(), 20)}"
+           + (f" — {md(target_name, 80)}" if target_name else "")
+           + f" · run {code(d.get('run_id'))}", ""]
+    out.append(
+        f"**{summary.get('failed', 0)} failed · {summary.get('errored', 0)} errored** · "
+        f"{summary.get('passed', 0)} passed of {summary.get('decidable', 0)} decidable "
+        f"({pass_rate(summary)}) · {summary.get('soft', 0)} soft · "
+        f"{summary.get('unavailable', 0)} unavailable · {summary.get('executed', 0)} executed of "
+        f"{summary.get('planned', 0)} planned · cost {format_cost(summary.get('cost_usd'))} · "
+        f"exit {d.get('exit_code', '?')}"
+    )
+    out.append("")
+
+    severe = ([c for c in cases if c.get("status") == "fail"]
+              + [c for c in cases if c.get("status") == "error"])
+    if severe:
+        out += ["### Failures", ""] + _case_lines(severe) + [""]
+
+    out += ["### By layer", "",
+            "| layer | " + " | ".join(TABLE_FIELDS) + " | pass rate | cost |",
+            "|---|" + "---:|" * (len(TABLE_FIELDS) + 2)]
+    for name, counts in (d.get("layers") or {}).items():
+        out.append(_counts_row(md(name, 40), counts))
+    out += [_counts_row("**total**", summary), ""]
+    out.append("_pass rate = passed / decidable; unavailable evidence is never counted as passed._")
+    out.append("")
+
+    soft = [c for c in cases if c.get("status") == "soft"]
+    if soft:
+        out += ["### Soft errors", ""] + _case_lines(soft) + [""]
+    unavailable = [c for c in cases if c.get("status") == "unavailable"]
+    if unavailable:
+        out += ["### Unavailable (not decidable, not passed)", ""] + _case_lines(unavailable) + [""]
+
+    notes = d.get("notes") or []
+    if notes:
+        out += ["### Notes", ""] + [f"- {md(n, 400)}" for n in notes[:MAX_LISTED]] + [""]
+
+    models = d.get("models") or {}
+    meta = [f"harness {md(d.get('harness_version'), 40)}",
+            f"golden {md(d.get('golden_version'), 40)}"]
+    meta += [f"{md(k, 40)}: {md(v, 80)}" for k, v in models.items() if v]
+    meta.append(f"{md(d.get('started_at'), 40)} → {md(d.get('finished_at'), 40)}")
+    out.append("<sub>" + " · ".join(meta) + "</sub>")
+    return "\n".join(out) + "\n"
+
+
+def write_summary(report: RunReport | Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write summary.md atomically; returns the path."""
+    return atomic_write_text(path, render_summary(report))

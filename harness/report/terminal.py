@@ -1,0 +1,135 @@
+"""What ``harness run`` prints: a live progress bar, then the cases that did not pass.
+
+Agent output reaches the terminal through failure reasons, so it is always wrapped in
+``rich.text.Text`` (never parsed as rich markup: a reply saying ``[red]`` stays literal).
+When the console is not a terminal (CI logs, pipes) a live bar would only produce noise,
+so ``Progress`` prints one short line per finished case instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from harness.report.jsonfile import (
+    as_report_dict,
+    evidence_to_dict,
+    format_cost,
+    format_ms,
+    headline,
+    one_line,
+    pass_rate,
+)
+from harness.types import CaseResult, RunReport
+
+STATUS_STYLES = {"pass": "green", "soft": "yellow", "fail": "bold red", "error": "bold magenta",
+                 "unavailable": "dim", "skipped": "dim"}
+SEVERITY = {"fail": 0, "error": 1, "unavailable": 2, "soft": 3, "skipped": 4}
+REASON_CHARS = 100
+MAX_ROWS = 50
+
+
+def print_table(report: RunReport | Mapping[str, Any], console: Console) -> None:
+    """The final words of a run: non-passing cases, one line per layer, the verdict."""
+    d = as_report_dict(report)
+    bad = sorted((c for c in d.get("cases") or [] if c.get("status") != "pass"),
+                 key=lambda c: SEVERITY.get(c.get("status"), 9))
+    if bad:
+        table = Table(title=f"{len(bad)} case(s) did not pass", title_justify="left", show_lines=False)
+        for col in ("case", "layer", "status", "why"):
+            table.add_column(col, overflow="fold" if col == "why" else "ellipsis")
+        for c in bad[:MAX_ROWS]:
+            status = str(c.get("status", ""))
+            table.add_row(Text(str(c.get("id", ""))), Text(str(c.get("layer", ""))),
+                          Text(status, style=STATUS_STYLES.get(status, "")),
+                          Text(headline(c, REASON_CHARS)))
+        console.print(table)
+        if len(bad) > MAX_ROWS:
+            console.print(Text(f"… and {len(bad) - MAX_ROWS} more: see report.html"))
+    for name, counts in (d.get("layers") or {}).items():
+        console.print(Text(_counts_line(name, counts)))
+    summary = d.get("summary") or {}
+    verdict = str(summary.get("verdict", "?"))
+    line = Text(f"verdict: {verdict.upper()}", style="bold green" if verdict == "pass" else "bold red")
+    line.append(f"  {_counts_line('total', summary)}  exit {d.get('exit_code', '?')}", style="")
+    console.print(line)
+
+
+def _counts_line(name: str, c: Mapping[str, Any]) -> str:
+    return (f"{name:<11} planned {c.get('planned', 0)} · executed {c.get('executed', 0)} · "
+            f"decidable {c.get('decidable', 0)} · passed {c.get('passed', 0)} ({pass_rate(c)}) · "
+            f"soft {c.get('soft', 0)} · failed {c.get('failed', 0)} · errored {c.get('errored', 0)} · "
+            f"unavailable {c.get('unavailable', 0)} · {format_cost(c.get('cost_usd'))}")
+
+
+def _case_fields(result: CaseResult | Mapping[str, Any]) -> tuple[str, str, Any, str]:
+    """(status, id, latency_ms, headline) from a CaseResult or its dict."""
+    if isinstance(result, CaseResult):
+        # Only what the headline reads: building the whole transcript per case is waste.
+        result = {"status": result.status, "id": result.id, "latency_ms": result.latency_ms,
+                  "error": result.error, "evidence": [evidence_to_dict(e) for e in result.evidence]}
+    return (str(result.get("status", "")), str(result.get("id", "")),
+            result.get("latency_ms"), headline(result, REASON_CHARS))
+
+
+class Progress:
+    """A live bar on a terminal; one line per finished case anywhere else.
+
+    ``enabled`` forces the choice (tests, ``--no-progress``); by default the bar is used
+    exactly when ``console.is_terminal``.
+    """
+
+    def __init__(self, console: Console, *, enabled: bool | None = None):
+        self.console = console
+        self.live = console.is_terminal if enabled is None else enabled
+        self.total = 0
+        self.done = 0
+        self.not_passed = 0
+        self._bar: RichProgress | None = None
+        self._task: Any = None
+
+    def start(self, total: int) -> None:
+        """Begin counting towards ``total`` cases."""
+        self.total, self.done, self.not_passed = total, 0, 0
+        if self.live:
+            self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), console=self.console, transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("cases", total=total)
+
+    def advance(self, case_result: CaseResult | Mapping[str, Any]) -> None:
+        """One case finished."""
+        self.done += 1
+        status, case_id, latency, why = _case_fields(case_result)
+        if status != "pass":
+            self.not_passed += 1
+        width = len(str(self.total))
+        line = Text(f"[{self.done:>{width}}/{self.total}] ")
+        line.append(status, style=STATUS_STYLES.get(status, ""))
+        line.append(f" {case_id} {format_ms(latency)}")
+        if status != "pass" and why:
+            line.append(f"  {one_line(why, REASON_CHARS)}", style="dim")
+        if self._bar is not None:
+            # On the live bar only the interesting cases scroll by above it.
+            if status != "pass":
+                self._bar.console.print(line)
+            self._bar.update(self._task, advance=1,
+                             description=f"cases ({self.not_passed} not passed)" if self.not_passed else "cases")
+        else:
+            self.console.print(line, soft_wrap=True, highlight=False)
+
+    def stop(self) -> None:
+        """Remove the bar (idempotent)."""
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

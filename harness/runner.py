@@ -1,0 +1,290 @@
+"""Running a suite: sandbox up, target up, cases concurrently, evidence, journal, report.
+
+The runner takes cases and a config and returns a RunReport; every finished case is
+appended to ``results.jsonl`` at once, so a killed run loses nothing it had finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import socket
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Sequence
+
+import aiohttp
+
+from harness import __version__
+from harness.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
+from harness.checks import REGISTRY
+from harness.config import Config
+from harness.driver import Driver, Identity, make_identity
+from harness.errors import TargetError
+from harness.report.journal import Journal
+from harness.report.jsonfile import case_to_dict
+from harness.sandbox.router import CaseRecorder
+from harness.sandbox.world import Sandbox
+from harness.targets.base import Endpoints
+from harness.targets.http import HttpTarget
+from harness.targets.inprocess import InProcessTarget
+from harness.types import Case, CaseResult, Evidence, Observation, Reply, RunReport, Turn, TurnObservation
+
+log = logging.getLogger("harness.runner")
+
+# A turn whose update got no answer at all is not waited on for the full reply timeout.
+GRACE_AFTER_FAILED_DELIVERY_S = 1.0
+# Once the expected number of replies is in, wait this much (or settle_s if shorter) for extras.
+EXTRA_REPLY_GRACE_S = 0.5
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    now = now or datetime.now(timezone.utc)
+    return now.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+@dataclass
+class RunOptions:
+    """What ``harness run`` asks for beyond the config."""
+
+    out_dir: Path = Path("reports")
+    repeat: int = 1
+    concurrency: int | None = None
+    run_id: str | None = None
+    golden_version: str = ""
+    on_case: Callable[[CaseResult], None] | None = None
+    """Called as each case finishes (progress display)."""
+    on_start: Callable[[int], None] | None = None
+    """Called once with the number of planned cases, after the target is up."""
+
+
+@dataclass
+class _Attempt:
+    """Mutable bookkeeping of one case attempt while it runs."""
+
+    case: Case
+    ident: Identity
+    rec: CaseRecorder
+    turns: list[TurnObservation] = field(default_factory=list)
+    current: int = -1
+    current_sent_at: float = 0.0
+    bot_message_id: str = ""
+
+
+def _expected_reply_bounds(turn: Turn) -> tuple[int, int | None]:
+    """How many replies the turn's own checks expect (default: at least one)."""
+    for spec in turn.checks:
+        if spec.name == "replies":
+            p = spec.params
+            lo = p.get("exact", p.get("min", 0))
+            return lo, p.get("exact", p.get("max"))
+    return 1, None
+
+
+def evaluate(case: Case, obs: Observation) -> list[Evidence]:
+    """Run every check of every turn through the dispatch table."""
+    evidence: list[Evidence] = []
+    for index, turn in enumerate(case.turns):
+        for spec in turn.checks:
+            definition = REGISTRY[spec.name]
+            try:
+                evidence.append(definition.fn(case, obs, index, spec.params))
+            except Exception as exc:  # a check bug must not pass or crash the run
+                log.exception("check %s crashed on case %s", spec.name, case.id)
+                evidence.append(Evidence(check=spec.name, turn=index, availability="unavailable", passed=None,
+                                         reason=f"the check itself crashed: {type(exc).__name__}: {exc}",
+                                         evaluator=definition.evaluator))
+    return evidence
+
+
+class Runner:
+    def __init__(self, config: Config, options: RunOptions):
+        self.config = config
+        self.options = options
+        self.run_id = options.run_id or new_run_id()
+        self.run_dir = options.out_dir / self.run_id
+        self.sandbox = Sandbox(config)
+        self.endpoints = Endpoints()
+        self._counter = 0
+        self._target = None
+        self._notes: list[str] = []
+
+    def _next_identity(self) -> Identity:
+        self._counter += 1
+        return make_identity(self._counter, secrets.token_hex(6))
+
+    def _make_target(self):
+        t = self.config.target
+        if t.inprocess:
+            return InProcessTarget(t.inprocess, dict(t.env), state_path="/state/{chat_id}" if t.state_url else "")
+        return HttpTarget(self.config, log_path=self.run_dir / "target.log")
+
+    async def run(self, cases: Sequence[Case]) -> RunReport:
+        started = datetime.now(timezone.utc)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        journal = Journal(self.run_dir / "results.jsonl")
+        target = self._target = self._make_target()
+        self.sandbox.target_port = getattr(target, "port", None)
+        results: list[CaseResult] = []
+        try:
+            await self.sandbox.start()
+            placeholders = self.sandbox.placeholders(run_dir=str(self.run_dir.resolve()))
+            if getattr(target, "port", None) is not None:
+                placeholders["port"] = str(target.port)
+            self.endpoints = await target.start(placeholders)
+            if self.options.on_start:
+                self.options.on_start(len(cases))
+            timeout = aiohttp.ClientTimeout(total=None)
+            async with aiohttp.ClientSession(timeout=timeout) as session:
+                driver = Driver(self.config, self.endpoints, self.sandbox.router, session, placeholders)
+                await self._run_cases(cases, driver, journal, results)
+        finally:
+            await target.stop()
+            await self.sandbox.stop()
+            journal.close()
+        unattributed = self.sandbox.router.unattributed
+        if unattributed:
+            names = sorted({e.name for e in unattributed})
+            self._notes.append(f"{len(unattributed)} boundary calls could not be attributed to a case "
+                               f"({', '.join(names)}); run with --concurrency 1 to attribute every call")
+        return self._report(cases, results, started)
+
+    async def _run_cases(self, cases: Sequence[Case], driver: Driver, journal: Journal,
+                         results: list[CaseResult]) -> None:
+        limit = asyncio.Semaphore(self.options.concurrency or self.config.sandbox.concurrency)
+
+        async def one(case: Case) -> None:
+            async with limit:
+                attempts = []
+                for _ in range(max(1, self.options.repeat)):
+                    attempts.append(await self._attempt(case, driver))
+                result = combine_attempts(attempts)
+            results.append(result)
+            journal.append(case_to_dict(result))
+            if self.options.on_case:
+                self.options.on_case(result)
+
+        await asyncio.gather(*(one(c) for c in cases))
+        order = {c.id: i for i, c in enumerate(cases)}
+        results.sort(key=lambda r: order.get(r.id, 0))
+
+    async def _attempt(self, case: Case, driver: Driver) -> CaseResult:
+        ident = self._next_identity()
+        rec = self.sandbox.router.open(case.id, ident.keys())
+        att = _Attempt(case=case, ident=ident, rec=rec)
+        started = time.time()
+        error = ""
+        timeout = case.timeout_s or self.config.sandbox.case_timeout_s
+        try:
+            await asyncio.wait_for(self._turns(att, driver), timeout)
+        except asyncio.TimeoutError:
+            error = f"case timed out after {timeout:.0f}s"
+            if att.current >= len(att.turns):  # the turn in flight: keep what it saw
+                att.turns.append(self._turn_observation(att, att.current, att.current_sent_at, None,
+                                                        "timed out", time.time() - att.current_sent_at, True))
+        except Exception as exc:
+            log.error("case %s: %s", case.id, traceback.format_exc())
+            error = f"harness error: {type(exc).__name__}: {exc}"
+        finally:
+            self.sandbox.router.close(rec)
+            driver.forget(ident)
+        if not error and not self._target.alive():
+            error = "the target process exited during the case"
+        obs = Observation(case_id=case.id, channel=case.channel, chat_id=ident.chat_for(case.channel),
+                          turns=tuple(att.turns), started_at=started, finished_at=time.time(), error=error)
+        evidence = evaluate(case, obs)
+        latency, calls, tokens = observation_metrics(obs)
+        return CaseResult(id=case.id, layer=case.layer, channel=case.channel, status=case_status(evidence, error),
+                          evidence=tuple(evidence), latency_ms=latency, llm_calls=calls, tokens=tokens,
+                          cost_usd=None, error=error, file=case.file, tags=case.tags, observation=obs)
+
+    async def _turns(self, att: _Attempt, driver: Driver) -> None:
+        sb = self.config.sandbox
+        for index, turn in enumerate(att.case.turns):
+            att.current = index
+            att.rec.turn = index
+            if turn.wait_s:
+                await asyncio.sleep(turn.wait_s)
+            att.current_sent_at = time.time()
+            delivery = await driver.deliver(att.case, turn, att.ident, sb.reply_timeout_s, att.bot_message_id)
+            waited = await self._settle(att, turn, delivery.status is not None and delivery.status < 500)
+            t_obs = self._turn_observation(att, index, delivery.sent_at, delivery.status, delivery.error, waited,
+                                           waited >= sb.reply_timeout_s)
+            if self.endpoints.state_url:
+                t_obs = await self._probe_state(att, t_obs, driver)
+            att.turns.append(t_obs)
+            if t_obs.replies:
+                att.bot_message_id = t_obs.replies[-1].message_id
+
+    def _own(self, att: _Attempt, index: int) -> list[Reply]:
+        chat = att.ident.chat_for(att.case.channel)
+        return [e.reply for e in att.rec.of_turn(index)
+                if e.reply is not None and e.reply.channel == att.case.channel and e.reply.chat == chat]
+
+    async def _settle(self, att: _Attempt, turn: Turn, delivered: bool) -> float:
+        """Wait until the agent has been quiet for settle_s with the expected replies in,
+        or the reply timeout passes. Returns the seconds waited."""
+        sb = self.config.sandbox
+        want_min, want_max = _expected_reply_bounds(turn)
+        if not delivered:
+            want_min = 0
+        start = time.time()
+        quiet_since_floor = start
+        while True:
+            now = time.time()
+            n = len(self._own(att, att.current))
+            quiet = now - max(att.rec.last_activity, quiet_since_floor)
+            needed_quiet = min(sb.settle_s, EXTRA_REPLY_GRACE_S) if want_max is not None and n >= want_max \
+                else sb.settle_s
+            if n >= want_min and quiet >= needed_quiet:
+                return now - start
+            if now - start >= sb.reply_timeout_s:
+                return now - start
+            await att.rec.wait_activity(min(0.05 + max(0.0, needed_quiet - quiet), sb.reply_timeout_s))
+
+    def _turn_observation(self, att: _Attempt, index: int, sent_at: float, status: int | None, error: str,
+                          waited: float, timed_out: bool) -> TurnObservation:
+        events = tuple(att.rec.of_turn(index))
+        return TurnObservation(index=index, sent_at=sent_at, delivery_status=status, delivery_error=error or "",
+                               replies=tuple(self._own(att, index)), events=events, settled_after_s=waited,
+                               timed_out=timed_out)
+
+    async def _probe_state(self, att: _Attempt, t_obs: TurnObservation, driver: Driver) -> TurnObservation:
+        from dataclasses import replace
+
+        url = self.endpoints.state_url.replace("{chat_id}", att.ident.chat_for(att.case.channel))
+        try:
+            async with driver.session.get(url, timeout=aiohttp.ClientTimeout(total=5)) as resp:
+                if resp.status != 200:
+                    return replace(t_obs, state_error=f"state probe answered HTTP {resp.status}")
+                data = await resp.json(content_type=None)
+                return replace(t_obs, state=data if isinstance(data, dict) else {"value": data})
+        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as exc:
+            return replace(t_obs, state_error=f"state probe failed: {type(exc).__name__}: {exc}")
+
+    def _report(self, cases: Sequence[Case], results: list[CaseResult], started: datetime) -> RunReport:
+        planned: dict[str, int] = {}
+        for c in cases:
+            planned[c.layer] = planned.get(c.layer, 0) + 1
+        summary, layers = summarize(results, planned)
+        t = self.config.target
+        return RunReport(run_id=self.run_id, started_at=started.isoformat(timespec="seconds"),
+                         finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                         harness_version=__version__,
+                         target={"name": t.name, "version": self.endpoints.version or t.version or "unknown",
+                                 "host": socket.gethostname()},
+                         golden_version=self.options.golden_version or "none",
+                         models={"embedder": "none", "critic": "none"},
+                         summary=summary, layers=layers, cases=tuple(results), exit_code=exit_code(summary),
+                         notes=tuple(self._notes))
+
+
+async def run_suite(config: Config, cases: Sequence[Case], options: RunOptions) -> RunReport:
+    """Run ``cases`` and return the report (the journal is written as cases finish)."""
+    if not cases:
+        raise TargetError("no cases selected", fix="check --layer / --case")  # pragma: no cover - CLI guards
+    return await Runner(config, options).run(cases)

@@ -1,0 +1,97 @@
+"""The sandbox as a whole: every loopback server of one run, started and stopped together."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.config import Config
+from harness.sandbox.docs import DocumentServer
+from harness.sandbox.gateway import LlmGateway
+from harness.sandbox.router import Router
+from harness.sandbox.server import Listening, listen
+from harness.sandbox.spy import ToolSpy
+
+
+@dataclass
+class Sandbox:
+    """Started servers and the router that attributes their events to cases."""
+
+    config: Config
+    router: Router = field(default_factory=Router)
+    telegram_api: str = ""
+    whatsapp_api: str = ""
+    llm_base_url: str = ""
+    docs_base: str = ""
+    tools_url: str = ""
+    target_port: int | None = None
+    """Fills ``{port}`` in ``llm_upstream`` (an offline model served by the target itself)."""
+    telegram: object = None
+    whatsapp: object = None
+    _servers: list[Listening] = field(default_factory=list)
+
+    async def start(self) -> "Sandbox":
+        from harness.channels.telegram import BotApiEmulator
+        from harness.channels.whatsapp import GraphApiEmulator
+
+        cfg, sec = self.config, self.config.secrets
+        sink = self.router.record
+        try:
+            self.telegram = BotApiEmulator(sec.bot_token, sink)
+            srv = await listen(self.telegram.app(), "Telegram Bot API emulator")
+            self._servers.append(srv)
+            self.telegram_api = srv.base_url
+
+            self.whatsapp = GraphApiEmulator(cfg.sandbox.phone_number_id, sec.whatsapp_token, sink)
+            srv = await listen(self.whatsapp.app(), "WhatsApp Graph API emulator")
+            self._servers.append(srv)
+            self.whatsapp_api = srv.base_url
+
+            key = os.environ.get(cfg.sandbox.llm_upstream_key_env, "")
+            gateway = LlmGateway(sink, upstream=self._upstream(), api_key=key)
+            srv = await listen(gateway.app(), "LLM gateway")
+            self._servers.append(srv)
+            self.llm_base_url = srv.base_url + "/v1"
+
+            docs = DocumentServer(Path(cfg.resolve(cfg.sandbox.docs_dir)), sink)
+            srv = await listen(docs.app(), "document server")
+            self._servers.append(srv)
+            self.docs_base = srv.base_url
+
+            spy = ToolSpy(sink)
+            srv = await listen(spy.app(), "tool spy")
+            self._servers.append(srv)
+            self.tools_url = srv.base_url
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    def _upstream(self) -> str:
+        up = self.config.sandbox.llm_upstream
+        return up.replace("{port}", str(self.target_port)) if self.target_port is not None else up
+
+    async def stop(self) -> None:
+        while self._servers:
+            await self._servers.pop().stop()
+
+    def placeholders(self, **extra: str) -> dict[str, str]:
+        """Values for ``{...}`` in target env and case text (secrets included: never log these)."""
+        sec, sb = self.config.secrets, self.config.sandbox
+        values = {
+            "telegram_api": self.telegram_api,
+            "whatsapp_api": self.whatsapp_api,
+            "llm_base_url": self.llm_base_url,
+            "docs": self.docs_base,
+            "tools_url": self.tools_url,
+            "bot_token": sec.bot_token,
+            "webhook_secret": sec.webhook_secret,
+            "app_secret": sec.app_secret,
+            "verify_token": sec.verify_token,
+            "whatsapp_token": sec.whatsapp_token,
+            "phone_number_id": sb.phone_number_id,
+            "whatsapp_api_version": sb.whatsapp_api_version,
+        }
+        values.update(extra)
+        return values

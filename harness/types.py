@@ -1,0 +1,287 @@
+"""The harness's domain types: frozen, plain, documented.
+
+Everything that crosses a module line is one of these. Mutable collection happens in
+``harness.sandbox.router`` (a case's recorder); what the runner hands to checks and
+writers is frozen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+LAYERS: tuple[str, ...] = ("robustness", "reasoning", "multiturn", "cost")
+CHANNELS: tuple[str, ...] = ("telegram", "whatsapp")
+
+Channel = Literal["telegram", "whatsapp"]
+Availability = Literal["ready", "unavailable"]
+Status = Literal["pass", "soft", "fail", "error", "unavailable", "skipped"]
+
+#: Evidence produced by the real system vs. by a test double (labelled everywhere).
+SOURCE_REAL = "real"
+SOURCE_DOUBLE = "test-double"
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One check a turn asks for, as written in the case file."""
+
+    name: str
+    """Dispatch key, e.g. ``reply.regex``, ``replies``, ``tools_not_called``."""
+    params: Any
+    """The value written under that key in the case file (already validated)."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One thing the simulated user does, and what must hold afterwards."""
+
+    send: str | None = None
+    """Text to send (placeholders such as ``{docs}`` are filled in at run time)."""
+    kind: str = "text"
+    """text | command | document | photo | sticker | edit | callback | duplicate | empty."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Kind-specific extras: file_name, mime_type, data (callback), ..."""
+    wait_s: float = 0.0
+    """Seconds to wait before this turn is sent."""
+    checks: tuple[CheckSpec, ...] = ()
+    """Checks evaluated after this turn's replies settled."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test case from a fixture file."""
+
+    id: str
+    """Unique across the suite: ``[a-z0-9-]+``."""
+    layer: str
+    """robustness | reasoning | multiturn | cost."""
+    channel: Channel
+    """Which channel the simulated user writes on."""
+    turns: tuple[Turn, ...]
+    """One or more turns; a single-turn case has exactly one."""
+    tags: tuple[str, ...] = ()
+    """Free labels for selection and reporting."""
+    file: str = ""
+    """The fixture file the case came from (for error messages)."""
+    timeout_s: float | None = None
+    """Overrides the run's per-case timeout."""
+    description: str = ""
+    """Optional human explanation of what the case protects against."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A message the agent sent to the simulated user, as an emulator received it."""
+
+    channel: Channel
+    """The channel it went out on."""
+    chat: str
+    """Telegram chat id or WhatsApp recipient wa_id, as a string."""
+    text: str
+    """Message text, or the caption of a document/photo ('' when none)."""
+    at: float
+    """Unix time (seconds, float) when the emulator received it."""
+    method: str
+    """API method that carried it (sendMessage, sendDocument, editMessageText, messages, webhook-response)."""
+    kind: str = "text"
+    """text | document | photo | edit | interactive."""
+    message_id: str = ""
+    """The id the emulator assigned (Telegram message_id or WhatsApp wamid)."""
+    buttons: tuple[str, ...] = ()
+    """Inline keyboard / interactive button labels, if any."""
+    raw: Mapping[str, Any] = field(default_factory=dict)
+    """The request parameters as received (secrets removed)."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One call the agent made across a sandbox boundary."""
+
+    source: str
+    """Which sandbox server saw it: telegram | whatsapp | gateway | docs | tools | driver."""
+    name: str
+    """Tool name used by checks: ``telegram.sendMessage``, ``whatsapp.send``, ``llm``,
+    ``fetch_document``, or the spy tool's own name."""
+    at: float
+    """Unix time (seconds) when the request arrived."""
+    status: int
+    """HTTP status the sandbox answered with (or the upstream's, for the gateway)."""
+    duration_ms: float = 0.0
+    """Time spent answering the call."""
+    request: Mapping[str, Any] = field(default_factory=dict)
+    """Parsed request parameters (secrets removed)."""
+    response: Mapping[str, Any] | None = None
+    """Parsed response body, when small and JSON."""
+    keys: tuple[str, ...] = ()
+    """Correlation keys (``tg:<chat>``, ``wa:<wa_id>``, ``user:<id>``, ``tok:<token>``)."""
+    reply: Reply | None = None
+    """Set when this call delivered a user-visible message."""
+    error: str = ""
+    """What went wrong, when the call failed."""
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    """Source-specific facts, e.g. model and token usage for ``llm``."""
+
+
+@dataclass(frozen=True)
+class TurnObservation:
+    """What happened at the boundaries during one turn."""
+
+    index: int
+    """Position of the turn in the case (0-based)."""
+    sent_at: float
+    """Unix time the update was delivered."""
+    delivery_status: int | None
+    """HTTP status the agent's webhook answered (None: not delivered)."""
+    delivery_error: str
+    """Why delivery failed ('' when it did not)."""
+    replies: tuple[Reply, ...]
+    """User-visible messages received during the turn, in arrival order."""
+    events: tuple[Event, ...]
+    """Every boundary call attributed to the turn, in arrival order."""
+    settled_after_s: float
+    """How long the harness waited for the turn to settle."""
+    timed_out: bool = False
+    """True when the turn hit its timeout before it settled."""
+    state: Mapping[str, Any] | None = None
+    """State probe snapshot after the turn, if the target has a probe."""
+    state_error: str = ""
+    """Why the probe gave nothing ('' when it answered or is not configured)."""
+
+    @property
+    def first_reply_ms(self) -> float | None:
+        return (self.replies[0].at - self.sent_at) * 1000 if self.replies else None
+
+    @property
+    def last_reply_ms(self) -> float | None:
+        return (self.replies[-1].at - self.sent_at) * 1000 if self.replies else None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Everything observed while one case ran (complete even when the case failed)."""
+
+    case_id: str
+    """The case this belongs to."""
+    channel: Channel
+    """Channel of the simulated user."""
+    chat_id: str
+    """The chat id (Telegram) or wa_id (WhatsApp) the case ran under."""
+    turns: tuple[TurnObservation, ...]
+    """One entry per turn that was attempted."""
+    started_at: float
+    """Unix time the case started."""
+    finished_at: float
+    """Unix time the case finished."""
+    error: str = ""
+    """Harness-side failure during the case (timeout, crash), '' when none."""
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        return tuple(e for t in self.turns for e in t.events)
+
+    @property
+    def replies(self) -> tuple[Reply, ...]:
+        return tuple(r for t in self.turns for r in t.replies)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One check's verdict; uniform for every check family."""
+
+    check: str
+    """The check that produced it, e.g. ``reply.regex``."""
+    turn: int | None
+    """The turn it belongs to, or None for case-level checks."""
+    availability: Availability
+    """``unavailable`` when the evidence could not be gathered; never counts as passed."""
+    passed: bool | None
+    """The verdict; None when unavailable."""
+    score: float | None = None
+    """Scored checks' score in [0, 1]; None for boolean checks."""
+    expected: str = ""
+    """What the check wanted, human readable."""
+    observed: str = ""
+    """What was seen, human readable (truncated)."""
+    reason: str = ""
+    """A specific explanation, e.g. ``latency 1200ms > threshold 800ms``."""
+    evaluator: str = ""
+    """Name and version of what judged it, e.g. ``regex@1``."""
+    source: str = SOURCE_REAL
+    """``real`` or ``test-double``: where the judged evidence came from."""
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Token counts of a case's LLM calls."""
+
+    input: int = 0
+    output: int = 0
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """The verdict on one case."""
+
+    id: str
+    layer: str
+    channel: Channel
+    status: Status
+    """pass | soft | fail | error | unavailable | skipped."""
+    evidence: tuple[Evidence, ...]
+    attempts: int = 1
+    """How many times the case ran (``--repeat``)."""
+    passes: int = 0
+    """How many of the attempts passed."""
+    pass_at_k: bool | None = None
+    """At least one of K attempts passed (None when K == 1)."""
+    pass_hat_k: bool | None = None
+    """All K attempts passed (None when K == 1)."""
+    latency_ms: float | None = None
+    """Time from the first delivery to the last reply (None: no reply)."""
+    llm_calls: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
+    cost_usd: float | None = 0.0
+    error: str = ""
+    """Why the case errored (fixture-independent: timeout, crash, delivery failure)."""
+    file: str = ""
+    tags: tuple[str, ...] = ()
+    observation: Observation | None = None
+    """The last attempt's observation, for reports and drill-down."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Counts with their own denominators (DESIGN: planned / executed / decidable)."""
+
+    planned: int = 0
+    executed: int = 0
+    decidable: int = 0
+    passed: int = 0
+    soft: int = 0
+    failed: int = 0
+    errored: int = 0
+    unavailable: int = 0
+    skipped: int = 0
+    cost_usd: float = 0.0
+    verdict: str = "pass"
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A whole run, as written to results.json."""
+
+    run_id: str
+    started_at: str
+    finished_at: str
+    harness_version: str
+    target: Mapping[str, str]
+    golden_version: str
+    models: Mapping[str, str]
+    summary: Counts
+    layers: Mapping[str, Counts]
+    cases: tuple[CaseResult, ...]
+    exit_code: int = 0
+    """What ``harness run`` exits with for this report."""
+    notes: tuple[str, ...] = ()
+    """Run-level remarks: unattributed calls, target stderr tail, budget stops."""
