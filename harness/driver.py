@@ -66,8 +66,9 @@ class _CaseState:
 
 class Driver:
     def __init__(self, config: Config, endpoints: Endpoints, router: Router, session: aiohttp.ClientSession,
-                 placeholders: dict[str, str]):
+                 placeholders: dict[str, str], whatsapp_emulator: Any = None):
         self.config = config
+        self.whatsapp_emulator = whatsapp_emulator
         self.endpoints = endpoints
         self.router = router
         self.session = session
@@ -96,6 +97,7 @@ class Driver:
         else:
             update = self._whatsapp_update(turn, ident, state, text, last_bot_message_id)
             url = self.endpoints.whatsapp_webhook
+            self._note_whatsapp(update, ident)
         state.last_update = update
         sent_at = time.time()
         if not url:
@@ -107,6 +109,17 @@ class Driver:
         else:
             result = await wa.deliver_payload(self.session, url, update, self.config.secrets.app_secret, timeout)
         return Delivery(result.status, result.error, sent_at, time.time())
+
+    def _note_whatsapp(self, update: dict, ident: Identity) -> None:
+        """Tell the Graph emulator who the user is, so replies addressed by BSUID or mark-reads
+        of this message are attributed to the case (clients such as pywa answer by BSUID)."""
+        if self.whatsapp_emulator is None:
+            return
+        self.whatsapp_emulator.note_user(ident.wa_id, self.wa.bsuid_of(ident.wa_id))
+        for entry in update.get("entry", []):
+            for change in entry.get("changes", []):
+                for msg in change.get("value", {}).get("messages", []):
+                    self.whatsapp_emulator.note_inbound(msg["id"], ident.wa_id)
 
     def _telegram_update(self, turn: Turn, ident: Identity, state: _CaseState, text: str | None,
                          bot_message_id: str) -> dict:

@@ -140,7 +140,8 @@ class Runner:
                 self.options.on_start(len(cases))
             timeout = aiohttp.ClientTimeout(total=None)
             async with aiohttp.ClientSession(timeout=timeout) as session:
-                driver = Driver(self.config, self.endpoints, self.sandbox.router, session, placeholders)
+                driver = Driver(self.config, self.endpoints, self.sandbox.router, session, placeholders,
+                                whatsapp_emulator=self.sandbox.whatsapp)
                 await self._run_cases(cases, driver, journal, results)
         finally:
             await target.stop()

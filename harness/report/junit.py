@@ -21,7 +21,6 @@ from typing import Any, Mapping
 from harness.report.jsonfile import (
     as_report_dict,
     atomic_write_text,
-    describe_evidence,
     failing_evidence,
     headline,
     soft_evidence,

@@ -82,7 +82,9 @@ def render_summary(report: RunReport | Mapping[str, Any]) -> str:
         f"**{summary.get('failed', 0)} failed · {summary.get('errored', 0)} errored** · "
         f"{summary.get('passed', 0)} passed of {summary.get('decidable', 0)} decidable "
         f"({pass_rate(summary)}) · {summary.get('soft', 0)} soft · "
-        f"{summary.get('unavailable', 0)} unavailable · {summary.get('executed', 0)} executed of "
+        f"{summary.get('unavailable', 0)} unavailable · "
+        + (f"{summary['skipped']} skipped · " if summary.get("skipped") else "")
+        + f"{summary.get('executed', 0)} executed of "
         f"{summary.get('planned', 0)} planned · cost {format_cost(summary.get('cost_usd'))} · "
         f"exit {d.get('exit_code', '?')}"
     )

@@ -54,8 +54,9 @@ def print_table(report: RunReport | Mapping[str, Any], console: Console) -> None
         console.print(Text(_counts_line(name, counts)))
     summary = d.get("summary") or {}
     verdict = str(summary.get("verdict", "?"))
+    console.print(Text(_counts_line("total", summary)))
     line = Text(f"verdict: {verdict.upper()}", style="bold green" if verdict == "pass" else "bold red")
-    line.append(f"  {_counts_line('total', summary)}  exit {d.get('exit_code', '?')}", style="")
+    line.append(f" · exit {d.get('exit_code', '?')}")
     console.print(line)
 
 

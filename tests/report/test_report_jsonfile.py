@@ -203,3 +203,11 @@ def test_headline_is_one_line_and_truncated():
     case = {"status": "error", "error": "line one\nline two " + "x" * 500}
     text = headline(case, limit=40)
     assert "\n" not in text and len(text) == 40 and text.endswith("…")
+
+
+def test_lone_surrogate_from_the_agent_cannot_abort_the_report(report, evidence, tmp_path):
+    # json.loads('"\\ud800"') yields a lone surrogate, which UTF-8 cannot encode.
+    bad = json.loads('"before \\ud800 after"')
+    case = replace(report.cases[1], evidence=(evidence("reply.regex", False, observed=bad),))
+    path = write_json(replace(report, cases=(case,)), tmp_path / "results.json")
+    assert load_report(path)["cases"][0]["evidence"][0]["observed"] == "before ? after"

@@ -1,0 +1,78 @@
+"""The aiohttp application: routes, startup (Bot API getMe + setWebhook) and shutdown."""
+
+from __future__ import annotations
+
+import logging
+
+import aiohttp
+from aiohttp import web
+
+from . import __version__, offline_model, telegram, whatsapp
+from .config import Config
+from .llm import LLMClient
+from .pipeline import Pipeline
+from .sessions import Store
+
+log = logging.getLogger("docbot")
+
+
+async def healthz(request: web.Request) -> web.Response:
+    cfg: Config = request.app["cfg"]
+    return web.json_response({"ok": True, "name": "docbot", "version": __version__,
+                              "regressions": sorted(cfg.regressions)})
+
+
+async def state(request: web.Request) -> web.Response:
+    s = request.app["store"].get(request.match_info["chat_id"])
+    return web.json_response(s.state())
+
+
+async def offline_completions(request: web.Request) -> web.Response:
+    try:
+        body = await request.json()
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            raise ValueError
+    except ValueError:
+        return web.json_response({"error": {"message": "invalid request", "type":
+                                            "invalid_request_error"}}, status=400)
+    return web.json_response(offline_model.complete(body))
+
+
+async def offline_models(request: web.Request) -> web.Response:
+    return web.json_response({"object": "list", "data": [{"id": "offline", "object": "model"}]})
+
+
+async def _startup(app: web.Application) -> None:
+    cfg: Config = app["cfg"]
+    app["store"] = store = Store(cfg.db_path)
+    app["http"] = http = aiohttp.ClientSession()           # channel APIs + LLM
+    app["fetch_http"] = fetch_http = aiohttp.ClientSession()  # documents (allowlisted)
+    app["telegram"] = tg = telegram.TelegramClient(cfg, http)
+    wa = whatsapp.WhatsAppClient(cfg, http)
+    app["pipeline"] = pipeline = Pipeline(cfg, store, fetch_http, LLMClient(cfg, http),
+                                          {"telegram": tg, "whatsapp": wa}, wa)
+    pipeline.spawn(tg.setup())
+    log.info("docbot %s listening on %s:%s (regressions: %s)", __version__, cfg.host, cfg.port,
+             ",".join(sorted(cfg.regressions)) or "none")
+
+
+async def _cleanup(app: web.Application) -> None:
+    await app["pipeline"].close()
+    await app["http"].close()
+    await app["fetch_http"].close()
+    app["store"].close()
+
+
+def create_app(cfg: Config) -> web.Application:
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app["cfg"] = cfg
+    app.router.add_post("/telegram", telegram.webhook)
+    app.router.add_get("/whatsapp", whatsapp.verify)
+    app.router.add_post("/whatsapp", whatsapp.webhook)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/state/{chat_id}", state)
+    app.router.add_post("/offline/v1/chat/completions", offline_completions)
+    app.router.add_get("/offline/v1/models", offline_models)
+    app.on_startup.append(_startup)
+    app.on_cleanup.append(_cleanup)
+    return app

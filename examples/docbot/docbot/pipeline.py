@@ -1,0 +1,148 @@
+"""Running an incoming message: dedup (step 1), decide, reply, and the slow job.
+
+Each update is processed in its own background task; tasks of one chat are serialized by a
+per-chat lock (asyncio locks are FIFO, so order is kept). A 'stop'/'cancel' arriving while a
+job runs cancels that job at once; the queued stop message then answers CANCELLED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+
+import aiohttp
+
+from . import messages as M
+from .config import PLATFORM_NAMES, Config
+from .fetch import Document, FetchError, UnsupportedContent, fetch_document
+from .llm import LLMClient, LLMError
+from .logic import Decision, Incoming, Job, decide, finalize_post, is_cancel, word_count
+from .sessions import Store
+
+log = logging.getLogger("docbot")
+
+
+class Pipeline:
+    def __init__(self, cfg: Config, store: Store, fetch_http: aiohttp.ClientSession,
+                 llm: LLMClient, channels: dict, publisher):
+        self.cfg = cfg
+        self.store = store
+        self.fetch_http = fetch_http
+        self.llm = llm
+        self.channels = channels      # "telegram" / "whatsapp" -> client with send/typing
+        self.publisher = publisher    # WhatsApp client; posts go to cfg.publish_to
+        self.locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.jobs: dict[str, asyncio.Task] = {}
+        self.tasks: set[asyncio.Task] = set()
+
+    # -- scheduling -------------------------------------------------------------------------
+
+    def spawn(self, coro) -> asyncio.Task:
+        task = asyncio.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    def submit(self, msg: Incoming) -> bool:
+        """Called by the webhooks; returns at once. False if the update was a duplicate."""
+        first = self.store.first_time(msg.channel, msg.update_key, msg.chat_id)
+        words = word_count(msg.text) if msg.text else 0
+        log.info("update %s id=%s chat=%s kind=%s words=%d%s", msg.channel, msg.update_key,
+                 msg.chat_id, msg.kind, words, "" if first else " duplicate")
+        # 1. duplicate update: ignored, no reply
+        if not first and not self.cfg.on("no_update_dedup"):  # REGRESSION no_update_dedup
+            return False
+        key = f"{msg.channel}:{msg.chat_id}"
+        if is_cancel(msg.text) and key in self.jobs:
+            self.jobs[key].cancel()
+        self.spawn(self._process(msg, key))
+        return True
+
+    async def drain(self) -> None:
+        """Wait until every background task has finished (tests, shutdown)."""
+        while self.tasks:
+            await asyncio.gather(*list(self.tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        for t in list(self.tasks):
+            t.cancel()
+        await asyncio.gather(*list(self.tasks), return_exceptions=True)
+
+    # -- processing -------------------------------------------------------------------------
+
+    async def _process(self, msg: Incoming, key: str) -> None:
+        async with self.locks[key]:
+            try:
+                session = self.store.get(msg.chat_id)
+                session = self.store.update(msg.chat_id, channel=msg.channel,
+                                            turns=session.turns + 1)
+                decision: Decision = decide(msg, session, self.cfg)
+                log.info("decision %s chat=%s rule=%s%s", msg.channel, msg.chat_id, decision.rule,
+                         " +job" if decision.job else "")
+                if decision.changes:
+                    self.store.update(msg.chat_id, **decision.changes)
+                for text in decision.replies:
+                    await self.reply(msg, text)
+                if decision.job:
+                    self.jobs[key] = asyncio.current_task()
+                    try:
+                        await self._run_job(msg, decision.job)
+                    except asyncio.CancelledError:
+                        log.info("job cancelled chat=%s", msg.chat_id)
+                    finally:
+                        self.jobs.pop(key, None)
+            except Exception:
+                log.exception("error while processing %s update %s (chat %s)", msg.channel,
+                              msg.update_key, msg.chat_id)
+
+    async def reply(self, msg: Incoming, text: str) -> None:
+        channel = self.channels[msg.channel]
+        await channel.send(msg.chat_id, text)
+        if self.cfg.on("duplicate_replies"):
+            await channel.send(msg.chat_id, text)  # REGRESSION duplicate_replies
+
+    async def _run_job(self, msg: Incoming, job: Job) -> None:
+        chat = msg.chat_id
+        self.store.update(chat, task="summarize")
+        await self.channels[msg.channel].typing(chat)
+        if job.text is None:
+            try:
+                doc = await fetch_document(self.fetch_http, job.url, self.cfg.fetch_allow,
+                                           self.cfg.fetch_timeout,
+                                           accept_any=self.cfg.on("unsupported_types_accepted"))
+            except FetchError as e:
+                self.store.update(chat, task=None)
+                log.info("fetch failed chat=%s url=%s reason=%s", chat, job.url, e)
+                await self.reply(msg, M.FETCH_FAILED.format(url=job.url, reason=str(e)))
+                return
+            except UnsupportedContent as e:
+                self.store.update(chat, task=None)
+                await self.reply(msg, M.UNSUPPORTED_TYPE.format(kind=e.content_type))
+                return
+        else:
+            doc = Document(url=job.url, title=job.title or job.url, text=job.text)
+        if not doc.text.strip():
+            self.store.update(chat, task=None, pending=None)
+            await self.reply(msg, M.EMPTY_DOCUMENT.format(url=job.url))
+            return
+        if job.platform is None:
+            self.store.update(chat, task=None, pending="platform", doc_url=doc.url,
+                              doc_title=doc.title, doc_text=doc.text)
+            await self.reply(msg, M.ASK_PLATFORM)
+            return
+        self.store.update(chat, pending=None, doc_url=doc.url, doc_title=doc.title,
+                          doc_text=doc.text, platform=job.platform)
+        try:
+            summary = await self.llm.summary(doc.url, doc.title, doc.text, chat)
+            post = await self.llm.post(doc.url, doc.title, doc.text, job.platform, chat)
+        except LLMError as e:
+            log.warning("LLM call failed chat=%s: %s", chat, e)
+            self.store.update(chat, task=None)
+            await self.reply(msg, M.LLM_FAILED)
+            return
+        post = finalize_post(post, doc.url, job.platform)
+        await self.publisher.send(self.cfg.publish_to, post)
+        self.store.update(chat, task=None, pending=None, last_summary=summary)
+        await self.reply(msg, M.DONE.format(title=doc.title, summary=summary,
+                                            Platform=PLATFORM_NAMES[job.platform]))

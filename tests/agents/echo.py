@@ -1,0 +1,86 @@
+"""A test double agent (labelled as such): replies 'echo: <text>' on either channel.
+
+It speaks the real protocols through the sandbox's emulators, so runner tests exercise
+the whole path: driver -> webhook -> agent -> Bot API / Graph API emulator -> evidence.
+Behaviour switches (env ECHO_MODE): 'double' replies twice, 'silent' never replies,
+'slow' waits 1.5 s before replying, 'crash' answers 500 and never replies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+from aiohttp import web
+
+
+def make_app(env: dict) -> web.Application:
+    mode = env.get("ECHO_MODE", "")
+    tg_base = f"{env['TELEGRAM_API_BASE']}/bot{env['TELEGRAM_BOT_TOKEN']}"
+    wa_url = f"{env['WHATSAPP_API_BASE']}/v21.0/{env['WHATSAPP_PHONE_NUMBER_ID']}/messages"
+    wa_headers = {"Authorization": f"Bearer {env['WHATSAPP_TOKEN']}"}
+    sessions: dict = {}
+    tasks: set = set()
+
+    async def session() -> aiohttp.ClientSession:
+        if "s" not in sessions:
+            sessions["s"] = aiohttp.ClientSession()
+        return sessions["s"]
+
+    async def reply_telegram(chat_id: int, text: str) -> None:
+        if mode == "slow":
+            await asyncio.sleep(1.5)
+        s = await session()
+        for _ in range(2 if mode == "double" else 1):
+            async with s.post(f"{tg_base}/sendMessage", json={"chat_id": chat_id, "text": text}) as r:
+                await r.read()
+
+    async def reply_whatsapp(to: str, text: str) -> None:
+        s = await session()
+        body = {"messaging_product": "whatsapp", "to": to, "type": "text", "text": {"body": text}}
+        for _ in range(2 if mode == "double" else 1):
+            async with s.post(wa_url, json=body, headers=wa_headers) as r:
+                await r.read()
+
+    def spawn(coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    async def telegram(request: web.Request) -> web.Response:
+        if request.headers.get("X-Telegram-Bot-Api-Secret-Token") != env["TELEGRAM_WEBHOOK_SECRET"]:
+            return web.Response(status=401)
+        if mode == "crash":
+            return web.Response(status=500)
+        update = await request.json()
+        msg = update.get("message") or update.get("edited_message") or {}
+        if mode != "silent" and "text" in msg:
+            spawn(reply_telegram(msg["chat"]["id"], f"echo: {msg['text']}"))
+        return web.Response(status=200)
+
+    async def whatsapp(request: web.Request) -> web.Response:
+        raw = await request.read()
+        from harness.channels.whatsapp import sign
+
+        if request.headers.get("X-Hub-Signature-256") != sign(raw, env["WHATSAPP_APP_SECRET"]):
+            return web.Response(status=401)
+        payload = json.loads(raw)
+        for entry in payload.get("entry", []):
+            for change in entry.get("changes", []):
+                for m in change.get("value", {}).get("messages", []):
+                    if mode != "silent" and m.get("type") == "text":
+                        spawn(reply_whatsapp(m["from"], f"echo: {m['text']['body']}"))
+        return web.Response(status=200)
+
+    async def close(_app) -> None:
+        for t in list(tasks):
+            t.cancel()
+        if "s" in sessions:
+            await sessions["s"].close()
+
+    app = web.Application()
+    app.router.add_post("/telegram", telegram)
+    app.router.add_post("/whatsapp", whatsapp)
+    app.on_cleanup.append(close)
+    return app

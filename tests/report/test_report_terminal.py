@@ -1,0 +1,115 @@
+"""Terminal output: the not-passed table, per-layer lines, progress in and out of a TTY."""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import replace
+
+import pytest
+from rich.console import Console
+
+from harness.report.jsonfile import case_to_dict, report_to_dict
+from harness.report.terminal import Progress, print_table
+
+
+def plain_console(width: int = 160) -> Console:
+    return Console(file=io.StringIO(), force_terminal=False, width=width, color_system=None)
+
+
+def output(console: Console) -> str:
+    return console.file.getvalue()
+
+
+def test_table_lists_only_cases_that_did_not_pass(report):
+    console = plain_console()
+    print_table(report, console)
+    out = output(console)
+    for case in report.cases:
+        assert (case.id in out) == (case.status != "pass"), case.id
+    assert "no match for (?i)invalid.*url" in out
+    assert out.index("url-malformed-scheme") < out.index("summary-faithful")  # severe first
+
+
+def test_per_layer_lines_and_verdict(report):
+    console = plain_console()
+    print_table(report, console)
+    lines = output(console).splitlines()
+    cost = next(line for line in lines if line.startswith("cost "))
+    assert "decidable 0" in cost and "(n/a)" in cost
+    robustness = next(line for line in lines if line.startswith("robustness"))
+    assert "passed 1 (50%)" in robustness
+    assert lines[-1].startswith("verdict: FAIL") and lines[-1].endswith("exit 1")
+
+
+def test_agent_text_is_not_rich_markup(report, evidence):
+    case = replace(report.cases[1], evidence=(evidence("reply.regex", False, reason="[red]boom[/red] [link=x]y"),))
+    console = plain_console()
+    print_table(replace(report, cases=(case,)), console)
+    assert "[red]boom[/red] [link=x]y" in output(console)
+
+
+def test_long_reasons_are_truncated(report, evidence):
+    case = replace(report.cases[1], evidence=(evidence("reply.regex", False, reason="x" * 500),))
+    console = plain_console(width=400)
+    print_table(replace(report, cases=(case,)), console)
+    assert "x" * 101 not in output(console) and "…" in output(console)
+
+
+def test_all_pass_prints_no_table(build_report, report):
+    console = plain_console()
+    print_table(build_report(cases_=(report.cases[0],)), console)
+    assert "did not pass" not in output(console)
+
+
+def test_from_dict_form(report):
+    a, b = plain_console(), plain_console()
+    print_table(report, a)
+    print_table(report_to_dict(report), b)
+    assert output(a) == output(b)
+
+
+@pytest.mark.parametrize("index, line", [
+    (0, r"\[1/6\] pass url-ok 820ms$"),
+    (1, r"\[2/6\] fail url-malformed-scheme 1200ms  reply\.regex \(turn 0\): no match"),
+    (4, r"\[5/6\] error cancel-mid-task -  timeout after 30s"),
+])
+def test_progress_off_a_terminal_prints_one_line_per_case(report, index, line):
+    console = plain_console()
+    progress = Progress(console)
+    assert progress.live is False  # not a TTY: no live bar
+    progress.start(len(report.cases))
+    for result in report.cases:
+        progress.advance(result)
+    progress.stop()
+    lines = output(console).splitlines()
+    assert len(lines) == len(report.cases)
+    assert re.search(line, lines[index]), lines[index]
+
+
+def test_progress_accepts_journal_dicts(report):
+    console = plain_console()
+    with Progress(console) as progress:
+        progress.start(1)
+        progress.advance(case_to_dict(report.cases[3]))
+    assert output(console).startswith("[1/1] unavailable critic-facts -")
+
+
+def test_progress_on_a_terminal_uses_the_bar_and_shows_only_non_passing(report):
+    console = Console(file=io.StringIO(), force_terminal=True, width=120)
+    progress = Progress(console)
+    assert progress.live is True
+    progress.start(len(report.cases))
+    for result in report.cases:
+        progress.advance(result)
+    assert progress.done == 6 and progress.not_passed == 5
+    progress.stop()
+    progress.stop()  # idempotent
+    out = output(console)
+    assert "url-malformed-scheme" in out and "url-ok" not in out
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_progress_can_be_forced(enabled):
+    console = plain_console()
+    assert Progress(console, enabled=enabled).live is enabled
