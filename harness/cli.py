@@ -119,8 +119,10 @@ def _cmd_run(args) -> int:
 def _cmd_report(args) -> int:
     from harness.report import render
 
-    text = render(Path(args.run_dir), args.format)
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    path = render(Path(args.run_dir), args.format)
+    if args.format == "md":
+        sys.stdout.write(path.read_text(encoding="utf-8"))
+    print(f"wrote {path}")
     return 0
 
 

@@ -20,7 +20,7 @@ from harness.config import Config
 from harness.sandbox.router import Router
 from harness.targets.base import Endpoints
 from harness.textgen import render
-from harness.types import Case, Turn
+from harness.types import Case, Event, Turn
 
 TELEGRAM_CHAT_BASE = 700_000_000
 WHATSAPP_BASE = 4_470_000_000_000
@@ -100,6 +100,10 @@ class Driver:
             self._note_whatsapp(update, ident)
         state.last_update = update
         sent_at = time.time()
+        # The update itself is part of the record (reports show what the user sent).
+        self.router.record(Event(source="driver", name=f"deliver.{case.channel}", at=sent_at, status=0,
+                                 request=update, keys=(f"tg:{ident.chat_id}" if case.channel == "telegram"
+                                                       else f"wa:{ident.wa_id}",)))
         if not url:
             return Delivery(None, f"no {case.channel} webhook configured for the target", sent_at, time.time())
         if case.channel == "telegram":

@@ -8,6 +8,7 @@ import aiohttp
 from aiohttp import web
 
 from . import __version__, offline_model, telegram, whatsapp
+from . import keys
 from .config import Config
 from .llm import LLMClient
 from .pipeline import Pipeline
@@ -17,13 +18,13 @@ log = logging.getLogger("docbot")
 
 
 async def healthz(request: web.Request) -> web.Response:
-    cfg: Config = request.app["cfg"]
+    cfg: Config = request.app[keys.CFG]
     return web.json_response({"ok": True, "name": "docbot", "version": __version__,
                               "regressions": sorted(cfg.regressions)})
 
 
 async def state(request: web.Request) -> web.Response:
-    s = request.app["store"].get(request.match_info["chat_id"])
+    s = request.app[keys.STORE].get(request.match_info["chat_id"])
     return web.json_response(s.state())
 
 
@@ -43,13 +44,13 @@ async def offline_models(request: web.Request) -> web.Response:
 
 
 async def _startup(app: web.Application) -> None:
-    cfg: Config = app["cfg"]
-    app["store"] = store = Store(cfg.db_path)
-    app["http"] = http = aiohttp.ClientSession()           # channel APIs + LLM
-    app["fetch_http"] = fetch_http = aiohttp.ClientSession()  # documents (allowlisted)
-    app["telegram"] = tg = telegram.TelegramClient(cfg, http)
+    cfg: Config = app[keys.CFG]
+    app[keys.STORE] = store = Store(cfg.db_path)
+    app[keys.HTTP] = http = aiohttp.ClientSession()           # channel APIs + LLM
+    app[keys.FETCH_HTTP] = fetch_http = aiohttp.ClientSession()  # documents (allowlisted)
+    app[keys.TELEGRAM] = tg = telegram.TelegramClient(cfg, http)
     wa = whatsapp.WhatsAppClient(cfg, http)
-    app["pipeline"] = pipeline = Pipeline(cfg, store, fetch_http, LLMClient(cfg, http),
+    app[keys.PIPELINE] = pipeline = Pipeline(cfg, store, fetch_http, LLMClient(cfg, http),
                                           {"telegram": tg, "whatsapp": wa}, wa)
     pipeline.spawn(tg.setup())
     log.info("docbot %s listening on %s:%s (regressions: %s)", __version__, cfg.host, cfg.port,
@@ -57,15 +58,15 @@ async def _startup(app: web.Application) -> None:
 
 
 async def _cleanup(app: web.Application) -> None:
-    await app["pipeline"].close()
-    await app["http"].close()
-    await app["fetch_http"].close()
-    app["store"].close()
+    await app[keys.PIPELINE].close()
+    await app[keys.HTTP].close()
+    await app[keys.FETCH_HTTP].close()
+    app[keys.STORE].close()
 
 
 def create_app(cfg: Config) -> web.Application:
     app = web.Application(client_max_size=64 * 1024 * 1024)
-    app["cfg"] = cfg
+    app[keys.CFG] = cfg
     app.router.add_post("/telegram", telegram.webhook)
     app.router.add_get("/whatsapp", whatsapp.verify)
     app.router.add_post("/whatsapp", whatsapp.webhook)

@@ -115,7 +115,7 @@ class _HTMLText(HTMLParser):
         elif tag in self.SKIP:
             self._skip += 1
         if tag in self.BLOCK:
-            self.parts.append("\n")
+            self.parts.append("\n\n")
 
     def handle_endtag(self, tag):
         if tag == "title":
@@ -123,9 +123,10 @@ class _HTMLText(HTMLParser):
         elif tag in self.SKIP and self._skip:
             self._skip -= 1
         if tag in self.BLOCK:
-            self.parts.append("\n")
+            self.parts.append("\n\n")
 
     def handle_data(self, data):
+        data = re.sub(r"\s+", " ", data)  # source line breaks are not text line breaks
         if self._in_title:
             self.title_parts.append(data)
         elif not self._skip:

@@ -63,6 +63,10 @@ def _parse_user(user: str) -> tuple[str, str, str]:
     return url, title, "\n".join(lines[i:]).strip()
 
 
+_BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")
+_ENDS = re.compile(r"[.!?][\"'\u201d)\]]?$")
+
+
 def _is_heading(line: str) -> bool:
     s = line.strip()
     if not s or len(s) > 60 or s[-1] in ".!?,;:" or len(s.split()) > 6:
@@ -83,15 +87,20 @@ def sentences(text: str) -> list[str]:
             dropping = bool(DROP_SECTIONS.match(s))
             blocks.append([])
             continue
-        if not dropping:
-            blocks[-1].append(s)
+        if dropping:
+            continue
+        if _BULLET.match(s):  # list items are sentences of their own
+            blocks.append([_BULLET.sub("", s)])
+            blocks.append([])
+            continue
+        blocks[-1].append(s)
     out: list[str] = []
     for block in blocks:
         para = re.sub(r"\s+", " ", " ".join(block)).strip()
         para = re.sub(r"(\w)- (\w)", r"\1\2", para)
         for sent in _SENT_SPLIT.split(para):
             sent = sent.strip()
-            if len(sent.split()) >= 4:
+            if len(sent.split()) >= 4 and _ENDS.search(sent):
                 out.append(sent)
     return out
 
@@ -123,14 +132,26 @@ def summarize(text: str, n: int = 3) -> str:
     if not sents:
         words = text.split()
         return " ".join(words[:60]) + (" ..." if len(words) > 60 else "")
-    keep = sorted(i for _, i in ranked(sents)[:n])
-    return " ".join(sents[i] for i in keep)
+    chosen: list[int] = []
+    for _, i in ranked(sents):
+        words = set(_content_words(sents[i]))
+        if any(_overlap(words, set(_content_words(sents[j]))) > 0.5 for j in chosen):
+            continue  # near-duplicate of a sentence already chosen
+        chosen.append(i)
+        if len(chosen) == n:
+            break
+    return " ".join(sents[i] for i in sorted(chosen))
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / max(1, min(len(a), len(b)))
 
 
 def _hashtag(text: str) -> str:
     freq: dict[str, int] = {}
+    lower_words = set(re.findall(r"\b[a-z]+\b", text))  # skip names (always capitalized)
     for w in _content_words(text):
-        if w.isalpha():
+        if w.isalpha() and w in lower_words:
             freq[w] = freq.get(w, 0) + 1
     if not freq:
         return "#DocBot"

@@ -11,6 +11,7 @@ import re
 import aiohttp
 from aiohttp import web
 
+from . import keys
 from .config import Config
 from .logic import Incoming
 
@@ -93,7 +94,7 @@ def parse_update(update: dict) -> tuple[Incoming | None, str | None]:
 
 
 async def webhook(request: web.Request) -> web.Response:
-    cfg: Config = request.app["cfg"]
+    cfg: Config = request.app[keys.CFG]
     given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
     if not hmac.compare_digest(given.encode(), cfg.telegram_secret.encode()):
         log.info("update telegram rejected: wrong secret token")
@@ -105,11 +106,11 @@ async def webhook(request: web.Request) -> web.Response:
     except ValueError:
         return web.json_response({"ok": False, "error": "bad json"}, status=400)
     msg, callback_id = parse_update(update)
-    pipeline = request.app["pipeline"]
+    pipeline = request.app[keys.PIPELINE]
     if msg is None:
         log.info("update telegram id=%s ignored (no message)", update.get("update_id"))
         return web.json_response({"ok": True})
     accepted = pipeline.submit(msg)
     if accepted and callback_id:
-        pipeline.spawn(request.app["telegram"].answer_callback(callback_id))
+        pipeline.spawn(request.app[keys.TELEGRAM].answer_callback(callback_id))
     return web.json_response({"ok": True})

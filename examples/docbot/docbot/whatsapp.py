@@ -11,6 +11,7 @@ import logging
 import aiohttp
 from aiohttp import web
 
+from . import keys
 from .config import Config
 from .logic import Incoming
 
@@ -78,7 +79,7 @@ def parse_payload(payload: dict) -> list[Incoming]:
 
 
 async def verify(request: web.Request) -> web.Response:
-    cfg: Config = request.app["cfg"]
+    cfg: Config = request.app[keys.CFG]
     q = request.query
     if (q.get("hub.mode") == "subscribe" and cfg.whatsapp_verify_token
             and hmac.compare_digest(q.get("hub.verify_token", ""), cfg.whatsapp_verify_token)):
@@ -88,7 +89,7 @@ async def verify(request: web.Request) -> web.Response:
 
 
 async def webhook(request: web.Request) -> web.Response:
-    cfg: Config = request.app["cfg"]
+    cfg: Config = request.app[keys.CFG]
     body = await request.read()
     if not signature_ok(cfg.whatsapp_app_secret, body, request.headers.get("X-Hub-Signature-256")):
         log.info("update whatsapp rejected: bad or missing X-Hub-Signature-256")
@@ -103,5 +104,5 @@ async def webhook(request: web.Request) -> web.Response:
     if not messages:
         log.info("update whatsapp ignored (statuses or no messages)")
     for msg in messages:
-        request.app["pipeline"].submit(msg)
+        request.app[keys.PIPELINE].submit(msg)
     return web.Response(text="ok")
