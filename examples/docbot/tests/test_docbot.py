@@ -248,6 +248,7 @@ class Doubles:
         app.router.add_post("/{version}/{phone}/messages", self.graph)
         app.router.add_post("/llm/v1/chat/completions", self.chat)
         app.router.add_get("/docs/{name}", self.doc)
+        app.router.add_get("/slow/{name}", self.slow)
         self.app = app
 
     async def bot_api(self, request):
@@ -275,6 +276,10 @@ class Doubles:
         if not path.exists():
             return web.Response(status=404)
         return web.Response(body=path.read_bytes(), content_type=types[path.suffix])
+
+    async def slow(self, request):
+        await asyncio.sleep(1.5)
+        return await self.doc(request)
 
     def sent(self, method="sendMessage") -> list[str]:
         return [p.get("text") for m, p in self.telegram if m == method]
@@ -464,3 +469,36 @@ def test_regressions_cli():
     bad = subprocess.run([sys.executable, "-m", "docbot"], cwd=DOCBOT_DIR, capture_output=True,
                          text=True, timeout=60, env={**os.environ, "DOCBOT_REGRESSION": "bogus"})
     assert bad.returncode == 2 and "unknown regression" in bad.stderr
+
+
+async def test_url_validation_removed_and_no_length_limit(stack):
+    app, url, doubles, base = await stack("url_validation_removed,no_length_limit")
+    port = base.rsplit(":", 1)[1]
+    await _tg(url, _tg_update(1, 5, f"summarize htps://127.0.0.1:{port}/docs/paper.pdf for twitter"))
+    await _tg(url, _tg_update(2, 5, "summarize example.org/paper.pdf for twitter"))
+    await app[keys.PIPELINE].drain()
+    assert doubles.sent() == [
+        M.FETCH_FAILED.format(url=f"htps://127.0.0.1:{port}/docs/paper.pdf",
+                              reason="unsupported URL scheme htps"),
+        M.FETCH_FAILED.format(url="https://example.org/paper.pdf", reason="host not allowed")]
+    paste = "The committee reviewed the proposal in detail. " * 1500 + "Post it on twitter."
+    await _tg(url, _tg_update(3, 5, paste))
+    await app[keys.PIPELINE].drain()
+    assert len(doubles.llm) == 2 and doubles.sent()[-1].startswith("Summary of ")
+    assert doubles.llm[0]["messages"][1]["content"].startswith("Source: pasted text")
+
+
+async def test_stop_cancels_running_job(stack):
+    app, url, doubles, base = await stack()
+    await _tg(url, _tg_update(1, 6, f"summarize {base}/slow/paper.pdf for twitter"))
+    await asyncio.sleep(0.3)
+    import aiohttp
+    async with aiohttp.ClientSession() as s:
+        async with s.get(f"{url}/state/6") as r:
+            assert (await r.json())["task"] == "summarize"
+    await _tg(url, _tg_update(2, 6, "stop"))
+    await app[keys.PIPELINE].drain()
+    assert doubles.sent() == [M.CANCELLED] and doubles.llm == [] and doubles.whatsapp == []
+    await _tg(url, _tg_update(3, 6, "cancel"))
+    await app[keys.PIPELINE].drain()
+    assert doubles.sent()[-1] == M.NOTHING_TO_CANCEL
