@@ -29,6 +29,7 @@ from harness.report.journal import Journal
 from harness.report.jsonfile import case_to_dict
 from harness.sandbox.router import CaseRecorder
 from harness.sandbox.world import Sandbox
+from harness.services import Services, default_factories
 from harness.targets.base import Endpoints
 from harness.targets.http import HttpTarget
 from harness.targets.inprocess import InProcessTarget
@@ -85,20 +86,51 @@ def _expected_reply_bounds(turn: Turn) -> tuple[int, int | None]:
     return 1, None
 
 
-def evaluate(case: Case, obs: Observation) -> list[Evidence]:
-    """Run every check of every turn through the dispatch table."""
+async def evaluate(case: Case, obs: Observation, services: Services | None = None) -> list[Evidence]:
+    """Run every check of every turn through the dispatch table.
+
+    Pure checks first; checks that use services (similarity, critic) run only when every
+    pure check passed, since judging the content of a reply that already failed costs
+    money and time and cannot change the verdict.
+    """
     evidence: list[Evidence] = []
+    deferred = []
     for index, turn in enumerate(case.turns):
         for spec in turn.checks:
             definition = REGISTRY[spec.name]
-            try:
-                evidence.append(definition.fn(case, obs, index, spec.params))
-            except Exception as exc:  # a check bug must not pass or crash the run
-                log.exception("check %s crashed on case %s", spec.name, case.id)
-                evidence.append(Evidence(check=spec.name, turn=index, availability="unavailable", passed=None,
-                                         reason=f"the check itself crashed: {type(exc).__name__}: {exc}",
-                                         evaluator=definition.evaluator))
+            if definition.uses_services:
+                deferred.append((index, spec, definition))
+                continue
+            evidence.append(_guarded(definition, spec, index, case, lambda d=definition, i=index, p=spec.params:
+                                     d.fn(case, obs, i, p)))
+    if not deferred:
+        return evidence
+    if any(e.passed is False for e in evidence):
+        for index, spec, definition in deferred:
+            evidence.append(Evidence(check=spec.name, turn=index, availability="unavailable", passed=None,
+                                     reason="not evaluated: a deterministic check of this case already failed",
+                                     evaluator=definition.evaluator))
+        return evidence
+    for index, spec, definition in deferred:
+        try:
+            evidence.append(await definition.fn(case, obs, index, spec.params, services))
+        except Exception as exc:  # an unreachable judge is unavailable evidence, never a crash
+            log.exception("check %s crashed on case %s", spec.name, case.id)
+            evidence.append(_crashed(definition, spec, index, exc))
     return evidence
+
+
+def _crashed(definition, spec, index: int, exc: Exception) -> Evidence:
+    return Evidence(check=spec.name, turn=index, availability="unavailable", passed=None,
+                    reason=f"the check itself crashed: {type(exc).__name__}: {exc}", evaluator=definition.evaluator)
+
+
+def _guarded(definition, spec, index: int, case: Case, call) -> Evidence:
+    try:
+        return call()
+    except Exception as exc:  # a check bug must not pass or crash the run
+        log.exception("check %s crashed on case %s", spec.name, case.id)
+        return _crashed(definition, spec, index, exc)
 
 
 class Runner:
@@ -112,6 +144,7 @@ class Runner:
         self._counter = 0
         self._target = None
         self._notes: list[str] = []
+        self.services = Services(config, factories=default_factories())
 
     def _next_identity(self) -> Identity:
         self._counter += 1
@@ -146,6 +179,7 @@ class Runner:
         finally:
             await target.stop()
             await self.sandbox.stop()
+            await self.services.aclose()
             journal.close()
         unattributed = self.sandbox.router.unattributed
         if unattributed:
@@ -197,7 +231,7 @@ class Runner:
             error = "the target process exited during the case"
         obs = Observation(case_id=case.id, channel=case.channel, chat_id=ident.chat_for(case.channel),
                           turns=tuple(att.turns), started_at=started, finished_at=time.time(), error=error)
-        evidence = evaluate(case, obs)
+        evidence = await evaluate(case, obs, self.services)
         latency, calls, tokens = observation_metrics(obs)
         return CaseResult(id=case.id, layer=case.layer, channel=case.channel, status=case_status(evidence, error),
                           evidence=tuple(evidence), latency_ms=latency, llm_calls=calls, tokens=tokens,

@@ -11,18 +11,25 @@ from harness.checks import budget, text, trajectory
 from harness.checks.base import CheckDef
 
 #: ``expect`` keys whose table holds several sub-checks.
-GROUPED = ("reply",)
+GROUPED = ("reply", "post")
+
+# Text comparisons and their parameter validators; each is offered on the replies to the
+# user (``reply.*``) and on the posts the agent sent elsewhere (``post.*``).
+_TEXT = {
+    "regex": (text.regex, text._regex_error),
+    "not_regex": (text.not_regex, text._regex_error),
+    "contains": (text.contains, text._strings_error),
+    "contains_all": (text.contains_all, text._strings_error),
+    "not_contains": (text.not_contains, text._strings_error),
+    "max_chars": (text.max_chars, text._int_error),
+    "min_chars": (text.min_chars, text._int_error),
+}
 
 REGISTRY: dict[str, CheckDef] = {
     d.name: d
     for d in (
-        CheckDef("reply.regex", text.regex, text._regex_error, text.EVAL),
-        CheckDef("reply.not_regex", text.not_regex, text._regex_error, text.EVAL),
-        CheckDef("reply.contains", text.contains, text._strings_error, text.EVAL),
-        CheckDef("reply.contains_all", text.contains_all, text._strings_error, text.EVAL),
-        CheckDef("reply.not_contains", text.not_contains, text._strings_error, text.EVAL),
-        CheckDef("reply.max_chars", text.max_chars, text._int_error, text.EVAL),
-        CheckDef("reply.min_chars", text.min_chars, text._int_error, text.EVAL),
+        *(CheckDef(f"{of}.{key}", text.text_check(f"{of}.{key}", compare, of), validate, text.EVAL)
+          for of in ("reply", "post") for key, (compare, validate) in _TEXT.items()),
         CheckDef("replies", text.replies, text.replies_error, "count@1"),
         CheckDef("tools_called", trajectory.tools_called, trajectory.tools_error, trajectory.EVAL),
         CheckDef("tools_not_called", trajectory.tools_not_called, trajectory.tools_error, trajectory.EVAL),
@@ -31,6 +38,13 @@ REGISTRY: dict[str, CheckDef] = {
         CheckDef("latency_ms", budget.latency_ms, budget.latency_error, budget.EVAL),
     )
 }
+
+
+def register(definition: CheckDef) -> None:
+    """Add a check family's entry (layers add theirs at import; a clash is a bug)."""
+    if definition.name in REGISTRY:
+        raise ValueError(f"check {definition.name!r} is registered twice")
+    REGISTRY[definition.name] = definition
 
 
 def known_names() -> list[str]:

@@ -27,6 +27,9 @@ class CheckDef:
     validate: Validator
     evaluator: str
     """Name@version recorded in the evidence."""
+    uses_services: bool = False
+    """True: an async check called with the run's Services as a fifth argument (similarity,
+    critic); it runs after the case's pure checks, and only if they all passed."""
 
 
 def clip(text: str, limit: int = OBSERVED_MAX) -> str:
@@ -44,8 +47,24 @@ def own_replies(obs: Observation, turn: int) -> tuple[Reply, ...]:
     return t.replies if t else ()
 
 
-def joined_text(obs: Observation, turn: int) -> str:
-    return "\n".join(r.text for r in own_replies(obs, turn))
+def posts(obs: Observation, turn: int) -> tuple[Reply, ...]:
+    """Messages the agent sent during ``turn`` to anyone but the user (e.g. a WhatsApp post
+    published to a channel), in arrival order."""
+    t = turn_obs(obs, turn)
+    if t is None:
+        return ()
+    own = {id(r) for r in t.replies}
+    return tuple(e.reply for e in t.events if e.reply is not None and id(e.reply) not in own
+                 and (e.reply.channel, e.reply.chat) != (obs.channel, obs.chat_id))
+
+
+def messages(obs: Observation, turn: int, of: str = "reply") -> tuple[Reply, ...]:
+    """The messages a text check reads: the user's replies (``reply``) or the posts (``post``)."""
+    return posts(obs, turn) if of == "post" else own_replies(obs, turn)
+
+
+def joined_text(obs: Observation, turn: int, of: str = "reply") -> str:
+    return "\n".join(r.text for r in messages(obs, turn, of))
 
 
 def verdict(name: str, turn: int, ok: bool, *, expected: str, observed: str, reason: str,

@@ -1,12 +1,16 @@
-"""``reply.*`` and ``replies``: what the agent said in a turn, checked as text."""
+"""``reply.*``, ``post.*`` and ``replies``: what the agent said in a turn, checked as text.
+
+Each comparison is ``(text, params, messages) -> (ok, expected, reason)``; ``text_check``
+turns one into a check over the replies to the user or over the posts sent elsewhere.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from harness.checks.base import (as_list, bounds_error, is_str_list, joined_text, own_replies, turn_never_ran,
-                                 turn_obs, verdict)
+from harness.checks.base import (as_list, bounds_error, is_str_list, joined_text, messages, own_replies,
+                                 turn_never_ran, turn_obs, verdict)
 from harness.types import Case, Evidence, Observation
 
 EVAL = "text@1"
@@ -32,44 +36,41 @@ def _int_error(value: Any) -> str | None:
     return None
 
 
-def _text_check(name: str):
-    """Decorator-free factory: the shared plumbing (turn exists, text joined) lives here."""
+def text_check(name: str, compare, of: str = "reply"):
+    """Build a check from a comparison; the shared plumbing (turn exists, text joined) lives here.
 
-    def wrap(compare):
-        def check(case: Case, obs: Observation, turn: int, params: Any) -> Evidence:
-            if turn_obs(obs, turn) is None:
-                return turn_never_ran(name, turn, obs, EVAL, str(params))
-            text = joined_text(obs, turn)
-            ok, expected, reason = compare(text, params, own_replies(obs, turn))
-            return verdict(name, turn, ok, expected=expected, observed=text or "(no reply)",
-                           reason=reason, evaluator=EVAL)
+    ``of`` picks the messages: the replies to the user, or the posts sent elsewhere.
+    """
 
-        check.__name__ = name.replace(".", "_")
-        return check
+    def check(case: Case, obs: Observation, turn: int, params: Any) -> Evidence:
+        if turn_obs(obs, turn) is None:
+            return turn_never_ran(name, turn, obs, EVAL, str(params))
+        text = joined_text(obs, turn, of)
+        ok, expected, reason = compare(text, params, messages(obs, turn, of))
+        if not text:
+            reason = f"no {of}: " + reason
+        return verdict(name, turn, ok, expected=expected, observed=text or f"(no {of})", reason=reason,
+                       evaluator=EVAL)
 
-    return wrap
+    check.__name__ = name.replace(".", "_")
+    return check
 
 
-@_text_check("reply.regex")
 def regex(text: str, pattern: str, _replies):
     ok = re.search(pattern, text) is not None
-    return ok, f"matches /{pattern}/", ("matched" if ok else f"no match for /{pattern}/ in the reply" if text
-                                         else f"no reply to match /{pattern}/")
+    return ok, f"matches /{pattern}/", ("matched" if ok else f"no match for /{pattern}/")
 
 
-@_text_check("reply.not_regex")
 def not_regex(text: str, pattern: str, _replies):
     m = re.search(pattern, text)
     return m is None, f"does not match /{pattern}/", ("no match" if m is None else
                                                        f"matched {m.group(0)!r} at {m.start()}")
 
 
-@_text_check("reply.contains")
 def contains(text: str, needles, _replies):
     return _contains(text, needles)
 
 
-@_text_check("reply.contains_all")
 def contains_all(text: str, needles, replies):
     return _contains(text, needles)
 
@@ -80,21 +81,18 @@ def _contains(text: str, needles):
                                                                   f"missing {missing!r}")
 
 
-@_text_check("reply.not_contains")
 def not_contains(text: str, needles, _replies):
     present = [n for n in as_list(needles) if n in text]
     return not present, f"contains none of {as_list(needles)!r}", ("none present" if not present else
                                                                    f"found {present!r}")
 
 
-@_text_check("reply.max_chars")
 def max_chars(_text: str, limit: int, replies):
     longest = max((len(r.text) for r in replies), default=0)
     return longest <= limit, f"each reply <= {limit} chars", (
         f"longest reply {longest} chars <= {limit}" if longest <= limit else f"a reply has {longest} chars > {limit}")
 
 
-@_text_check("reply.min_chars")
 def min_chars(text: str, limit: int, _replies):
     n = len(text)
     return n >= limit, f">= {limit} chars", (f"{n} chars >= {limit}" if n >= limit else f"{n} chars < {limit}")

@@ -102,3 +102,15 @@ BAD_PARAMS = [
 @pytest.mark.parametrize("name,params", BAD_PARAMS)
 def test_bad_params_are_rejected_at_load_time(name, params):
     assert REGISTRY[name].validate(params)
+
+
+def test_post_checks_read_messages_sent_to_other_chats():
+    post = Reply(channel="whatsapp", chat="15550001111", text="Big news\n\nSource: http://x", at=T0 + 1,
+                 method="messages")
+    o = obs([reply("Summary of x")], events=[Event(source="whatsapp", name="whatsapp.send", at=T0 + 1, status=200,
+                                                   reply=post)])
+    assert REGISTRY["post.contains"].fn(CASE, o, 0, "Source:").passed is True
+    assert REGISTRY["reply.contains"].fn(CASE, o, 0, "Source:").passed is False
+    assert REGISTRY["post.max_chars"].fn(CASE, o, 0, 10).passed is False
+    empty = REGISTRY["post.regex"].fn(CASE, obs([reply("x")]), 0, "news")
+    assert empty.passed is False and empty.reason.startswith("no post")

@@ -1,0 +1,44 @@
+"""Services that some checks need beyond the observation: embedder, goldens, critic, prices.
+
+Built lazily by the runner, once per run, so a run whose checks need none of them never
+loads them (no torch import for a robustness-only run). A check that uses services is
+declared with ``CheckDef(uses_services=True)`` and is called as an async function
+``fn(case, observation, turn, params, services) -> Evidence``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from harness.config import Config
+
+
+@dataclass
+class Services:
+    """A bag of lazily created run-wide services; each factory runs at most once."""
+
+    config: Config
+    factories: dict[str, Callable[["Services"], Any]] = field(default_factory=dict)
+    _made: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, name: str) -> Any:
+        if name not in self._made:
+            if name not in self.factories:
+                raise KeyError(f"no service named {name!r} is configured")
+            self._made[name] = self.factories[name](self)
+        return self._made[name]
+
+    def made(self, name: str) -> bool:
+        return name in self._made
+
+    async def aclose(self) -> None:
+        for obj in self._made.values():
+            close = getattr(obj, "aclose", None)
+            if close is not None:
+                await close()
+
+
+def default_factories() -> dict[str, Callable[[Services], Any]]:
+    """The services a run can use; each layer's module registers its factory here."""
+    return {}
