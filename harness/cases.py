@@ -110,7 +110,8 @@ def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int, out:
                 continue
             problem = definition.validate(params)
             if problem:
-                out.add(f"turn {turn}: {name} {problem}", file=file, case=case, line=raw.get(LINE, line))
+                out.add(f"turn {turn}: {name} {problem}", file=file, case=case, line=raw.get(LINE, line),
+                        fix=f"correct the {name} parameters (docs/CASES.md lists every check with an example)")
                 continue
             specs.append(CheckSpec(name=name, params=params))
     return tuple(specs)

@@ -45,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("run_dir")
     rep.add_argument("--format", choices=("html", "md", "junit", "json"), default="md")
 
+    ini = sub.add_parser("init", help="scaffold a harness.toml and example cases for your own bot")
+    ini.add_argument("dir", nargs="?", default=".")
+    ini.add_argument("--channel", choices=("telegram", "whatsapp"), default="telegram")
+
     chk = sub.add_parser("check", help="validate config and fixtures; list what would run")
     chk.add_argument("--config")
     chk.add_argument("--fixtures", default=None)
@@ -55,6 +59,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def _fixtures_dir(args, config) -> Path:
     return Path(args.fixtures) if args.fixtures else config.resolve("fixtures")
+
+
+def _cmd_init(args) -> int:
+    from harness.scaffold import init_project
+
+    written = init_project(args.dir, args.channel)
+    for path in written:
+        print(f"wrote {path}")
+    print("next: edit [target] command in harness.toml to start your bot, then `harness check` and `harness run`"
+          " (docs/QUICKSTART.md)")
+    return 0
 
 
 def _cmd_check(args) -> int:
@@ -134,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors already
         return int(exc.code or 0)
-    handlers = {"run": _cmd_run, "report": _cmd_report, "check": _cmd_check}
+    handlers = {"run": _cmd_run, "report": _cmd_report, "check": _cmd_check, "init": _cmd_init}
     try:
         return handlers[args.command](args)
     except HarnessError as exc:

@@ -65,7 +65,15 @@ class HttpTarget:
             except OSError as exc:
                 raise TargetError(f"could not start the target {cmd!r}: {exc}",
                                   fix="check [target].command and [target].cwd") from exc
-        version = await self._wait_ready(fill(self.t.ready_url, values)) if self.t.ready_url else ""
+        if self.t.ready_url:
+            version = await self._wait_ready(fill(self.t.ready_url, values))
+        else:
+            version = ""
+            if self.t.command:
+                # No health endpoint: ready once a webhook's port accepts connections.
+                hook = fill(self.t.telegram_webhook or self.t.whatsapp_webhook, values)
+                if hook:
+                    await self._wait_port(hook)
         return Endpoints(telegram_webhook=fill(self.t.telegram_webhook, values),
                          whatsapp_webhook=fill(self.t.whatsapp_webhook, values),
                          state_url=fill(self.t.state_url, values),
@@ -94,6 +102,26 @@ class HttpTarget:
         await self.stop()
         raise TargetError(f"the target was not ready at {url} within {self.t.ready_timeout_s:.0f}s ({last})"
                           f"\n{self.log_tail()}", fix="check ready_url, or raise [target].ready_timeout_s")
+
+    async def _wait_port(self, url: str) -> None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        host, port = parts.hostname or "127.0.0.1", parts.port or (443 if parts.scheme == "https" else 80)
+        deadline = time.monotonic() + self.t.ready_timeout_s
+        while time.monotonic() < deadline:
+            if self._proc is not None and self._proc.poll() is not None:
+                raise TargetError(f"the target exited with code {self._proc.returncode} before it was ready"
+                                  f"\n{self.log_tail()}", fix="run [target].command by hand to see why")
+            try:
+                _, writer = await asyncio.open_connection(host, port)
+                writer.close()
+                return
+            except OSError:
+                await asyncio.sleep(0.1)
+        await self.stop()
+        raise TargetError(f"nothing accepted connections at {host}:{port} within {self.t.ready_timeout_s:.0f}s"
+                          f"\n{self.log_tail()}", fix="check the webhook URL and port, or set ready_url")
 
     def alive(self) -> bool:
         return self._proc is None or self._proc.poll() is None

