@@ -67,7 +67,12 @@ def count(results: Sequence[CaseResult], planned: int) -> Counts:
     executed = len(results) - by["skipped"]
     decidable = by["pass"] + by["soft"] + by["fail"]
     cost = sum(r.cost_usd or 0.0 for r in results)
-    verdict = "fail" if (by["fail"] or by["error"]) else "incomplete" if (by["unavailable"] or executed < planned) \
+    # Quarantined cases (harness.quarantine) are counted above but never decide the verdict.
+    vby = defaultdict(int)
+    for r in results:
+        if not getattr(r, "quarantined", False):
+            vby[r.status] += 1
+    verdict = "fail" if (vby["fail"] or vby["error"]) else "incomplete" if (vby["unavailable"] or executed < planned) \
         else "pass"
     return Counts(planned=planned, executed=executed, decidable=decidable, passed=by["pass"], soft=by["soft"],
                   failed=by["fail"], errored=by["error"], unavailable=by["unavailable"], skipped=by["skipped"],

@@ -22,8 +22,8 @@ ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "tools_url", "bot_token",
                 "webhook_secret", "app_secret", "phone_number_id")
 GENERATORS = ("words",)
-ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redeliver")
-TURN_KEYS = set(ACTIONS) | {"wait_s", "expect"}
+ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redeliver", "burst")
+TURN_KEYS = set(ACTIONS) | {"wait_s", "expect", "fault"}
 CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description"}
 FILE_KEYS = {"layer", "defaults", "cases"}
 LINE = "__line__"
@@ -142,6 +142,13 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
         for err in _text_errors(value):
             out.add(f"turn {index}: {err}", file=file, case=case, line=line)
         send = value
+    elif kind == "burst":  # several texts delivered back to back (multi-turn layer)
+        if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
+            out.add(f"turn {index}: burst must be a list of at least two texts", file=file, case=case, line=line)
+            return None
+        for err in (e for v in value for e in _text_errors(v)):
+            out.add(f"turn {index}: {err}", file=file, case=case, line=line)
+        options = {"texts": list(value)}
     elif kind == "redeliver":
         if value is not True:
             out.add(f"turn {index}: redeliver must be true", file=file, case=case, line=line)
@@ -168,7 +175,15 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
         out.add(f"turn {index}: wait_s must be a non-negative number", file=file, case=case, line=line)
         wait = 0
     checks = _expect(raw.get("expect"), file=file, case=case, line=line, turn=index, out=out)
-    return Turn(send=send, kind="text" if kind == "send" else kind, options=options, wait_s=float(wait), checks=checks)
+    fault = _strip(raw.get("fault")) if "fault" in raw else {}
+    if "fault" in raw:  # scripted faults for this turn (harness/sandbox/faults.py)
+        from harness.sandbox.faults import validate as fault_error
+
+        problem = fault_error(fault)
+        if problem:
+            out.add(f"turn {index}: {problem}", file=file, case=case, line=line)
+    return Turn(send=send, kind="text" if kind == "send" else kind, options=options, wait_s=float(wait), checks=checks,
+                faults=fault or {})
 
 
 def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -> Case | None:

@@ -45,6 +45,17 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("run_dir")
     rep.add_argument("--format", choices=("html", "md", "junit", "json"), default="md")
 
+    cal = sub.add_parser("calibrate", help="run the suite against every seeded regression of the reference agent")
+    cal.add_argument("--config")
+    cal.add_argument("--fixtures", default=None)
+    cal.add_argument("--out", default=None, help="output folder (default: reports/calibration-<time>)")
+    cal.add_argument("--repeat", type=int, default=1, metavar="K", help="clean (and noisy) runs")
+    cal.add_argument("--parallel", type=int, default=3, metavar="N", help="runs at once (default 3)")
+    cal.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once within a run")
+    cal.add_argument("--layer", action="append", default=[], choices=LAYERS)
+    cal.add_argument("--regression", action="append", default=[], help="only these regressions")
+    cal.add_argument("--no-noise", action="store_true", help="skip the noisy clean runs")
+
     ini = sub.add_parser("init", help="scaffold a harness.toml and example cases for your own bot")
     ini.add_argument("dir", nargs="?", default=".")
     ini.add_argument("--channel", choices=("telegram", "whatsapp"), default="telegram")
@@ -59,6 +70,34 @@ def _parser() -> argparse.ArgumentParser:
 
 def _fixtures_dir(args, config) -> Path:
     return Path(args.fixtures) if args.fixtures else config.resolve("fixtures")
+
+
+def _cmd_calibrate(args) -> int:
+    from datetime import datetime
+
+    from harness.calibrate import calibrate, matrix_lines, write_calibration
+    from harness.cases import load_cases
+    from harness.config import load_config
+
+    if args.repeat < 1 or args.parallel < 1:
+        raise UsageError("--repeat and --parallel must be at least 1")
+    config = load_config(args.config)
+    cases = load_cases(_fixtures_dir(args, config), layers=args.layer)
+    out = Path(args.out) if args.out else config.resolve("reports") / datetime.now().strftime("calibration-%Y%m%d-%H%M%S")
+
+    def progress(outcome) -> None:
+        r = outcome.report
+        state = outcome.error or (f"{r.summary.failed} failed, {r.summary.errored} errored" if r else "")
+        print(f"  {outcome.label}: {outcome.seconds:.0f}s, {state}", flush=True)
+
+    cal = asyncio.run(calibrate(config, cases, out / "runs", repeat=args.repeat, parallel=args.parallel,
+                                concurrency=args.concurrency, noise=not args.no_noise, only=args.regression,
+                                on_run=progress))
+    data = write_calibration(cal, out)
+    print("\n".join(matrix_lines(data)))
+    print(f"wrote {out / 'calibration.json'} and {out / 'calibration.html'}")
+    ok = not data["missed"] and data["clean"]["hard_failures"] == 0 and data["noise"]["hard_failures"] == 0
+    return 0 if ok else 1
 
 
 def _cmd_init(args) -> int:
@@ -149,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors already
         return int(exc.code or 0)
-    handlers = {"run": _cmd_run, "report": _cmd_report, "check": _cmd_check, "init": _cmd_init}
+    handlers = {"run": _cmd_run, "report": _cmd_report, "check": _cmd_check, "init": _cmd_init, "calibrate": _cmd_calibrate}
     try:
         return handlers[args.command](args)
     except HarnessError as exc:

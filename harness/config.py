@@ -71,6 +71,11 @@ class SandboxConfig:
     whatsapp_api_version: str = "v21.0"
     phone_number_id: str = "106540352242922"
     display_phone_number: str = "15550783881"
+    llm_mode: str = "live"
+    """live | record | replay: LLM calls forwarded, forwarded and recorded, or answered from
+    the cassette only (harness/sandbox/cassettes.py)."""
+    cassette: str = ""
+    """The cassette file (JSONL) for record / replay, e.g. ``cassettes/nightly.jsonl``."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import aiohttp
 from harness.channels import telegram as tg
 from harness.channels import whatsapp as wa
 from harness.config import Config
+from harness.driver_faults import deliver_scripted, is_scripted
 from harness.sandbox.router import Router
 from harness.targets.base import Endpoints
 from harness.textgen import render
@@ -88,6 +89,8 @@ class Driver:
 
     async def deliver(self, case: Case, turn: Turn, ident: Identity, timeout: float,
                       last_bot_message_id: str = "") -> Delivery:
+        if is_scripted(turn):  # bursts, duplicate / out-of-order delivery (harness/driver_faults.py)
+            return await deliver_scripted(self, case, turn, ident, timeout, last_bot_message_id)
         state = self._state.setdefault(ident.chat_id, _CaseState())
         values = self.values_for(ident)
         text = render(turn.send, values) if turn.send is not None else None

@@ -61,6 +61,8 @@ class RunOptions:
     """Called as each case finishes (progress display)."""
     on_start: Callable[[int], None] | None = None
     """Called once with the number of planned cases, after the target is up."""
+    services: Services | None = None
+    """Shared services (calibration runs share one embedder); the owner closes them."""
 
 
 @dataclass
@@ -144,7 +146,8 @@ class Runner:
         self._counter = 0
         self._target = None
         self._notes: list[str] = []
-        self.services = Services(config, factories=default_factories())
+        self._own_services = options.services is None
+        self.services = options.services or Services(config, factories=default_factories())
 
     def _next_identity(self) -> Identity:
         self._counter += 1
@@ -179,7 +182,8 @@ class Runner:
         finally:
             await target.stop()
             await self.sandbox.stop()
-            await self.services.aclose()
+            if self._own_services:
+                await self.services.aclose()
             journal.close()
         unattributed = self.sandbox.router.unattributed
         if unattributed:
@@ -245,8 +249,13 @@ class Runner:
             if turn.wait_s:
                 await asyncio.sleep(turn.wait_s)
             att.current_sent_at = time.time()
-            delivery = await driver.deliver(att.case, turn, att.ident, sb.reply_timeout_s, att.bot_message_id)
-            waited = await self._settle(att, turn, delivery.status is not None and delivery.status < 500)
+            # scripted faults live exactly as long as the turn (harness/sandbox/faults.py)
+            armed = self.sandbox.faults.arm(att.ident.keys(), turn.faults) if turn.faults else None
+            try:
+                delivery = await driver.deliver(att.case, turn, att.ident, sb.reply_timeout_s, att.bot_message_id)
+                waited = await self._settle(att, turn, delivery.status is not None and delivery.status < 500)
+            finally:
+                self.sandbox.faults.disarm(armed)
             t_obs = self._turn_observation(att, index, delivery.sent_at, delivery.status, delivery.error, waited,
                                            waited >= sb.reply_timeout_s)
             if self.endpoints.state_url:

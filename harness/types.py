@@ -46,6 +46,9 @@ class Turn:
     """Seconds to wait before this turn is sent."""
     checks: tuple[CheckSpec, ...] = ()
     """Checks evaluated after this turn's replies settled."""
+    faults: Mapping[str, Any] = field(default_factory=dict)
+    """Scripted faults armed for this turn only (``fault:`` in the case file; see
+    harness/sandbox/faults.py): LLM/document-server faults and delivery faults."""
 
 
 @dataclass(frozen=True)
@@ -248,6 +251,15 @@ class CaseResult:
     tags: tuple[str, ...] = ()
     observation: Observation | None = None
     """The last attempt's observation, for reports and drill-down."""
+    flaky: bool = False
+    """The outcome varied across repeats (some attempts passed, some did not)."""
+    pass_rate_ci: tuple[float, float] | None = None
+    """95% Wilson interval on the pass rate over the attempts (None when K == 1)."""
+    metrics: "CaseMetrics | None" = None
+    """Performance and cost of the case, measured at the sandbox (cost layer)."""
+    quarantined: bool = False
+    """Listed in fixtures/quarantine.yaml: reported with its real status, but its failure
+    does not count toward the run's verdict or exit code (harness.quarantine)."""
 
 
 @dataclass(frozen=True)
@@ -285,3 +297,50 @@ class RunReport:
     """What ``harness run`` exits with for this report."""
     notes: tuple[str, ...] = ()
     """Run-level remarks: unattributed calls, target stderr tail, budget stops."""
+    layer_metrics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per-layer metrics beyond the counts (e.g. ``multiturn: {"slots": {...}}``); merged
+    into that layer's entry of results.json."""
+    perf: Mapping[str, Any] = field(default_factory=dict)
+    """Run-level performance and cost beyond the counts (harness/cost.py): merged into
+    results.json ``summary`` (``harness_cost_usd``, ``simulated``, ``budget``, latency...)."""
+
+
+@dataclass(frozen=True)
+class CaseMetrics:
+    """Latency, calls, tokens and cost of one case, from the sandbox's own records (cost layer)."""
+
+    first_reply_ms: float | None = None
+    """First turn: delivery to the first own reply (None: no reply)."""
+    last_reply_ms: float | None = None
+    """Delivery of the first turn to the last own reply of the case."""
+    llm_ms: tuple[float, ...] = ()
+    """Duration of each LLM call, in arrival order."""
+    fetch_ms: tuple[float, ...] = ()
+    """Duration of each document fetch."""
+    llm_calls: int = 0
+    fetches: int = 0
+    sends: int = 0
+    """Messages the agent sent (Telegram send*/edit*, WhatsApp messages), to anyone."""
+    calls: int = 0
+    """Every boundary call the agent made (driver deliveries excluded)."""
+    errors: int = 0
+    """Calls answered with a non-2xx status."""
+    tokens_input: int = 0
+    tokens_output: int = 0
+    tokens_estimated: bool = False
+    """True when any count is a tiktoken estimate for a model outside the encoding's family."""
+    tokens_source: str = "none"
+    """usage | tiktoken | mixed | none."""
+    cost_usd: float | None = 0.0
+    """Agent spend in USD (all attempts); None when any call could not be priced."""
+    cost_reason: str = ""
+    """Why the cost is unavailable, or how it was priced."""
+    simulated: bool = False
+    """The spend is priced, not billed (offline model named after field models)."""
+    replayed_calls: int = 0
+    """LLM calls answered from a cassette (no upstream, no spend)."""
+    replay_misses: int = 0
+
+    @property
+    def error_rate(self) -> float:
+        return self.errors / self.calls if self.calls else 0.0

@@ -164,6 +164,8 @@ def case_to_dict(result: CaseResult) -> dict[str, Any]:
         "file": result.file,
         "tags": list(result.tags),
         "turns": [turn_to_dict(t) for t in obs.turns] if obs else [],
+        # Only when set, so unquarantined cases keep their shape (harness.quarantine).
+        **({"quarantined": True} if getattr(result, "quarantined", False) else {}),
     })
 
 
@@ -335,6 +337,7 @@ def case_from_dict(d: Mapping[str, Any]) -> CaseResult:
         file=d.get("file") or "",
         tags=tuple(d.get("tags") or ()),
         observation=None,
+        quarantined=bool(d.get("quarantined", False)),
     )
 
 

@@ -23,6 +23,7 @@ class DocumentServer:
         self.root = root.resolve()
         self.sink = sink
         self.clock = clock
+        self.faults = None  # a harness.sandbox.faults.FaultBook, set by the sandbox
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -42,6 +43,15 @@ class DocumentServer:
         t0 = time.perf_counter()
         token = request.match_info.get("token", "")
         rel = request.match_info.get("path", "")
+        if self.faults is not None:  # scripted per-case faults (harness/sandbox/faults.py)
+            injected = await self.faults.before_docs(token, request)
+            if injected is not None:
+                self.sink(Event(source="docs", name="fetch_document", at=at, status=injected.status,
+                                duration_ms=(time.perf_counter() - t0) * 1000,
+                                request={"method": request.method, "path": rel}, response=None,
+                                keys=(f"tok:{token}",) if token else (), error=injected.error,
+                                meta={"fault": injected.fault}))
+                return injected.response
         path = self._resolve(rel)
         if path is None:
             status, resp, size, ctype = 404, web.Response(status=404, text="not found"), 0, ""

@@ -37,6 +37,9 @@ class LlmGateway:
         self.timeout_s = timeout_s
         self.clock = clock
         self._session: aiohttp.ClientSession | None = None
+        self.faults = None  # a harness.sandbox.faults.FaultBook, set by the sandbox
+        self.meter = None  # harness.sandbox.metering.Meter: tokens + price per call, set by the sandbox
+        self.cassette = None  # harness.sandbox.cassettes.Cassette: record / replay, set by the sandbox
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -64,6 +67,14 @@ class LlmGateway:
         except ValueError as exc:
             return self._record(started, t0, {}, 400, None, f"invalid JSON body: {exc}",
                                 _error(400, f"invalid JSON body: {exc}", "invalid_request_error"))
+        if self.faults is not None:  # scripted per-case faults (harness/sandbox/faults.py)
+            injected = await self.faults.before_llm(body, request)
+            if injected is not None:
+                return self._record(started, t0, body, injected.status, None, injected.error, injected.response)
+        if self.cassette is not None and self.cassette.replaying:  # no upstream call, no spend
+            status, parsed, error, extra = self.cassette.replay(body)
+            return self._record(started, t0, body, status, parsed, error,
+                                web.json_response(parsed, status=status), extra)
         if not self.upstream:
             return self._record(started, t0, body, 503, None, "no LLM upstream configured",
                                 _error(503, "the harness gateway has no upstream configured ([sandbox] llm_upstream)"))
@@ -89,11 +100,13 @@ class LlmGateway:
             except ValueError:
                 parsed = None
         error = "" if status < 400 else f"upstream answered {status}"
+        if self.cassette is not None:
+            self.cassette.store(body, status, parsed)
         resp = web.Response(body=payload, status=status, content_type=ctype.split(";")[0])
         return self._record(started, t0, body, status, parsed, error, resp)
 
     def _record(self, started: float, t0: float, body: dict, status: int, parsed: dict | None,
-                error: str, response: web.StreamResponse) -> web.StreamResponse:
+                error: str, response: web.StreamResponse, extra: dict | None = None) -> web.StreamResponse:
         usage = (parsed or {}).get("usage") or {}
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
         prompt_text = "\n".join(m.get("content", "") for m in messages
@@ -109,7 +122,10 @@ class LlmGateway:
             "output_tokens": usage.get("completion_tokens"),
             "tokens_source": "usage" if usage else "missing",
             "stream": bool(body.get("stream")),
+            **(extra or {}),
         }
+        if self.meter is not None:  # tokens (usage or tiktoken) and price (harness/sandbox/metering.py)
+            meta = self.meter.annotate(meta, body, parsed, status)
         request_summary = {k: v for k, v in body.items() if k != "messages"}
         request_summary["messages"] = len(messages)
         request_summary["prompt_chars"] = len(prompt_text)

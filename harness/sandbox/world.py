@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.config import Config
 from harness.sandbox.docs import DocumentServer
+from harness.sandbox.faults import FaultBook
 from harness.sandbox.gateway import LlmGateway
 from harness.sandbox.router import Router
 from harness.sandbox.server import Listening, listen
@@ -29,6 +30,8 @@ class Sandbox:
     """Fills ``{port}`` in ``llm_upstream`` (an offline model served by the target itself)."""
     telegram: object = None
     whatsapp: object = None
+    faults: FaultBook = field(default_factory=FaultBook)
+    """Scripted per-case, per-turn faults the gateway and document server apply."""
     _servers: list[Listening] = field(default_factory=list)
 
     async def start(self) -> "Sandbox":
@@ -50,11 +53,17 @@ class Sandbox:
 
             key = os.environ.get(cfg.sandbox.llm_upstream_key_env, "")
             gateway = LlmGateway(sink, upstream=self._upstream(), api_key=key)
+            gateway.faults = self.faults
+            from harness.sandbox.metering import gateway_hooks
+
+            for name, hook in gateway_hooks(cfg, self._upstream()).items():  # meter, cassette (cost layer)
+                setattr(gateway, name, hook)
             srv = await listen(gateway.app(), "LLM gateway")
             self._servers.append(srv)
             self.llm_base_url = srv.base_url + "/v1"
 
             docs = DocumentServer(Path(cfg.resolve(cfg.sandbox.docs_dir)), sink)
+            docs.faults = self.faults
             srv = await listen(docs.app(), "document server")
             self._servers.append(srv)
             self.docs_base = srv.base_url
@@ -73,6 +82,7 @@ class Sandbox:
         return up.replace("{port}", str(self.target_port)) if self.target_port is not None else up
 
     async def stop(self) -> None:
+        self.faults.release_all()
         while self._servers:
             await self._servers.pop().stop()
 

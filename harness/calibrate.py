@@ -1,0 +1,227 @@
+"""``harness calibrate``: is the suite sensitive? Runs it against the reference agent clean
+(``--repeat K`` times, and again under noise) and with each seeded regression switched on,
+one at a time, and reports the catch matrix: which cases caught each regression, which
+regressions were missed, and the clean agent's false alarms.
+
+A case "catches" a regression when it fails (fail or error) with the regression on and
+never failed in any clean run: a case that also fails clean is a false alarm, not a catch.
+Runs are independent (own sandbox, own docbot process) and several run at once, because a
+run spends most of its time waiting for the agent, not computing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Sequence
+
+from harness.config import Config, python_command
+from harness.errors import TargetError
+from harness.runner import RunOptions, run_suite
+from harness.types import LAYERS, Case, RunReport
+
+NOISE_ENV = "DOCBOT_NOISE"
+
+
+@dataclass(frozen=True)
+class Regression:
+    name: str
+    layer: str
+    description: str
+
+
+@dataclass
+class RunOutcome:
+    """One calibration run: what was switched on, its report and how long it took."""
+
+    label: str
+    regression: str | None
+    noise: bool
+    report: RunReport | None
+    seconds: float
+    error: str = ""
+
+    def failing(self) -> dict[str, dict]:
+        """Failing case id -> its first failing evidence (as a dict)."""
+        out: dict[str, dict] = {}
+        if self.report is None:
+            return out
+        for c in self.report.cases:
+            if c.status in ("fail", "error"):
+                first = next((e for e in c.evidence if e.passed is False), None)
+                out[c.id] = {"layer": c.layer, "status": c.status, "check": first.check if first else "",
+                             "turn": first.turn if first else None,
+                             "expected": first.expected if first else "",
+                             "observed": first.observed if first else "",
+                             "reason": first.reason if first else c.error}
+        return out
+
+    def soft(self) -> int:
+        return 0 if self.report is None else sum(1 for c in self.report.cases if c.status == "soft")
+
+
+def list_regressions(config: Config) -> list[Regression]:
+    """Ask the target itself (``<command> --regressions``): name<TAB>layer<TAB>what it breaks."""
+    t = config.target
+    if not t.command:
+        raise TargetError("calibration needs a target with a command that lists its regressions",
+                          fix="set [target].command to the reference agent (python -m docbot)")
+    cwd = config.resolve(t.cwd) if t.cwd else config.root
+    done = subprocess.run([*python_command(t.command), "--regressions"], cwd=cwd, capture_output=True, text=True,
+                          timeout=60)
+    if done.returncode != 0:
+        raise TargetError(f"`{' '.join(t.command)} --regressions` failed: {done.stderr.strip()[:500]}")
+    regressions = []
+    for line in done.stdout.splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 3:
+            regressions.append(Regression(parts[0].strip(), parts[1].strip(), parts[2].strip()))
+    if not regressions:
+        raise TargetError("the target listed no seeded regressions")
+    return regressions
+
+
+def _with_env(config: Config, extra: dict[str, str]) -> Config:
+    return replace(config, target=replace(config.target, env={**config.target.env, **extra}))
+
+
+async def _one_run(config: Config, cases: Sequence[Case], label: str, regression: str | None, noise: bool,
+                   out: Path, concurrency: int | None, services) -> RunOutcome:
+    env = {"DOCBOT_REGRESSION": regression or ""}
+    if noise:
+        env[NOISE_ENV] = "1"
+    started = time.perf_counter()
+    try:
+        report = await run_suite(_with_env(config, env), cases,
+                                 RunOptions(out_dir=out, run_id=label, concurrency=concurrency, services=services))
+        return RunOutcome(label, regression, noise, report, time.perf_counter() - started)
+    except Exception as exc:  # one broken run must not sink the calibration; it is reported
+        return RunOutcome(label, regression, noise, None, time.perf_counter() - started,
+                          error=f"{type(exc).__name__}: {exc}")
+
+
+@dataclass
+class Calibration:
+    regressions: list[Regression]
+    clean: list[RunOutcome]
+    noisy: list[RunOutcome]
+    broken: list[RunOutcome]
+    seconds: float
+    matrix: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+
+    def false_alarms(self, runs: list[RunOutcome]) -> set[str]:
+        return {cid for r in runs for cid in r.failing()}
+
+    def to_dict(self) -> dict:
+        clean_fail = self.false_alarms(self.clean)
+        noisy_fail = self.false_alarms(self.noisy)
+        rows = []
+        for reg, run in zip(self.regressions, self.broken):
+            failing = run.failing()
+            caught = sorted(cid for cid in failing if cid not in clean_fail)
+            first = failing[caught[0]] if caught else None
+            same_layer = [cid for cid in caught if failing[cid]["layer"] == reg.layer]
+            if same_layer:
+                first = failing[same_layer[0]]
+            rows.append({"name": reg.name, "layer": reg.layer, "description": reg.description,
+                         "caught_by": caught, "by_layer": {layer: sorted(c for c in caught
+                                                                         if failing[c]["layer"] == layer)
+                                                           for layer in LAYERS},
+                         "first_evidence": ({"case": (same_layer or caught)[0], **first} if first else None),
+                         "seconds": round(run.seconds, 1), "error": run.error})
+
+        def block(runs: list[RunOutcome]) -> dict:
+            return {"runs": len(runs),
+                    "hard_failures": sum(len(r.failing()) for r in runs),
+                    "soft": sum(r.soft() for r in runs),
+                    "failing_cases": sorted({cid for r in runs for cid in r.failing()}),
+                    "errors": [r.error for r in runs if r.error],
+                    "seconds": [round(r.seconds, 1) for r in runs]}
+
+        return {"schema": "harness.calibration/1",
+                "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "regressions": rows, "clean": block(self.clean), "noise": block(self.noisy),
+                "missed": [r["name"] for r in rows if not r["caught_by"]],
+                "wall_seconds": round(self.seconds, 1),
+                "false_alarms": {"clean": sorted(clean_fail), "noise": sorted(noisy_fail)}}
+
+
+async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat: int = 1, parallel: int = 3,
+                    concurrency: int | None = None, noise: bool = True, only: Sequence[str] = (),
+                    on_run=None) -> Calibration:
+    """Run clean x repeat, noisy x repeat and every regression once; ``parallel`` runs at a time."""
+    from harness.services import Services, default_factories
+
+    regressions = list_regressions(config)
+    if only:
+        regressions = [r for r in regressions if r.name in only]
+    services = Services(config, factories=default_factories())  # one embedder/critic for all runs
+    plan: list[tuple[str, str | None, bool]] = [(f"clean-{i + 1}", None, False) for i in range(repeat)]
+    if noise:
+        plan += [(f"noise-{i + 1}", None, True) for i in range(repeat)]
+    plan += [(f"regression-{r.name}", r.name, False) for r in regressions]
+    limit = asyncio.Semaphore(parallel)
+    started = time.perf_counter()
+
+    async def go(label: str, reg: str | None, noisy: bool) -> RunOutcome:
+        async with limit:
+            outcome = await _one_run(config, cases, label, reg, noisy, out, concurrency, services)
+        if on_run:
+            on_run(outcome)
+        return outcome
+
+    try:
+        outcomes = await asyncio.gather(*(go(*p) for p in plan))
+    finally:
+        await services.aclose()
+    by_label = {o.label: o for o in outcomes}
+    cal = Calibration(regressions=regressions,
+                      clean=[by_label[p[0]] for p in plan if p[1] is None and not p[2]],
+                      noisy=[by_label[p[0]] for p in plan if p[1] is None and p[2]],
+                      broken=[by_label[f"regression-{r.name}"] for r in regressions],
+                      seconds=time.perf_counter() - started)
+    return cal
+
+
+def write_calibration(cal: Calibration, out: Path) -> dict:
+    data = cal.to_dict()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "calibration.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    from harness.report.calibration_html import render_calibration_html
+
+    (out / "calibration.html").write_text(render_calibration_html(data), encoding="utf-8")
+    return data
+
+
+def matrix_lines(data: dict) -> list[str]:
+    """The catch matrix as plain text rows (rows: regressions; columns: layers)."""
+    layers = [layer for layer in LAYERS]
+    width = max([len(r["name"]) for r in data["regressions"]] + [10])
+    head = f"{'regression'.ljust(width)}  {'layer':<10}  " + "  ".join(f"{layer:<12}" for layer in layers)
+    lines = [head, "-" * len(head)]
+    for r in data["regressions"]:
+        cells = []
+        for layer in layers:
+            ids = r["by_layer"][layer]
+            cells.append(f"{len(ids):>3} caught " if ids else "     -      ")
+        mark = "" if r["caught_by"] else "   MISSED"
+        lines.append(f"{r['name'].ljust(width)}  {r['layer']:<10}  " + "  ".join(cells) + mark)
+    c, n = data["clean"], data["noise"]
+    lines.append("")
+    lines.append(f"clean agent: {c['runs']} run(s), {c['hard_failures']} hard failures, {c['soft']} soft"
+                 + (f" ({', '.join(c['failing_cases'][:8])})" if c["failing_cases"] else ""))
+    if n["runs"]:
+        lines.append(f"under noise: {n['runs']} run(s), {n['hard_failures']} hard failures, {n['soft']} soft"
+                     + (f" ({', '.join(n['failing_cases'][:8])})" if n["failing_cases"] else ""))
+    caught = sum(1 for r in data["regressions"] if r["caught_by"])
+    lines.append(f"caught {caught} of {len(data['regressions'])} seeded regressions in {data['wall_seconds']}s")
+    for r in data["regressions"]:
+        fe = r["first_evidence"]
+        if fe:
+            lines.append(f"  {r['name']}: {fe['case']} {fe['check']} (turn {fe['turn']}): {fe['reason']}")
+    return lines

@@ -1,0 +1,305 @@
+"""Tonight against the baseline: regressions, fixes, flakes, new and removed cases, drift.
+
+``diff_runs(base, new, recent=...)`` compares two results.json dicts and returns a plain,
+JSON-able dict (written as ``<run_dir>/diff.json``); ``render_diff_text`` and
+``render_diff_markdown`` turn it into the terminal and summary.md forms.
+
+Categories (good = pass|soft, bad = fail|error; unavailable and skipped say nothing about
+the agent):
+    regressions     good before -> bad now (these make ``harness diff`` exit 1)
+    fixed           bad before -> good now
+    still_failing   bad before and now
+    changed         any other status change (e.g. pass -> unavailable)
+    new / removed   in one run only
+    flaky           good/bad flipped at least ``flaky_min_flips`` times over the recent runs
+A quarantined case (``fixtures/quarantine.yaml``) is still listed, marked, but its
+regression does not count toward the exit code.
+
+Drift compares the cases both runs share (same case set, so a grown suite is not "more
+expensive"), per layer and in total, with the ratios of ``DriftThresholds`` (configurable
+under ``[budget]``, keys ``drift_*``; see docs/OPERATIONS.md). A change of golden version,
+models, agent version or harness version is listed under ``references`` so a score change
+can be told from a reference change.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any, Mapping, Sequence
+
+from harness.history import BAD, GOOD, case_similarity, group_metrics, status_matrix
+
+SCHEMA = "harness.diff/1"
+#: Cap of each listed category in the text and markdown forms (diff.json keeps them all).
+MAX_LISTED = 20
+
+
+@dataclass(frozen=True)
+class DriftThresholds:
+    """When a metric moved far enough to be reported (ratios new / base)."""
+
+    similarity_ratio: float = 0.95
+    """Mean similarity below base x this is drift (a 5% drop)."""
+    cost_ratio: float = 1.25
+    """Cost above base x this is drift."""
+    tokens_ratio: float = 1.25
+    """Tokens (input + output) above base x this is drift."""
+    latency_ratio: float = 1.5
+    """Latency p95 above base x this is drift."""
+    latency_floor_ms: float = 250.0
+    """Latency growth smaller than this many ms is noise, whatever the ratio."""
+    flaky_nights: int = 7
+    """How many recent runs the flakiness window covers."""
+    flaky_min_flips: int = 2
+    """Good <-> bad flips within the window that make a case flaky."""
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any] | None) -> "DriftThresholds":
+        """Read ``drift_<field>`` keys of a config table (``[budget]``); others are ignored."""
+        table = table or {}
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):
+            key = f"drift_{f.name}"
+            if key in table:
+                value = table[key]
+                if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                    from harness.errors import ConfigError
+
+                    raise ConfigError(f"[budget] {key} must be a non-negative number, got {value!r}")
+                kwargs[f.name] = int(value) if f.type in ("int", int) else float(value)
+        return cls(**kwargs)
+
+
+def _cases(run: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {str(c.get("id")): c for c in run.get("cases") or () if isinstance(c, Mapping)}
+
+
+def _entry(case_id: str, base: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, Any]:
+    from harness.report.jsonfile import headline
+
+    shown = new or base or {}
+    return {
+        "id": case_id,
+        "layer": shown.get("layer", ""),
+        "before": base.get("status") if base else None,
+        "after": new.get("status") if new else None,
+        "quarantined": bool((new or {}).get("quarantined", False)),
+        "why": headline(new) if new else "",
+    }
+
+
+def flips(statuses: Sequence[str | None]) -> int:
+    """Good <-> bad transitions in a status sequence (undecided runs are passed over)."""
+    decided = ["good" if s in GOOD else "bad" for s in statuses if s in GOOD or s in BAD]
+    return sum(1 for a, b in zip(decided, decided[1:]) if a != b)
+
+
+def _references(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
+    changes = []
+
+    def cmp(what: str, a: Any, b: Any) -> None:
+        if (a or "") != (b or ""):
+            changes.append({"what": what, "before": a, "after": b})
+
+    cmp("golden version", base.get("golden_version"), new.get("golden_version"))
+    cmp("agent version", (base.get("target") or {}).get("version"), (new.get("target") or {}).get("version"))
+    cmp("agent", (base.get("target") or {}).get("name"), (new.get("target") or {}).get("name"))
+    cmp("harness version", base.get("harness_version"), new.get("harness_version"))
+    bm, nm = base.get("models") or {}, new.get("models") or {}
+    for key in sorted(set(bm) | set(nm)):
+        cmp(f"model {key}", bm.get(key), nm.get(key))
+    # The run manifest (issue 6, storage side) may add a price table version and a config hash.
+    bman, nman = base.get("manifest") or {}, new.get("manifest") or {}
+    for key in ("price_table_version", "config_hash"):
+        if key in bman or key in nman:
+            cmp(key.replace("_", " "), bman.get(key), nman.get(key))
+    return changes
+
+
+def _drift_group(name: str, base_cases: list, new_cases: list, t: DriftThresholds) -> list[dict[str, Any]]:
+    b, n = group_metrics(base_cases), group_metrics(new_cases)
+    out = []
+
+    def ratio(a: float | None, c: float | None) -> float | None:
+        if a is None or c is None or a <= 0:
+            return None
+        return c / a
+
+    checks = (
+        ("similarity", b["similarity"], n["similarity"], lambda r: r < t.similarity_ratio, "down"),
+        ("cost_usd", b["cost_usd"], n["cost_usd"], lambda r: r > t.cost_ratio, "up"),
+        ("tokens", b["tokens"], n["tokens"], lambda r: r > t.tokens_ratio, "up"),
+        ("latency_p95_ms", b["latency_p95_ms"], n["latency_p95_ms"],
+         lambda r: r > t.latency_ratio and (n["latency_p95_ms"] - b["latency_p95_ms"]) >= t.latency_floor_ms, "up"),
+    )
+    for metric, before, after, beyond, direction in checks:
+        r = ratio(before, after)
+        if r is not None and math.isfinite(r) and beyond(r):
+            out.append({"scope": name, "metric": metric, "before": before, "after": after,
+                        "ratio": round(r, 4), "direction": direction})
+    return out
+
+
+def diff_runs(base: Mapping[str, Any], new: Mapping[str, Any], *, recent: Sequence[Mapping[str, Any]] = (),
+              thresholds: DriftThresholds | None = None, base_reason: str = "") -> dict[str, Any]:
+    """Compare ``new`` with ``base`` (results.json dicts). ``recent`` are the runs of the
+    flakiness window, oldest first (``new`` is appended when it is not among them)."""
+    t = thresholds or DriftThresholds()
+    bc, nc = _cases(base), _cases(new)
+    out: dict[str, Any] = {
+        "schema": SCHEMA,
+        "base": {"run_id": base.get("run_id"), "started_at": base.get("started_at"), "why": base_reason},
+        "new": {"run_id": new.get("run_id"), "started_at": new.get("started_at")},
+        "references": _references(base, new),
+        "regressions": [], "fixed": [], "still_failing": [], "changed": [], "new": [], "removed": [],
+        "flaky": [], "drift": [],
+    }
+    for cid in sorted(set(bc) | set(nc)):
+        b, n = bc.get(cid), nc.get(cid)
+        if b is None:
+            out["new"].append(_entry(cid, None, n))
+            continue
+        if n is None:
+            out["removed"].append(_entry(cid, b, None))
+            continue
+        before, after = b.get("status"), n.get("status")
+        if before in GOOD and after in BAD:
+            out["regressions"].append(_entry(cid, b, n))
+        elif before in BAD and after in GOOD:
+            out["fixed"].append(_entry(cid, b, n))
+        elif before in BAD and after in BAD:
+            out["still_failing"].append(_entry(cid, b, n))
+        elif before != after:
+            out["changed"].append(_entry(cid, b, n))
+        sb, sn = case_similarity(b), case_similarity(n)
+        if sb is not None and sn is not None and sn < sb * t.similarity_ratio:
+            out["drift"].append({"scope": f"case {cid}", "metric": "similarity", "before": sb, "after": sn,
+                                 "ratio": round(sn / sb, 4) if sb > 0 else None, "direction": "down"})
+
+    window = [r for r in recent if r.get("run_id") != new.get("run_id")][-(max(t.flaky_nights, 1) - 1):] \
+        if t.flaky_nights > 1 else []
+    window = [*window, new]
+    for cid, statuses in status_matrix(window).items():
+        k = flips(statuses)
+        if k >= t.flaky_min_flips:
+            out["flaky"].append({"id": cid, "flips": k, "statuses": statuses, "runs": len(window),
+                                 "quarantined": bool((nc.get(cid) or {}).get("quarantined", False))})
+
+    common = sorted(set(bc) & set(nc))
+    layers = sorted({str(nc[c].get("layer")) for c in common})
+    drift = _drift_group("total", [bc[c] for c in common], [nc[c] for c in common], t)
+    for layer in layers:
+        ids = [c for c in common if nc[c].get("layer") == layer]
+        drift += _drift_group(f"layer {layer}", [bc[c] for c in ids], [nc[c] for c in ids], t)
+    out["drift"] = drift + out["drift"]
+    blocking = [r for r in out["regressions"] if not r["quarantined"]]
+    out["counts"] = {k: len(out[k]) for k in ("regressions", "fixed", "still_failing", "changed", "new",
+                                               "removed", "flaky", "drift")}
+    out["counts"]["blocking_regressions"] = len(blocking)
+    out["exit_code"] = 1 if blocking else 0
+    return out
+
+
+def diff_exit_code(diff: Mapping[str, Any]) -> int:
+    """1 when the diff holds a regression that is not quarantined, else 0."""
+    return int(diff.get("exit_code", 0))
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _fmt(metric: str, value: Any) -> str:
+    if value is None:
+        return "-"
+    if metric == "cost_usd":
+        return f"${value:.4f}"
+    if metric == "latency_p95_ms":
+        return f"{value:.0f}ms"
+    if metric == "similarity":
+        return f"{value:.3f}"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _case_line(e: Mapping[str, Any]) -> str:
+    q = " [quarantined]" if e.get("quarantined") else ""
+    return f"{e['id']} ({e.get('layer', '')}): {e.get('before') or '-'} -> {e.get('after') or '-'}{q}" + \
+        (f" - {e['why']}" if e.get("why") else "")
+
+
+SECTIONS = (("regressions", "New failures (regressions)"), ("fixed", "Fixed"),
+            ("still_failing", "Still failing"), ("changed", "Other status changes"),
+            ("new", "New cases"), ("removed", "Removed cases"))
+
+
+def render_diff_text(diff: Mapping[str, Any]) -> str:
+    """The terminal form of a diff."""
+    from harness.report.jsonfile import one_line
+
+    base, new = diff.get("base") or {}, diff.get("new") or {}
+    c = diff.get("counts") or {}
+    out = [f"diff {base.get('run_id')} -> {new.get('run_id')}"
+           + (f"  (base: {base['why']})" if base.get("why") else ""),
+           f"  {c.get('regressions', 0)} regressions ({c.get('blocking_regressions', 0)} blocking), "
+           f"{c.get('fixed', 0)} fixed, {c.get('still_failing', 0)} still failing, {c.get('flaky', 0)} flaky, "
+           f"{c.get('new', 0)} new, {c.get('removed', 0)} removed, {c.get('drift', 0)} drift"]
+    refs = diff.get("references") or []
+    if refs:
+        out.append("  references changed (a score change may be a reference change):")
+        out += [f"    {r['what']}: {r.get('before')} -> {r.get('after')}" for r in refs]
+    for key, title in SECTIONS:
+        items = diff.get(key) or []
+        if not items:
+            continue
+        out.append(f"{title}:")
+        out += [f"  {one_line(_case_line(e), 200)}" for e in items[:MAX_LISTED]]
+        if len(items) > MAX_LISTED:
+            out.append(f"  ... and {len(items) - MAX_LISTED} more (diff.json)")
+    if diff.get("flaky"):
+        out.append("Flaky (good/bad flips over recent runs):")
+        out += [f"  {f['id']}: {f['flips']} flips in {f['runs']} runs"
+                + (" [quarantined]" if f.get("quarantined") else "") for f in diff["flaky"][:MAX_LISTED]]
+    if diff.get("drift"):
+        out.append("Metric drift:")
+        out += [f"  {d['scope']}: {d['metric']} {d['direction']} {_fmt(d['metric'], d['before'])} -> "
+                f"{_fmt(d['metric'], d['after'])} (x{d['ratio']})" for d in diff["drift"][:MAX_LISTED]]
+    return "\n".join(out) + "\n"
+
+
+def render_diff_markdown(diff: Mapping[str, Any], *, max_listed: int = 10) -> list[str]:
+    """The diff as summary.md lines (regressions first, capped lists, untrusted text escaped)."""
+    from harness.report.markdown import code, md
+
+    base = diff.get("base") or {}
+    c = diff.get("counts") or {}
+    out = [f"### Compared with {code(base.get('run_id'))}" + (f" ({md(base.get('why'), 60)})" if base.get("why")
+                                                                else ""), ""]
+    out.append(f"**{c.get('regressions', 0)} regressions** · {c.get('fixed', 0)} fixed · "
+               f"{c.get('still_failing', 0)} still failing · {c.get('flaky', 0)} flaky · "
+               f"{c.get('new', 0)} new · {c.get('removed', 0)} removed · {c.get('drift', 0)} drift")
+    out.append("")
+    refs = diff.get("references") or []
+    if refs:
+        out.append("References changed: " + "; ".join(
+            f"{md(r['what'], 40)} {code(r.get('before'), 40)} → {code(r.get('after'), 40)}" for r in refs))
+        out.append("")
+    for key, title in SECTIONS[:2]:
+        items = diff.get(key) or []
+        if items:
+            out.append(f"{title}:")
+            for e in items[:max_listed]:
+                q = " _(quarantined)_" if e.get("quarantined") else ""
+                out.append(f"- {code(e['id'])} {md(e.get('before'), 20)} → **{md(e.get('after'), 20)}**{q}"
+                           + (f": {md(e.get('why'), 160)}" if e.get("why") else ""))
+            if len(items) > max_listed:
+                out.append(f"- … and {len(items) - max_listed} more (diff.json)")
+            out.append("")
+    if diff.get("drift"):
+        out.append("Drift: " + "; ".join(
+            f"{md(d['scope'], 60)} {md(d['metric'], 20)} {_fmt(d['metric'], d['before'])} → "
+            f"{_fmt(d['metric'], d['after'])}" for d in diff["drift"][:max_listed]))
+        out.append("")
+    if diff.get("flaky"):
+        out.append("Flaky: " + ", ".join(code(f["id"]) for f in diff["flaky"][:max_listed]))
+        out.append("")
+    return out

@@ -1,0 +1,323 @@
+"""History: earlier runs, read back from where they are kept, as per-run and per-case records.
+
+A *run source* lists run ids (oldest first) and loads one run's results.json dict:
+
+    RunSource            the interface (``run_ids()``, ``load(run_id)``, ``name``)
+    ├── LocalRunSource   run folders under the reports directory (always there)
+    └── (remote)         object storage, through ``harness.storage`` when it is configured
+
+Everything here is plain Python (the dashboard is drawn from ``run_records`` during every
+``harness run``, which must not pay for pandas); ``cases_frame`` / ``runs_frame`` build the
+pandas tables for ``harness history`` and the parquet export and import pandas on first use.
+
+Rates are honest: a layer's pass rate is passed / decidable and is None (shown "n/a") when
+nothing was decidable, never 100% of nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Protocol, Sequence
+
+log = logging.getLogger("harness.history")
+
+RESULTS = "results.json"
+SCHEMA = "harness.results/1"
+#: The statuses that say something about the agent (skipped / unavailable do not).
+DECIDED = ("pass", "soft", "fail", "error")
+GOOD = ("pass", "soft")
+BAD = ("fail", "error")
+#: Letters of the per-case status strip in ``harness history``.
+STRIP = {"pass": ".", "soft": "s", "fail": "F", "error": "E", "unavailable": "u", "skipped": "-", None: " "}
+
+
+class RunSource(Protocol):
+    """Where runs are kept. ``run_ids`` is oldest first; ``load`` raises on an unreadable run."""
+
+    name: str
+
+    def run_ids(self) -> list[str]: ...
+
+    def load(self, run_id: str) -> dict[str, Any]: ...
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    """One results.json as a dict; ValueError when it is not a harness results file."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("cases"), list):
+        raise ValueError(f"not a {SCHEMA} file")
+    return data
+
+
+class LocalRunSource:
+    """Run folders (``<reports>/<run_id>/results.json``) on this machine."""
+
+    def __init__(self, reports_dir: str | os.PathLike[str]):
+        self.root = Path(reports_dir)
+        self.name = f"local:{self.root}"
+
+    def run_ids(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        # Run ids start with their UTC start time (YYYYMMDD-HHMMSS-xxxx): name order is time order.
+        return sorted(p.name for p in self.root.iterdir() if (p / RESULTS).is_file())
+
+    def load(self, run_id: str) -> dict[str, Any]:
+        return read_results(self.root / run_id / RESULTS)
+
+
+@dataclass
+class History:
+    """Runs loaded from a source, oldest first, plus what could not be read."""
+
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def run_ids(self) -> list[str]:
+        return [str(r.get("run_id")) for r in self.runs]
+
+
+def load_history(source: RunSource, last: int | None = None, *, until: str | None = None) -> History:
+    """The last ``last`` readable runs of ``source`` (all when None), up to and including ``until``.
+
+    An unreadable run is skipped with a warning (logged and kept in ``warnings``): one
+    corrupt night must not hide every other.
+    """
+    hist = History()
+    ids = source.run_ids()
+    if until is not None and until in ids:
+        ids = ids[: ids.index(until) + 1]
+    for run_id in reversed(ids):
+        if last is not None and len(hist.runs) >= last:
+            break
+        try:
+            hist.runs.append(source.load(run_id))
+        except (OSError, ValueError) as exc:  # JSONDecodeError is a ValueError
+            msg = f"skipped run {run_id} ({source.name}): {type(exc).__name__}: {exc}"
+            log.warning(msg)
+            hist.warnings.append(msg)
+    hist.runs.reverse()
+    return hist
+
+
+# --------------------------------------------------------------------------- plain metrics
+
+
+def p95(values: Iterable[float | None]) -> float | None:
+    """95th percentile by nearest rank (an observed value, no interpolation); None when empty."""
+    xs = sorted(float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v))
+    if not xs:
+        return None
+    return xs[max(0, math.ceil(0.95 * len(xs)) - 1)]
+
+
+def mean(values: Iterable[float | None]) -> float | None:
+    xs = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return sum(xs) / len(xs) if xs else None
+
+
+def is_similarity(evidence: Mapping[str, Any]) -> bool:
+    return str(evidence.get("check", "")).split(".")[0] == "similarity"
+
+
+def case_similarity(case: Mapping[str, Any]) -> float | None:
+    """Mean score of a case's ready similarity evidence (None: it has none)."""
+    return mean(e.get("score") for e in case.get("evidence") or ()
+                if is_similarity(e) and e.get("availability", "ready") == "ready")
+
+
+def rate(passed: int, decidable: int) -> float | None:
+    """passed / decidable; None when nothing was decidable."""
+    return passed / decidable if decidable > 0 else None
+
+
+def case_row(run: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str, Any]:
+    """One case of one run, flat (a row of the long table)."""
+    tokens = case.get("tokens") or {}
+    return {
+        "run_id": str(run.get("run_id", "")),
+        "started_at": str(run.get("started_at", "")),
+        "case_id": str(case.get("id", "")),
+        "layer": str(case.get("layer", "")),
+        "channel": str(case.get("channel", "")),
+        "status": str(case.get("status", "")),
+        "quarantined": bool(case.get("quarantined", False)),
+        "attempts": int(case.get("attempts") or 1),
+        "passes": int(case.get("passes") or 0),
+        "latency_ms": case.get("latency_ms"),
+        "llm_calls": int(case.get("llm_calls") or 0),
+        "tokens_in": int(tokens.get("input") or 0),
+        "tokens_out": int(tokens.get("output") or 0),
+        "cost_usd": case.get("cost_usd"),
+        "similarity": case_similarity(case),
+    }
+
+
+def group_metrics(cases: Sequence[Mapping[str, Any]], counts: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Metrics of a group of cases (a layer, or the whole run).
+
+    Counts come from the run's own summary when given (planned is only known there);
+    the rest is computed from the cases.
+    """
+    by: dict[str, int] = {}
+    for c in cases:
+        by[str(c.get("status"))] = by.get(str(c.get("status")), 0) + 1
+    decidable = by.get("pass", 0) + by.get("soft", 0) + by.get("fail", 0)
+    counts = counts or {}
+    passed = int(counts.get("passed", by.get("pass", 0)))
+    decidable = int(counts.get("decidable", decidable))
+    costs = [c.get("cost_usd") for c in cases if isinstance(c.get("cost_usd"), (int, float))]
+    return {
+        "planned": int(counts.get("planned", len(cases))),
+        "executed": int(counts.get("executed", len(cases) - by.get("skipped", 0))),
+        "decidable": decidable,
+        "passed": passed,
+        "soft": int(counts.get("soft", by.get("soft", 0))),
+        "failed": int(counts.get("failed", by.get("fail", 0))),
+        "errored": int(counts.get("errored", by.get("error", 0))),
+        "unavailable": int(counts.get("unavailable", by.get("unavailable", 0))),
+        "pass_rate": rate(passed, decidable),
+        "cost_usd": float(counts["cost_usd"]) if isinstance(counts.get("cost_usd"), (int, float))
+        else (sum(costs) if costs else None),
+        "tokens": sum(int((c.get("tokens") or {}).get("input") or 0) + int((c.get("tokens") or {}).get("output") or 0)
+                      for c in cases),
+        "latency_p95_ms": p95(c.get("latency_ms") for c in cases),
+        "similarity": mean(case_similarity(c) for c in cases),
+    }
+
+
+def run_record(run: Mapping[str, Any]) -> dict[str, Any]:
+    """One run as the dashboard and ``harness history`` see it: identity, references, and
+    metrics for the whole run (``total``) and per layer (``layers``)."""
+    cases = [c for c in run.get("cases") or () if isinstance(c, Mapping)]
+    layers = {}
+    names = list((run.get("layers") or {}).keys()) + sorted({str(c.get("layer")) for c in cases})
+    for name in dict.fromkeys(names):
+        layers[name] = group_metrics([c for c in cases if c.get("layer") == name], (run.get("layers") or {}).get(name))
+    target = run.get("target") or {}
+    return {
+        "run_id": str(run.get("run_id", "")),
+        "started_at": str(run.get("started_at", "")),
+        "verdict": str((run.get("summary") or {}).get("verdict", "")),
+        "target": f"{target.get('name', '')} {target.get('version', '')}".strip(),
+        "golden_version": str(run.get("golden_version", "")),
+        "models": dict(run.get("models") or {}),
+        "total": group_metrics(cases, run.get("summary")),
+        "layers": layers,
+    }
+
+
+def run_records(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [run_record(r) for r in runs]
+
+
+def status_matrix(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[str | None]]:
+    """case id -> its status in each run (None where the case did not run), runs oldest first."""
+    matrix: dict[str, list[str | None]] = {}
+    for i, run in enumerate(runs):
+        for c in run.get("cases") or ():
+            row = matrix.setdefault(str(c.get("id")), [None] * len(runs))
+            row[i] = str(c.get("status"))
+    return matrix
+
+
+# --------------------------------------------------------------------------- pandas
+
+
+def _pandas():
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - pandas is a runtime dependency
+        raise ImportError("harness history needs pandas: pip install 'pandas>=2' pyarrow") from exc
+    return pd
+
+
+def cases_frame(runs: Sequence[Mapping[str, Any]]):
+    """The long table: one row per (run, case) with status and metrics (pandas DataFrame)."""
+    pd = _pandas()
+    rows = [case_row(r, c) for r in runs for c in r.get("cases") or () if isinstance(c, Mapping)]
+    columns = list(case_row({}, {}).keys())
+    return pd.DataFrame(rows, columns=columns)
+
+
+def runs_frame(runs: Sequence[Mapping[str, Any]]):
+    """One row per (run, layer) plus a ``total`` row per run (pandas DataFrame)."""
+    pd = _pandas()
+    rows = []
+    for rec in run_records(runs):
+        for layer, m in [*rec["layers"].items(), ("total", rec["total"])]:
+            rows.append({"run_id": rec["run_id"], "started_at": rec["started_at"], "layer": layer, **m})
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["pass_rate"] = frame["pass_rate"].astype("float64")  # None -> NaN, never 1.0
+    return frame
+
+
+def write_parquet(runs: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
+    """Export the per-case long table to parquet (pyarrow)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cases_frame(runs).to_parquet(path, index=False)
+    return path
+
+
+# --------------------------------------------------------------------------- text
+
+
+def fmt_rate(value: float | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    pct = 100 * value
+    return "99.9%" if pct < 100 and round(pct, 1) >= 100 else f"{pct:.1f}%"
+
+
+def fmt_num(value: Any, unit: str = "") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if unit == "$":
+        return f"${value:.4f}"
+    if unit == "ms":
+        return f"{value:.0f}ms"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def render_history(hist: History, *, max_cases: int = 60) -> str:
+    """``harness history``: a compact table per layer over the runs, then a status strip per case."""
+    if not hist.runs:
+        return "no runs found\n" + "".join(f"warning: {w}\n" for w in hist.warnings)
+    records = run_records(hist.runs)
+    out = [f"{len(records)} run(s): {records[0]['run_id']} .. {records[-1]['run_id']}"]
+    layers = list(dict.fromkeys(name for r in records for name in r["layers"])) + ["total"]
+    head = f"  {'run':<22} {'verdict':<10} {'pass rate':>9} {'pass/dec':>9} {'soft':>4} {'fail':>4} " \
+           f"{'err':>4} {'n/a':>4} {'cost':>9} {'tokens':>8} {'p95':>8} {'sim':>6}"
+    for layer in layers:
+        out += ["", f"[{layer}]", head]
+        for r in records:
+            m = r["total"] if layer == "total" else r["layers"].get(layer)
+            if m is None:
+                out.append(f"  {r['run_id']:<22} (not run)")
+                continue
+            out.append(
+                f"  {r['run_id']:<22} {r['verdict']:<10} {fmt_rate(m['pass_rate']):>9} "
+                f"{str(m['passed']) + '/' + str(m['decidable']):>9} {m['soft']:>4} {m['failed']:>4} "
+                f"{m['errored']:>4} {m['unavailable']:>4} {fmt_num(m['cost_usd'], '$'):>9} {m['tokens']:>8} "
+                f"{fmt_num(m['latency_p95_ms'], 'ms'):>8} {fmt_num(m['similarity']):>6}")
+    matrix = status_matrix(hist.runs)
+    out += ["", "cases (oldest run left; . pass  s soft  F fail  E error  u unavailable  - skipped  blank: not run):"]
+    # Cases that ever went wrong first: that is what a reader scans for.
+    ordered = sorted(matrix.items(), key=lambda kv: (all(s in ("pass", None) for s in kv[1]), kv[0]))
+    width = max((len(k) for k in matrix), default=10)
+    for case_id, statuses in ordered[:max_cases]:
+        out.append(f"  {case_id:<{width}} {''.join(STRIP.get(s, '?') for s in statuses)}")
+    if len(ordered) > max_cases:
+        out.append(f"  ... and {len(ordered) - max_cases} more cases (all passing); --parquet FILE for everything")
+    out += [f"warning: {w}" for w in hist.warnings]
+    return "\n".join(out) + "\n"

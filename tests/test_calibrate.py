@@ -1,0 +1,32 @@
+"""harness calibrate: a regression counts as caught only by cases that hold on the clean agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.calibrate import calibrate, matrix_lines, write_calibration
+from harness.cases import load_cases
+from harness.config import load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def test_calibration_catches_and_counts_false_alarms(tmp_path):
+    config = load_config(ROOT / "harness.toml", environ={})
+    cases = load_cases(ROOT / "fixtures", layers=["robustness"], globs=["input-empty*", "cmd-*"])
+    cal = await calibrate(config, cases, tmp_path / "runs", repeat=1, parallel=3, noise=False,
+                          only=["crash_on_empty", "unsupported_types_accepted"])
+    data = write_calibration(cal, tmp_path)
+    rows = {r["name"]: r for r in data["regressions"]}
+    assert rows["crash_on_empty"]["caught_by"]
+    assert rows["crash_on_empty"]["first_evidence"]["check"]
+    # none of the selected cases exercise links, so this one must be reported as missed
+    assert rows["unsupported_types_accepted"]["caught_by"] == []
+    assert data["missed"] == ["unsupported_types_accepted"]
+    assert data["clean"] == {**data["clean"], "runs": 1, "hard_failures": 0}
+    saved = json.loads((tmp_path / "calibration.json").read_text())
+    assert saved["schema"] == "harness.calibration/1"
+    html = (tmp_path / "calibration.html").read_text()
+    assert "crash_on_empty" in html and "missed" in html
+    assert any("MISSED" in line for line in matrix_lines(data))
