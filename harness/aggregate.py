@@ -57,7 +57,19 @@ def combine_attempts(attempts: Sequence[CaseResult]) -> CaseResult:
     status = worst(a.status for a in attempts)
     shown = next((a for a in reversed(attempts) if a.status == status), attempts[-1])
     return replace(shown, status=status, attempts=len(attempts), passes=passes,
-                   pass_at_k=passes > 0, pass_hat_k=passes == len(attempts))
+                   pass_at_k=passes > 0, pass_hat_k=passes == len(attempts),
+                   flaky=0 < passes < len(attempts), pass_rate_ci=wilson_interval(passes, len(attempts)))
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """95% Wilson score interval on a pass rate (honest at small n, unlike p +- z*se)."""
+    if n <= 0:
+        return None
+    p = successes / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / den
+    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
 
 
 def count(results: Sequence[CaseResult], planned: int) -> Counts:
@@ -85,6 +97,26 @@ def summarize(results: Sequence[CaseResult], planned_by_layer: dict[str, int]) -
         if planned_by_layer.get(layer):
             layers[layer] = count([r for r in results if r.layer == layer], planned_by_layer[layer])
     return count(results, sum(planned_by_layer.values())), layers
+
+
+def apply_soft_budget(summary: Counts, layers: dict[str, Counts], max_fraction_per_layer: float,
+                      max_per_run: int) -> tuple[Counts, dict[str, Counts], list[str]]:
+    """Too many soft errors are a hard failure (DESIGN: over a third of a layer's decidable
+    cases, or more than 2 in the run; both configurable). Returns the counts with the
+    verdicts turned to fail where the budget broke, and a note saying why."""
+    notes: list[str] = []
+    layers = dict(layers)
+    for name, c in layers.items():
+        if c.soft and c.soft > max_fraction_per_layer * c.decidable:
+            layers[name] = replace(c, verdict="fail")
+            notes.append(f"soft budget exceeded in layer {name}: {c.soft} of {c.decidable} decidable cases are soft "
+                         f"(more than {max_fraction_per_layer:.0%}); the run fails")
+    if summary.soft > max_per_run:
+        notes.append(f"soft budget exceeded for the run: {summary.soft} soft cases (more than {max_per_run}); "
+                     "the run fails")
+    if notes:
+        summary = replace(summary, verdict="fail")
+    return summary, layers, notes
 
 
 def exit_code(summary: Counts) -> int:

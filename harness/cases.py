@@ -25,6 +25,7 @@ GENERATORS = ("words",)
 ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redeliver", "burst")
 TURN_KEYS = set(ACTIONS) | {"wait_s", "expect", "fault"}
 CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description"}
+CASE_KEYS = CASE_KEYS | {"source"}  # reasoning: the document a case is about (the critic's ground truth)
 FILE_KEYS = {"layer", "defaults", "cases"}
 LINE = "__line__"
 
@@ -238,9 +239,14 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
         out.add("timeout_s must be a positive number", file=file, case=cid, line=line)
         return None
+    source = merged.get("source", "")
+    if not isinstance(source, str) or (not source and any(s.name == "critic.factuality" for t in turns for s in t.checks)):
+        out.add("critic.factuality needs source: <document in fixtures/documents>", file=file, case=cid, line=line,
+                fix="add source: paper.pdf (the document the case is about) to the case")
+        return None
     return Case(id=cid, layer=layer, channel=channel, turns=tuple(turns), tags=tuple(str(t) for t in tags),
                 file=file, timeout_s=float(timeout) if timeout else None,
-                description=str(merged.get("description", "")))
+                description=str(merged.get("description", "")), source=source)
 
 
 def load_file(path: Path, out: _Collector, display: str | None = None) -> list[Case]:

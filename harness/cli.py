@@ -65,6 +65,10 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--fixtures", default=None)
     chk.add_argument("--layer", action="append", default=[], choices=LAYERS)
     chk.add_argument("--case", action="append", default=[], metavar="GLOB")
+
+    from harness.cli_nightly import add_parsers as add_nightly_parsers  # history, diff, baseline
+
+    add_nightly_parsers(sub)
     return p
 
 
@@ -151,21 +155,33 @@ def _cmd_run(args) -> int:
     cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case)
     if not cases:
         raise UsageError("no case matches the selection", fix="check --layer and --case (harness check lists cases)")
+    from harness.cli_nightly import diff_line, finish_run, load_run_quarantine
+
+    quarantine = load_run_quarantine(_fixtures_dir(args, config))  # validated before anything runs
+    from harness.golden import load_goldens
+    from harness.models.settings import validate as validate_reasoning_settings
+
+    validate_reasoning_settings(config)  # [embeddings] [critic] [budget]: exit 2 before anything runs
+    golden_dir = Path(args.golden) if args.golden else config.resolve("golden")
+    goldens = load_goldens(golden_dir)  # every golden validated up front: a bad file exits 2
     console = Console(stderr=False)
     progress = Progress(console) if not args.quiet else None
     out = Path(args.out) if args.out else config.resolve("reports")
     options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,
                          on_start=(progress.start if progress else None),
-                         on_case=(progress.advance if progress else None))
+                         on_case=(progress.advance if progress else None),
+                         golden_dir=golden_dir, golden_version=goldens.version)
     try:
         report = asyncio.run(run_suite(config, cases, options))
     finally:
         if progress:
             progress.stop()
     run_dir = out / report.run_id
-    files = write_all(report, run_dir)
+    report, nightly = finish_run(report, out, config, quarantine)  # quarantine, history, diff
+    files = write_all(report, run_dir, **nightly)
     if not args.quiet:
         print_table(report, console)
+        console.print(diff_line(nightly["diff"]), markup=False)
         console.print(f"report: {files.get('html', run_dir)}")
     return report.exit_code
 
@@ -189,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors already
         return int(exc.code or 0)
     handlers = {"run": _cmd_run, "report": _cmd_report, "check": _cmd_check, "init": _cmd_init, "calibrate": _cmd_calibrate}
+    from harness.cli_nightly import HANDLERS as nightly_handlers
+
+    handlers.update(nightly_handlers)
     try:
         return handlers[args.command](args)
     except HarnessError as exc:

@@ -134,7 +134,8 @@ def _check_no_secrets(table: Mapping[str, Any], where: str, file: str) -> None:
             _check_no_secrets(value, f"{where}.{key}", file)
             continue
         low = key.lower()
-        if low not in NOT_SECRET and any(w in low for w in SECRET_WORDS):
+        # ``*_env`` keys name the environment variable holding a secret (e.g. telegram_token_env)
+        if low not in NOT_SECRET and not low.endswith("_env") and any(w in low for w in SECRET_WORDS):
             raise ConfigError(
                 f"[{where}] {key}: secrets are not allowed in the config file",
                 file=file,

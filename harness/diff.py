@@ -149,8 +149,8 @@ def diff_runs(base: Mapping[str, Any], new: Mapping[str, Any], *, recent: Sequen
     bc, nc = _cases(base), _cases(new)
     out: dict[str, Any] = {
         "schema": SCHEMA,
-        "base": {"run_id": base.get("run_id"), "started_at": base.get("started_at"), "why": base_reason},
-        "new": {"run_id": new.get("run_id"), "started_at": new.get("started_at")},
+        "base_run": {"run_id": base.get("run_id"), "started_at": base.get("started_at"), "why": base_reason},
+        "new_run": {"run_id": new.get("run_id"), "started_at": new.get("started_at")},
         "references": _references(base, new),
         "regressions": [], "fixed": [], "still_failing": [], "changed": [], "new": [], "removed": [],
         "flaky": [], "drift": [],
@@ -236,7 +236,7 @@ def render_diff_text(diff: Mapping[str, Any]) -> str:
     """The terminal form of a diff."""
     from harness.report.jsonfile import one_line
 
-    base, new = diff.get("base") or {}, diff.get("new") or {}
+    base, new = diff.get("base_run") or {}, diff.get("new_run") or {}
     c = diff.get("counts") or {}
     out = [f"diff {base.get('run_id')} -> {new.get('run_id')}"
            + (f"  (base: {base['why']})" if base.get("why") else ""),
@@ -270,7 +270,7 @@ def render_diff_markdown(diff: Mapping[str, Any], *, max_listed: int = 10) -> li
     """The diff as summary.md lines (regressions first, capped lists, untrusted text escaped)."""
     from harness.report.markdown import code, md
 
-    base = diff.get("base") or {}
+    base = diff.get("base_run") or {}
     c = diff.get("counts") or {}
     out = [f"### Compared with {code(base.get('run_id'))}" + (f" ({md(base.get('why'), 60)})" if base.get("why")
                                                                 else ""), ""]

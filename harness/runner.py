@@ -12,7 +12,7 @@ import secrets
 import socket
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence
@@ -21,9 +21,14 @@ import aiohttp
 
 from harness import __version__
 from harness.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
+from harness.aggregate import apply_soft_budget
+from harness.models.settings import soft_budget
+from harness.soft import is_soft, reevaluate
 from harness.checks import REGISTRY
+from harness.checks.slots import layer_slot_metrics
 from harness.config import Config
 from harness.driver import Driver, Identity, make_identity
+from harness.perf import BUDGET_EXIT, RunMeter
 from harness.errors import TargetError
 from harness.report.journal import Journal
 from harness.report.jsonfile import case_to_dict
@@ -63,6 +68,12 @@ class RunOptions:
     """Called once with the number of planned cases, after the target is up."""
     services: Services | None = None
     """Shared services (calibration runs share one embedder); the owner closes them."""
+    golden_dir: Path | None = None
+    """The golden answers folder (``--golden``); None: ``golden/`` next to the config."""
+    budget_usd: float | None = None
+    """Hard cost budget for the run (``--budget-usd``; overrides ``[budget] run_usd``)."""
+    prior: Mapping[str, CaseResult] = field(default_factory=dict)
+    """Cases a resumed run already finished (``--resume``): reported as they were, not run again."""
 
 
 @dataclass
@@ -115,7 +126,11 @@ async def evaluate(case: Case, obs: Observation, services: Services | None = Non
         return evidence
     for index, spec, definition in deferred:
         try:
-            evidence.append(await definition.fn(case, obs, index, spec.params, services))
+            first = await definition.fn(case, obs, index, spec.params, services)
+            if is_soft(first):  # one automatic re-evaluation (harness/soft.py); the second verdict stands
+                first = await reevaluate(first, lambda d=definition, i=index, p=spec.params:
+                                         d.fn(case, obs, i, p, services))
+            evidence.append(first)
         except Exception as exc:  # an unreachable judge is unavailable evidence, never a crash
             log.exception("check %s crashed on case %s", spec.name, case.id)
             evidence.append(_crashed(definition, spec, index, exc))
@@ -148,6 +163,9 @@ class Runner:
         self._notes: list[str] = []
         self._own_services = options.services is None
         self.services = options.services or Services(config, factories=default_factories())
+        if options.golden_dir is not None:
+            self.services.golden_dir = options.golden_dir
+        self.meter = RunMeter(config, options.out_dir, self.run_id, options.budget_usd)  # cost layer (perf.py)
 
     def _next_identity(self) -> Identity:
         self._counter += 1
@@ -166,6 +184,7 @@ class Runner:
         target = self._target = self._make_target()
         self.sandbox.target_port = getattr(target, "port", None)
         results: list[CaseResult] = []
+        self.meter.start(cases)
         try:
             await self.sandbox.start()
             placeholders = self.sandbox.placeholders(run_dir=str(self.run_dir.resolve()))
@@ -179,6 +198,11 @@ class Runner:
                 driver = Driver(self.config, self.endpoints, self.sandbox.router, session, placeholders,
                                 whatsapp_emulator=self.sandbox.whatsapp)
                 await self._run_cases(cases, driver, journal, results)
+            try:  # services' end-of-run work, e.g. the critic's judge-health score
+                await self.services.finalize()
+            except Exception as exc:
+                log.exception("services finalize failed")
+                self._notes.append(f"end-of-run service work failed: {type(exc).__name__}: {exc}")
         finally:
             await target.stop()
             await self.sandbox.stop()
@@ -197,11 +221,17 @@ class Runner:
         limit = asyncio.Semaphore(self.options.concurrency or self.config.sandbox.concurrency)
 
         async def one(case: Case) -> None:
+            if case.id in self.options.prior:  # --resume: finished before the kill, already journaled
+                results.append(self.options.prior[case.id])
+                if self.options.on_case:
+                    self.options.on_case(self.options.prior[case.id])
+                return
             async with limit:
+                skipped = self.meter.gate(case)  # the cost budget: no new case once its projection is crossed
                 attempts = []
-                for _ in range(max(1, self.options.repeat)):
-                    attempts.append(await self._attempt(case, driver))
-                result = combine_attempts(attempts)
+                for _ in range(0 if skipped else max(1, self.options.repeat)):
+                    attempts.append(self.meter.measure(await self._attempt(case, driver)))
+                result = skipped or self.meter.finish(case, attempts, combine_attempts(attempts))
             results.append(result)
             journal.append(case_to_dict(result))
             if self.options.on_case:
@@ -315,6 +345,14 @@ class Runner:
         for c in cases:
             planned[c.layer] = planned.get(c.layer, 0) + 1
         summary, layers = summarize(results, planned)
+        budget = soft_budget(self.config)  # too many soft errors fail the run (harness/soft.py)
+        summary, layers, soft_notes = apply_soft_budget(summary, layers, budget.soft_max_fraction_per_layer,
+                                                        budget.soft_max_per_run)
+        service_models, service_notes = self.services.describe()
+        cost_notes, perf, breached = self.meter.report_parts(results, list(layers))
+        code = BUDGET_EXIT if breached else exit_code(summary)
+        if breached:
+            summary = replace(summary, verdict="budget")
         t = self.config.target
         return RunReport(run_id=self.run_id, started_at=started.isoformat(timespec="seconds"),
                          finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -322,9 +360,10 @@ class Runner:
                          target={"name": t.name, "version": self.endpoints.version or t.version or "unknown",
                                  "host": socket.gethostname()},
                          golden_version=self.options.golden_version or "none",
-                         models={"embedder": "none", "critic": "none"},
-                         summary=summary, layers=layers, cases=tuple(results), exit_code=exit_code(summary),
-                         notes=tuple(self._notes))
+                         models={"embedder": "none", "critic": "none", **service_models},
+                         summary=summary, layers=layers, cases=tuple(results), exit_code=code,
+                         notes=tuple(self._notes + cost_notes + service_notes + soft_notes), perf=perf,
+                         layer_metrics=layer_slot_metrics(results))  # multi-turn: slot P/R/F1
 
 
 async def run_suite(config: Config, cases: Sequence[Case], options: RunOptions) -> RunReport:

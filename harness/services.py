@@ -21,6 +21,8 @@ class Services:
     config: Config
     factories: dict[str, Callable[["Services"], Any]] = field(default_factory=dict)
     _made: dict[str, Any] = field(default_factory=dict)
+    golden_dir: Any = None
+    """The golden answers folder (``--golden``); None: ``golden/`` next to the config."""
 
     def get(self, name: str) -> Any:
         if name not in self._made:
@@ -32,6 +34,25 @@ class Services:
     def made(self, name: str) -> bool:
         return name in self._made
 
+    async def finalize(self) -> None:
+        """After the cases, before the report: services with ``async finalize()`` run it
+        (e.g. the critic scores its judge-health set). Only services the run made."""
+        for obj in list(self._made.values()):
+            fin = getattr(obj, "finalize", None)
+            if fin is not None:
+                await fin()
+
+    def describe(self) -> tuple[dict[str, Any], list[str]]:
+        """What the made services add to the report: ``models`` entries and run notes."""
+        models: dict[str, Any] = {}
+        notes: list[str] = []
+        for obj in self._made.values():
+            if hasattr(obj, "report_models"):
+                models.update(obj.report_models())
+            if hasattr(obj, "report_notes"):
+                notes.extend(obj.report_notes())
+        return models, notes
+
     async def aclose(self) -> None:
         for obj in self._made.values():
             close = getattr(obj, "aclose", None)
@@ -41,4 +62,8 @@ class Services:
 
 def default_factories() -> dict[str, Callable[[Services], Any]]:
     """The services a run can use; each layer's module registers its factory here."""
-    return {}
+    factories: dict[str, Callable[[Services], Any]] = {}
+    from harness.models.factories import FACTORIES  # reasoning: embedder, goldens, critic (no torch here)
+
+    factories.update(FACTORIES)
+    return factories

@@ -71,6 +71,8 @@ class Case:
     """Overrides the run's per-case timeout."""
     description: str = ""
     """Optional human explanation of what the case protects against."""
+    source: str = ""
+    """The document in fixtures/documents the case is about: the critic's ground truth."""
 
 
 @dataclass(frozen=True)

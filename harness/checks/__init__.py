@@ -7,11 +7,11 @@ sub-key (``reply.regex``, ``reply.max_chars``); the other keys are one check eac
 
 from __future__ import annotations
 
-from harness.checks import budget, text, trajectory
+from harness.checks import budget, cost, text, trajectory
 from harness.checks.base import CheckDef
 
 #: ``expect`` keys whose table holds several sub-checks.
-GROUPED = ("reply", "post")
+GROUPED = ("reply", "post", "critic")  # critic: factuality, rubric, answer
 
 # Text comparisons and their parameter validators; each is offered on the replies to the
 # user (``reply.*``) and on the posts the agent sent elsewhere (``post.*``).
@@ -36,6 +36,9 @@ REGISTRY: dict[str, CheckDef] = {
         CheckDef("llm_calls", trajectory.llm_calls, trajectory.llm_calls_error, trajectory.EVAL),
         CheckDef("delivery", trajectory.delivery, trajectory.delivery_error, trajectory.EVAL),
         CheckDef("latency_ms", budget.latency_ms, budget.latency_error, budget.EVAL),
+        CheckDef("tokens", cost.tokens, cost.tokens_error, cost.EVAL),
+        CheckDef("cost_usd", cost.cost_usd, cost.cost_error, cost.EVAL),
+        CheckDef("error_rate", cost.error_rate, cost.error_rate_error, cost.EVAL),
     )
 }
 
@@ -49,3 +52,16 @@ def register(definition: CheckDef) -> None:
 
 def known_names() -> list[str]:
     return sorted(REGISTRY)
+
+
+# The reasoning layer's checks (async, use services; their modules import no torch).
+from harness.checks import critic as _critic, similarity as _similarity  # noqa: E402
+
+for _definition in (*_similarity.CHECKS, *_critic.CHECKS):
+    register(_definition)
+
+# The multi-turn layer's checks: state probe, trajectories over time, rich replies, slots.
+from harness.checks import rich as _rich, sequence as _sequence, slots as _slots, state as _state  # noqa: E402
+
+for _definition in (*_state.CHECKS, *_sequence.CHECKS, *_rich.CHECKS, *_slots.CHECKS):
+    register(_definition)

@@ -20,8 +20,14 @@ def latency_ms(case: Case, obs: Observation, turn: int, params: dict) -> Evidenc
                        reason="no reply arrived, so no latency to hold to the threshold", evaluator=EVAL)
     over = []
     seen = []
+    if "llm_call_max" in params:  # the slowest LLM call of the turn, as the gateway timed it
+        llm = [e.duration_ms for e in t.events if e.name == "llm"]
+        if llm:
+            seen.append(f"slowest LLM call {max(llm):.0f}ms")
+            if max(llm) > params["llm_call_max"]:
+                over.append(f"slowest LLM call {max(llm):.0f}ms > threshold {params['llm_call_max']}ms")
     for key, value in (("first_reply_max", t.first_reply_ms), ("total_max", t.last_reply_ms)):
-        if key in params:
+        if key in params and value is not None:
             label = "first reply" if key == "first_reply_max" else "last reply"
             seen.append(f"{label} {value:.0f}ms")
             if value > params[key]:
@@ -36,4 +42,4 @@ def _want(params: dict) -> str:
 
 
 def latency_error(value: Any) -> str | None:
-    return bounds_error(value, ("first_reply_max", "total_max"), allow_float=True)
+    return bounds_error(value, ("first_reply_max", "total_max", "llm_call_max"), allow_float=True)

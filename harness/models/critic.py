@@ -19,13 +19,12 @@ fail. Question types:
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
 #: Set while a soft verdict is being re-evaluated: critics and caches that would only
 #: repeat their first answer (a disk cache of an LLM verdict) are bypassed.
-REEVALUATING: contextvars.ContextVar[bool] = contextvars.ContextVar("harness_reevaluating", default=False)
+from harness.soft import REEVALUATING  # noqa: E402,F401
 
 
 class CriticUnavailable(Exception):

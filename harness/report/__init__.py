@@ -44,17 +44,23 @@ __all__ = [
 ]
 
 
-def write_all(report: RunReport | Mapping[str, Any], run_dir: str | os.PathLike[str]) -> dict[str, Path]:
+def write_all(report: RunReport | Mapping[str, Any], run_dir: str | os.PathLike[str], *,
+              history: list[Mapping[str, Any]] | None = None,
+              diff: Mapping[str, Any] | None = None) -> dict[str, Path]:
     """Write every report file into ``run_dir``; returns ``{format: path}``.
 
+    ``history`` (run records for report.html's trend charts) and ``diff`` (tonight against
+    the baseline; also written as diff.json) come from ``harness.nightly.run_context``.
     results.json is written last, so its presence means the other files are complete too.
     """
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     d = report_to_dict(report) if isinstance(report, RunReport) else dict(report)
     written: dict[str, Path] = {}
+    if diff is not None:
+        written["diff"] = atomic_write_text(run_dir / "diff.json", dumps(diff))
     for fmt in ("junit", "md", "html", "json"):
-        written[fmt] = _write(d, run_dir, fmt)
+        written[fmt] = _write(d, run_dir, fmt, history=history, diff=diff)
     return written
 
 
@@ -79,8 +85,20 @@ def render(run_dir: str | os.PathLike[str], fmt: str) -> Path:
     d = load_report(run_dir)
     if fmt == "json":
         return run_dir / "results.json"
-    return _write(d, run_dir, fmt)
+    extra: dict[str, Any] = {}
+    if fmt in ("html", "md"):  # the nights around it: the run folder's siblings
+        from harness.nightly import run_context
+
+        ctx = run_context(d, run_dir.parent)
+        extra = {"history": ctx.history, "diff": ctx.diff}
+    return _write(d, run_dir, fmt, **extra)
 
 
-def _write(d: Mapping[str, Any], run_dir: Path, fmt: str) -> Path:
-    return atomic_write_text(run_dir / FORMATS[fmt][0], render_text(d, fmt))
+def _write(d: Mapping[str, Any], run_dir: Path, fmt: str, history=None, diff=None) -> Path:
+    if fmt == "html":
+        text = render_html(d, history, diff)
+    elif fmt == "md":
+        text = render_summary(d, diff)
+    else:
+        text = render_text(d, fmt)
+    return atomic_write_text(run_dir / FORMATS[fmt][0], text)

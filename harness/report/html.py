@@ -16,7 +16,7 @@ import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from harness.report.jsonfile import (
     as_report_dict,
@@ -177,6 +177,7 @@ def _case_html(c: Mapping[str, Any]) -> str:
                   else '<p class="muted">No transcript recorded.</p>')
     return (f'<details class="case {esc(status)}" id="{esc(_anchor(c.get("id")))}"{is_open}>'
             f"<summary>{_badge(status)} <b>{esc(c.get('id'))}</b> "
+            + (' <span class="q">quarantined</span> ' if c.get("quarantined") else "") +
             f'<span class="muted">{esc(c.get("layer"))}/{esc(c.get("channel"))} · '
             f'{esc(format_ms(c.get("latency_ms")))}</span>'
             + (f' <span class="why">— {esc(why)}</span>' if why else "")
@@ -184,8 +185,15 @@ def _case_html(c: Mapping[str, Any]) -> str:
             f"<h3>Transcript</h3>{transcript}</details>")
 
 
-def render_html(report: RunReport | Mapping[str, Any]) -> str:
-    """The report page for a report (or its results.json dict)."""
+def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None = None,
+                diff: Mapping[str, Any] | None = None) -> str:
+    """The report page for a report (or its results.json dict).
+
+    ``history``: run records (``harness.history.run_records``, oldest first) for the trend
+    charts; ``diff``: tonight against the baseline (``harness.diff.diff_runs``), shown first.
+    """
+    from harness.report.html_trends import CSS as TRENDS_CSS, render_diff_html, render_trends
+
     d = as_report_dict(report)
     summary = d.get("summary") or {}
     cases = sorted(d.get("cases") or [], key=lambda c: SEVERITY.get(c.get("status"), 9))
@@ -215,7 +223,7 @@ def render_html(report: RunReport | Mapping[str, Any]) -> str:
     meta = " · ".join(esc(x) for x in (
         f"target {target.get('name', '')} {target.get('version', '')}".strip(),
         f"golden {d.get('golden_version', '')}",
-        *(f"{k} {v}" for k, v in models.items() if v),
+        *(f"{k} {v}" for k, v in models.items() if v and not isinstance(v, dict)),  # stats: in notes
         f"harness {d.get('harness_version', '')}",
         f"{d.get('started_at', '')} → {d.get('finished_at', '')}",
         f"exit {d.get('exit_code', '')}",
@@ -225,11 +233,13 @@ def render_html(report: RunReport | Mapping[str, Any]) -> str:
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>harness {esc(d.get('run_id'))}: {esc(verdict)}</title>
-<style>{CSS}</style></head><body>
+<style>{CSS}{TRENDS_CSS}</style></head><body>
 <header><h1>{_badge(verdict)} run {esc(d.get('run_id'))}</h1>
 <div class="muted">{meta}</div>
 <div class="counts">{counts}</div></header>
+{render_diff_html(diff)}
 {severe_html}
+{render_trends(history or [])}
 <h2>Layers</h2>
 <table><tr><th>layer</th>{head_cells}<th>pass rate</th><th>cost</th><th>verdict</th></tr>{layer_rows}</table>
 <p class="muted">Unavailable evidence (judge down, probe or golden missing) is never counted as passed;
@@ -241,6 +251,7 @@ it makes the case unavailable and shrinks "decidable".</p>
 """
 
 
-def write_html(report: RunReport | Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+def write_html(report: RunReport | Mapping[str, Any], path: str | os.PathLike[str],
+               history: Sequence[Mapping[str, Any]] | None = None, diff: Mapping[str, Any] | None = None) -> Path:
     """Write report.html atomically; returns the path."""
-    return atomic_write_text(path, render_html(report))
+    return atomic_write_text(path, render_html(report, history, diff))

@@ -111,6 +111,33 @@ def _sent_text(events: Iterable[Event]) -> str | None:
     return None
 
 
+def case_perf_fields(result: CaseResult) -> dict[str, Any]:
+    """The cost layer's per-case fields (``tokens`` re-stated with ``estimated``); {} without metrics."""
+    m = getattr(result, "metrics", None)
+    if m is None:
+        return {}
+    return {
+        "tokens": {"input": result.tokens.input, "output": result.tokens.output, "estimated": m.tokens_estimated,
+                   "source": m.tokens_source},
+        "cost_reason": m.cost_reason,
+        "cost_simulated": m.simulated,
+        "replayed": m.replayed_calls > 0,
+        "perf": {"first_reply_ms": m.first_reply_ms, "last_reply_ms": m.last_reply_ms,
+                 "llm_call_ms": list(m.llm_ms), "fetch_ms": list(m.fetch_ms), "llm_calls": m.llm_calls,
+                 "fetches": m.fetches, "sends": m.sends, "calls": m.calls, "errors": m.errors,
+                 "error_rate": round(m.error_rate, 4), "replayed_calls": m.replayed_calls,
+                 "replay_misses": m.replay_misses},
+    }
+
+
+def _llm_call_fields(e: Event) -> dict[str, Any]:
+    if e.name != "llm":
+        return {}
+    keys = ("model", "input_tokens", "output_tokens", "tokens_source", "estimated", "cost_usd", "simulated",
+            "replayed", "replay_miss")
+    return {k: e.meta[k] for k in keys if k in e.meta}
+
+
 def _call_to_dict(e: Event) -> dict[str, Any]:
     # Requests and responses stay out: they are large and may echo tokens.
     return {
@@ -119,6 +146,7 @@ def _call_to_dict(e: Event) -> dict[str, Any]:
         "status": e.status,
         "duration_ms": e.duration_ms,
         "error": e.error,
+        **_llm_call_fields(e),  # cost layer: model, tokens and price of each LLM call
     }
 
 
@@ -159,11 +187,14 @@ def case_to_dict(result: CaseResult) -> dict[str, Any]:
         "evidence": [evidence_to_dict(e) for e in result.evidence],
         # Beyond the contract: what drill-downs and the journal need.
         "passes": result.passes,
+        "flaky": result.flaky,
+        "pass_rate_ci": list(result.pass_rate_ci) if result.pass_rate_ci else None,
         "duration_ms": (obs.finished_at - obs.started_at) * 1000 if obs else None,
         "error": result.error,
         "file": result.file,
         "tags": list(result.tags),
         "turns": [turn_to_dict(t) for t in obs.turns] if obs else [],
+        **case_perf_fields(result),  # cost layer: per-step latency, calls, token source, cost reason
         # Only when set, so unquarantined cases keep their shape (harness.quarantine).
         **({"quarantined": True} if getattr(result, "quarantined", False) else {}),
     })
@@ -180,8 +211,11 @@ def report_to_dict(report: RunReport) -> dict[str, Any]:
         "target": dict(report.target),
         "golden_version": report.golden_version,
         "models": dict(report.models),
-        "summary": counts_to_dict(report.summary),
-        "layers": {name: counts_to_dict(c) for name, c in report.layers.items()},
+        # perf: latency, calls, tokens, harness spend, budget (harness/perf.py); layer_metrics: per layer extras
+        "summary": {**counts_to_dict(report.summary), **(getattr(report, "perf", None) or {}).get("summary", {})},
+        "layers": {name: {**counts_to_dict(c), **(getattr(report, "perf", None) or {}).get("layers", {}).get(name, {}),
+                          **(getattr(report, "layer_metrics", None) or {}).get(name, {})}
+                   for name, c in report.layers.items()},
         "cases": [case_to_dict(c) for c in report.cases],
         "notes": list(report.notes),
         "exit_code": report.exit_code,
@@ -337,6 +371,8 @@ def case_from_dict(d: Mapping[str, Any]) -> CaseResult:
         file=d.get("file") or "",
         tags=tuple(d.get("tags") or ()),
         observation=None,
+        flaky=bool(d.get("flaky", False)),
+        pass_rate_ci=tuple(d["pass_rate_ci"]) if d.get("pass_rate_ci") else None,
         quarantined=bool(d.get("quarantined", False)),
     )
 

@@ -54,7 +54,8 @@ def _case_lines(cases: list[Mapping[str, Any]]) -> list[str]:
         icon = STATUS_ICONS.get(c.get("status", ""), "•")
         where = f"{c.get('layer', '')}/{c.get('channel', '')}"
         lines.append(f"- {icon} **{md(c.get('status'), 20)}** {code(c.get('id'))} "
-                     f"({md(where, 60)}): {md(headline(c))}")
+                     + ("_(quarantined)_ " if c.get("quarantined") else "")
+                     + f"({md(where, 60)}): {md(headline(c))}")
     if len(cases) > MAX_LISTED:
         lines.append(f"- … and {len(cases) - MAX_LISTED} more (see report.html)")
     return lines
@@ -66,8 +67,9 @@ def _counts_row(name: str, counts: Mapping[str, Any]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def render_summary(report: RunReport | Mapping[str, Any]) -> str:
-    """The Markdown summary of a report (or of its results.json dict)."""
+def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
+    """The Markdown summary of a report (or of its results.json dict); ``diff`` (tonight
+    against the baseline, ``harness.diff.diff_runs``) adds its regressions after the layers."""
     d = as_report_dict(report)
     summary = d.get("summary") or {}
     cases = d.get("cases") or []
@@ -103,6 +105,10 @@ def render_summary(report: RunReport | Mapping[str, Any]) -> str:
     out += [_counts_row("**total**", summary), ""]
     out.append("_pass rate = passed / decidable; unavailable evidence is never counted as passed._")
     out.append("")
+    if diff:
+        from harness.diff import render_diff_markdown
+
+        out += render_diff_markdown(diff)
 
     soft = [c for c in cases if c.get("status") == "soft"]
     if soft:
@@ -118,12 +124,13 @@ def render_summary(report: RunReport | Mapping[str, Any]) -> str:
     models = d.get("models") or {}
     meta = [f"harness {md(d.get('harness_version'), 40)}",
             f"golden {md(d.get('golden_version'), 40)}"]
-    meta += [f"{md(k, 40)}: {md(v, 80)}" for k, v in models.items() if v]
+    meta += [f"{md(k, 40)}: {md(v, 80)}" for k, v in models.items() if v and not isinstance(v, dict)]
     meta.append(f"{md(d.get('started_at'), 40)} → {md(d.get('finished_at'), 40)}")
     out.append("<sub>" + " · ".join(meta) + "</sub>")
     return "\n".join(out) + "\n"
 
 
-def write_summary(report: RunReport | Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+def write_summary(report: RunReport | Mapping[str, Any], path: str | os.PathLike[str],
+                  diff: Mapping[str, Any] | None = None) -> Path:
     """Write summary.md atomically; returns the path."""
-    return atomic_write_text(path, render_summary(report))
+    return atomic_write_text(path, render_summary(report, diff))

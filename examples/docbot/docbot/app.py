@@ -7,7 +7,7 @@ import logging
 import aiohttp
 from aiohttp import web
 
-from . import __version__, offline_model, telegram, whatsapp
+from . import __version__, noise, offline_model, telegram, whatsapp
 from . import keys
 from .config import Config
 from .llm import LLMClient
@@ -36,7 +36,17 @@ async def offline_completions(request: web.Request) -> web.Response:
     except ValueError:
         return web.json_response({"error": {"message": "invalid request", "type":
                                             "invalid_request_error"}}, status=400)
-    return web.json_response(offline_model.complete(body))
+    answer = offline_model.complete(body)
+    if noise.enabled():  # DOCBOT_NOISE: paraphrase and jitter like a real provider
+        await noise.delay()
+        message = answer["choices"][0]["message"]
+        system = "\n".join(str(m.get("content") or "") for m in body["messages"] if m.get("role") == "system")
+        try:  # a post must stay within its platform's limit, noise or not
+            limit = int(offline_model._marker(system, "MAX_CHARS") or 0) or None
+        except ValueError:
+            limit = None
+        message["content"] = noise.paraphrase(message["content"], limit=limit)
+    return web.json_response(answer)
 
 
 async def offline_models(request: web.Request) -> web.Response:

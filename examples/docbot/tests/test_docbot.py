@@ -502,3 +502,19 @@ async def test_stop_cancels_running_job(stack):
     await _tg(url, _tg_update(3, 6, "cancel"))
     await app[keys.PIPELINE].drain()
     assert doubles.sent()[-1] == M.NOTHING_TO_CANCEL
+
+
+def test_noise_paraphrase_keeps_numbers_links_and_limits():
+    import random
+
+    from docbot import noise
+
+    text = ("The study found a 30% reduction in symptoms among 412 participants. Results were significant. "
+            "However, costs rose by 12%.\n\nSource: http://127.0.0.1:1/c/abcdefgh12/paper.pdf")
+    variants = {noise.paraphrase(text, random.Random(seed)) for seed in range(20)}
+    assert len(variants) > 3  # it really varies
+    for v in variants:
+        for fact in ("30%", "412", "12%", "Source: http://127.0.0.1:1/c/abcdefgh12/paper.pdf"):
+            assert fact in v
+    assert noise.paraphrase(text, random.Random(1), limit=len(text) - 1) == text or len(
+        noise.paraphrase(text, random.Random(1), limit=len(text) - 1)) <= len(text) - 1

@@ -1,0 +1,144 @@
+"""Cost budgets: ``[budget]`` settings and the guard that stops a run before it overspends.
+
+``[budget]`` keys (all optional):
+
+    run_usd = 1.00          hard budget for the whole run (``--budget-usd`` overrides it)
+    case_usd = 0.05         a case that spends more fails (``budget.case_usd`` evidence)
+    prices = "harness/data/prices.toml"   price table (default: the bundled one)
+    simulated = "auto"      true / false / "auto": a loopback LLM upstream is priced, not billed
+    anomaly_ratio = 1.5     a case metric this many times its history baseline is a regression
+    anomaly_window = 7      baseline = median of the case's last N passing runs
+    anomaly_min_latency_ms = 1000   a latency jump must also exceed this many ms (noise floor)
+    anomalies = true        false: do not compare with history
+
+The guard projects the run's cost as it goes: spent so far + average cost of a finished
+case x cases not finished yet. Once the projection (or the spend itself) crosses the hard
+budget, no new case starts; those cases are ``skipped`` with the reason, and the run
+exits 3 naming the cases that spent the money.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from harness.errors import ConfigError
+
+KNOWN_KEYS = {"run_usd", "case_usd", "prices", "simulated", "anomaly_ratio", "anomaly_window",
+              "anomaly_min_latency_ms", "anomalies",
+              # the reasoning layer's soft budget shares the section (harness/models/settings.py)
+              "soft_max_fraction_per_layer", "soft_max_per_run"}
+
+
+@dataclass(frozen=True)
+class BudgetSettings:
+    run_usd: float | None = None
+    case_usd: float | None = None
+    prices: str = ""
+    simulated: object = "auto"
+    anomaly_ratio: float = 1.5
+    anomaly_window: int = 7
+    anomaly_min_latency_ms: float = 1000.0
+    anomalies: bool = True
+
+
+def budget_settings(config, budget_usd: float | None = None) -> BudgetSettings:
+    """Read and validate ``[budget]``; ``budget_usd`` (the CLI flag) overrides ``run_usd``."""
+    raw = dict(config.sections.get("budget", {}) or {})
+    file = str(config.path or "")
+    for key in raw:
+        if key not in KNOWN_KEYS:
+            raise ConfigError(f"[budget] unknown key {key!r}", file=file, fix=f"known keys: {', '.join(sorted(KNOWN_KEYS))}")
+
+    def num(key: str, positive: bool = True):
+        v = raw.get(key)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (positive and v <= 0):
+            raise ConfigError(f"[budget] {key} must be a positive number, got {v!r}", file=file)
+        return float(v)
+
+    window = raw.get("anomaly_window", 7)
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise ConfigError(f"[budget] anomaly_window must be a positive integer, got {window!r}", file=file)
+    simulated = raw.get("simulated", "auto")
+    if simulated not in (True, False, "auto"):
+        raise ConfigError(f"[budget] simulated must be true, false or \"auto\", got {simulated!r}", file=file)
+    run_usd = num("run_usd")
+    if budget_usd is not None:
+        if budget_usd < 0:
+            raise ConfigError("--budget-usd must not be negative")
+        run_usd = float(budget_usd)
+    return BudgetSettings(run_usd=run_usd, case_usd=num("case_usd"), prices=str(raw.get("prices", "")),
+                          simulated=simulated, anomaly_ratio=num("anomaly_ratio") or 1.5, anomaly_window=window,
+                          anomaly_min_latency_ms=float(raw.get("anomaly_min_latency_ms", 1000.0)),
+                          anomalies=bool(raw.get("anomalies", True)))
+
+
+class BudgetGuard:
+    """Tracks spend as cases finish and decides whether the next case may start."""
+
+    def __init__(self, limit_usd: float | None, planned: int):
+        self.limit = limit_usd
+        self.planned = planned
+        self.spent = 0.0
+        self.finished = 0
+        self.priced = 0
+        self.spenders: dict[str, float] = {}
+        self.stopped_reason = ""
+        self.skipped: list[str] = []
+        self._lock = threading.Lock()
+
+    def projection(self) -> float | None:
+        """Spent + average priced case cost x cases not finished (None before any priced case)."""
+        if not self.priced:
+            return None
+        return self.spent + (self.spent / self.priced) * max(0, self.planned - self.finished)
+
+    def may_start(self, case_id: str) -> str:
+        """'' when the case may start, else why not (and the case is counted as skipped)."""
+        if self.limit is None:
+            return ""
+        with self._lock:
+            if not self.stopped_reason:
+                proj = self.projection()
+                if self.spent > self.limit:
+                    self.stopped_reason = f"spent ${self.spent:.4f} > budget ${self.limit:.4f}"
+                elif proj is not None and proj > self.limit:
+                    self.stopped_reason = (f"projected run cost ${proj:.4f} (spent ${self.spent:.4f} + "
+                                           f"${self.spent / self.priced:.4f}/case x {self.planned - self.finished} "
+                                           f"unfinished) > budget ${self.limit:.4f}")
+            if self.stopped_reason:
+                self.skipped.append(case_id)
+                return f"not started: {self.stopped_reason}"
+            return ""
+
+    def finished_case(self, case_id: str, cost_usd: float | None) -> None:
+        with self._lock:
+            self.finished += 1
+            if cost_usd is not None:
+                self.priced += 1
+                self.spent += cost_usd
+                if cost_usd > 0:
+                    self.spenders[case_id] = self.spenders.get(case_id, 0.0) + cost_usd
+
+    @property
+    def breached(self) -> bool:
+        return self.limit is not None and (bool(self.stopped_reason) or self.spent > self.limit)
+
+    def top_spenders(self, n: int = 10) -> list[tuple[str, float]]:
+        return sorted(self.spenders.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+    def report(self) -> dict:
+        return {"limit_usd": self.limit, "spent_usd": round(self.spent, 8), "breached": self.breached,
+                "reason": self.stopped_reason or (f"spent ${self.spent:.4f} > budget ${self.limit:.4f}"
+                                                  if self.breached else ""),
+                "skipped": len(self.skipped), "skipped_cases": self.skipped[:50],
+                "spent_by": [{"id": k, "cost_usd": round(v, 8)} for k, v in self.top_spenders()]}
+
+    def message(self) -> str:
+        if not self.breached:
+            return ""
+        names = ", ".join(f"{k} (${v:.4f})" for k, v in self.top_spenders(5)) or "(no priced case)"
+        return (f"cost budget exceeded: {self.report()['reason']}; {len(self.skipped)} of {self.planned} "
+                f"cases not started; spent by: {names}")

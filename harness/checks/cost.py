@@ -1,0 +1,98 @@
+"""Cost-layer checks on one turn: ``tokens``, ``cost_usd``, ``error_rate``.
+
+Figures come from the sandbox: the gateway wrote each LLM call's tokens and price into the
+``llm`` event (``harness.sandbox.metering``). Evidence always states the measured figure
+and the threshold. A price the table does not know makes ``cost_usd`` unavailable, never
+a pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.checks.base import bounds_error, turn_never_ran, turn_obs, unavailable, verdict
+from harness.types import Case, Event, Evidence, Observation
+
+EVAL = "cost@1"
+
+
+def _llm(obs: Observation, turn: int) -> list[Event]:
+    t = turn_obs(obs, turn)
+    return [e for e in (t.events if t else ()) if e.name == "llm"]
+
+
+def tokens(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
+    name = "tokens"
+    if turn_obs(obs, turn) is None:
+        return turn_never_ran(name, turn, obs, EVAL, str(params))
+    llm = _llm(obs, turn)
+    if any(e.meta.get("input_tokens") is None for e in llm):
+        return unavailable(name, turn, expected=_want(params), evaluator=EVAL,
+                           reason="an LLM call of this turn has no token count (no usage and no tokenizer)")
+    tin = sum(int(e.meta.get("input_tokens") or 0) for e in llm)
+    tout = sum(int(e.meta.get("output_tokens") or 0) for e in llm)
+    seen = {"input_max": tin, "output_max": tout, "total_max": tin + tout}
+    est = " (estimated)" if any(e.meta.get("estimated") for e in llm) else ""
+    over = [f"{k.removesuffix('_max')} tokens {seen[k]} > threshold {v}" for k, v in params.items() if seen[k] > v]
+    observed = f"input {tin}, output {tout}, total {tin + tout} tokens over {len(llm)} LLM calls{est}"
+    return verdict(name, turn, not over, expected=_want(params), observed=observed,
+                   reason="; ".join(over) + est if over else f"within thresholds ({observed})", evaluator=EVAL)
+
+
+def cost_usd(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
+    name = "cost_usd"
+    if turn_obs(obs, turn) is None:
+        return turn_never_ran(name, turn, obs, EVAL, str(params))
+    llm = _llm(obs, turn)
+    want = f"at most ${params['max']:.4f}"
+    unpriced = [e for e in llm if e.meta.get("cost_usd") is None]
+    if unpriced:
+        why = unpriced[0].meta.get("cost_reason") or "the call was not priced"
+        return unavailable(name, turn, expected=want, evaluator=EVAL,
+                           reason=f"cost unavailable: {why}")
+    spent = sum(float(e.meta["cost_usd"]) for e in llm)
+    sim = " (simulated: priced at the named models' list prices, not billed)" \
+        if any(e.meta.get("simulated") for e in llm) else ""
+    observed = f"${spent:.6f} over {len(llm)} LLM calls{sim}"
+    ok = spent <= params["max"]
+    reason = (f"cost ${spent:.6f} > threshold ${params['max']:.4f}" if not ok
+              else f"cost ${spent:.6f} <= threshold ${params['max']:.4f}") + sim
+    return verdict(name, turn, ok, expected=want, observed=observed, reason=reason, evaluator=EVAL)
+
+
+def error_rate(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
+    name = "error_rate"
+    t = turn_obs(obs, turn)
+    if t is None:
+        return turn_never_ran(name, turn, obs, EVAL, str(params))
+    calls = [e for e in t.events if e.source != "driver"]
+    bad = [e for e in calls if not 200 <= e.status < 300]
+    rate = len(bad) / len(calls) if calls else 0.0
+    detail = ", ".join(f"{e.name} {e.status}" for e in bad[:5])
+    observed = f"{len(bad)} of {len(calls)} calls non-2xx ({rate:.0%})" + (f": {detail}" if detail else "")
+    ok = rate <= params["max"]
+    reason = (f"error rate {rate:.2f} > threshold {params['max']:g}" if not ok
+              else f"error rate {rate:.2f} <= threshold {params['max']:g}") + f" ({observed})"
+    return verdict(name, turn, ok, expected=f"error rate at most {params['max']:g}", observed=observed,
+                   reason=reason, evaluator=EVAL)
+
+
+def _want(params: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in params.items())
+
+
+def tokens_error(value: Any) -> str | None:
+    return bounds_error(value, ("input_max", "output_max", "total_max"))
+
+
+def cost_error(value: Any) -> str | None:
+    return bounds_error(value, ("max",), allow_float=True) or (None if "max" in value else "expects {max: <usd>}")
+
+
+def error_rate_error(value: Any) -> str | None:
+    problem = bounds_error(value, ("max",), allow_float=True)
+    if problem:
+        return problem
+    if "max" not in value or value["max"] > 1:
+        return "expects {max: <rate between 0 and 1>}"
+    return None

@@ -1,0 +1,163 @@
+"""The nightly commands: ``harness history``, ``harness diff``, ``harness baseline``, and
+the part of ``harness run`` that adds quarantine, history and the diff to a run's reports.
+
+Kept out of cli.py so the command line's shared module only gains a few hook lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UsageError
+
+
+def add_parsers(sub) -> None:
+    """Register history / diff / baseline on the ``harness`` sub-command parser."""
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--config", help="config file (default: ./harness.toml)")
+        p.add_argument("--reports", default=None, help="runs folder (default: reports/ next to the config)")
+
+    h = sub.add_parser("history", help="pass rates, cost, latency and case status over the last runs")
+    common(h)
+    h.add_argument("--last", type=int, default=10, metavar="N", help="how many runs (default 10)")
+    h.add_argument("--parquet", metavar="FILE", help="also export the per-case long table to parquet")
+
+    d = sub.add_parser("diff", help="regressions, fixes, flakes and drift between two runs")
+    common(d)
+    d.add_argument("base_run", nargs="?", help="base run id (default: the accepted baseline, else the previous run)")
+    d.add_argument("new_run", nargs="?", help="run to judge (default: the latest run)")
+    d.add_argument("--json", action="store_true", help="print the diff as JSON")
+    d.add_argument("--no-write", action="store_true", help="do not write <new run>/diff.json")
+
+    b = sub.add_parser("baseline", help="accept a run as the baseline that diffs compare with, or show it")
+    common(b)
+    bsub = b.add_subparsers(dest="baseline_command", required=True)
+    acc = bsub.add_parser("accept", help="bless RUN_ID as the baseline")
+    acc.add_argument("run_id")
+    acc.add_argument("--note", default="", help="why this run is the baseline")
+    bsub.add_parser("show", help="print the accepted baseline")
+
+
+def _reports_and_config(args) -> tuple[Path, Any]:
+    from harness.config import load_config
+
+    config = load_config(args.config)
+    reports = Path(args.reports) if args.reports else config.resolve("reports")
+    return reports, config
+
+
+def thresholds_of(config):
+    """Drift thresholds from the config's ``[budget]`` table (``drift_*`` keys)."""
+    from harness.diff import DriftThresholds
+
+    return DriftThresholds.from_config((config.sections or {}).get("budget"))
+
+
+def source_for(reports: Path, config):
+    """Where runs are read from. Remote storage joins here once harness.storage offers a run
+    source (TODO, issue 6 storage side); until then the local reports folder."""
+    from harness.history import LocalRunSource
+
+    return LocalRunSource(reports)
+
+
+def cmd_history(args) -> int:
+    from harness.history import load_history, render_history, write_parquet
+
+    if args.last < 1:
+        raise UsageError("--last must be at least 1")
+    reports, config = _reports_and_config(args)
+    hist = load_history(source_for(reports, config), last=args.last)
+    sys.stdout.write(render_history(hist))
+    if args.parquet:
+        path = write_parquet(hist.runs, args.parquet)
+        print(f"wrote {path} ({sum(len(r.get('cases') or []) for r in hist.runs)} rows)")
+    return 0
+
+
+def cmd_diff(args) -> int:
+    from harness.baseline import choose_base, load_run, resolve_run_id
+    from harness.diff import diff_runs, render_diff_text
+    from harness.history import load_history
+    from harness.report.jsonfile import atomic_write_text, dumps
+
+    reports, config = _reports_and_config(args)
+    source = source_for(reports, config)
+    t = thresholds_of(config)
+    if args.new_run:
+        new_id = resolve_run_id(source, args.new_run)
+    else:
+        new_id = resolve_run_id(source, "latest")
+    if args.base_run:
+        base_id, why = resolve_run_id(source, args.base_run), "named on the command line"
+    else:
+        base_id, why = choose_base(source, reports, new_id)
+        if base_id is None:
+            raise UsageError(f"nothing to compare {new_id} with: it is the only run",
+                             fix="run again, or name two runs: harness diff BASE_RUN NEW_RUN")
+    new = load_run(source, new_id)
+    base = load_run(source, base_id)
+    recent = load_history(source, last=t.flaky_nights, until=new_id).runs
+    diff = diff_runs(base, new, recent=recent, thresholds=t, base_reason=why)
+    if args.json:
+        sys.stdout.write(dumps(diff))
+    else:
+        sys.stdout.write(render_diff_text(diff))
+    if not args.no_write and (reports / new_id).is_dir():
+        path = atomic_write_text(reports / new_id / "diff.json", dumps(diff))
+        if not args.json:
+            print(f"wrote {path}")
+    return diff["exit_code"]
+
+
+def cmd_baseline(args) -> int:
+    from harness.baseline import accept_baseline, read_baseline, render_baseline
+
+    reports, config = _reports_and_config(args)
+    if args.baseline_command == "accept":
+        record = accept_baseline(reports, source_for(reports, config), args.run_id, note=args.note)
+        print(f"accepted {record['run_id']} as the baseline (by {record['accepted_by']}, {record['accepted_at']})")
+        return 0
+    sys.stdout.write(render_baseline(read_baseline(reports)))
+    return 0
+
+
+HANDLERS = {"history": cmd_history, "diff": cmd_diff, "baseline": cmd_baseline}
+
+
+# --------------------------------------------------------------------------- harness run
+
+
+def load_run_quarantine(fixtures_dir: Path):
+    """fixtures/quarantine.yaml, validated before anything runs (a bad file exits 2)."""
+    from harness.quarantine import FILE, load_quarantine
+
+    return load_quarantine(Path(fixtures_dir) / FILE)
+
+
+def finish_run(report, out: Path, config, quarantine) -> tuple[Any, dict[str, Any]]:
+    """The runner's report with quarantine applied, and ``write_all`` keyword arguments
+    carrying the history and diff of the reports folder ``out``."""
+    from harness.nightly import run_context
+    from harness.quarantine import apply_quarantine
+    from harness.report.jsonfile import report_to_dict
+
+    report = apply_quarantine(report, quarantine)
+    ctx = run_context(report_to_dict(report), out, source=source_for(out, config), thresholds=thresholds_of(config))
+    for w in ctx.warnings:
+        print(f"harness: warning: {w}", file=sys.stderr)
+    return report, {"history": ctx.history, "diff": ctx.diff}
+
+
+def diff_line(diff: dict[str, Any] | None) -> str:
+    """One line for the end of ``harness run``."""
+    if not diff:
+        return "diff: no earlier run to compare with"
+    c = diff["counts"]
+    regs = ", ".join(e["id"] for e in diff["regressions"][:5]) + (" ..." if len(diff["regressions"]) > 5 else "")
+    return (f"diff vs {diff['base_run']['run_id']} ({diff['base_run'].get('why', '')}): {c['regressions']} regressions"
+            + (f" ({regs})" if regs else "") + f", {c['fixed']} fixed, {c['flaky']} flaky, {c['drift']} drift")
+

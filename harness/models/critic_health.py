@@ -1,0 +1,160 @@
+"""Judge health: the configured critic scored on a hand-labelled set, every run that uses it.
+
+``golden/critic/*.yaml`` hold ``examples: [{reply, source | source_text, verdict, note}]``:
+a reply (usually one claim), the document it is about (a file in fixtures/documents, or
+inline text), and whether the document supports it. The critic's factuality verdict on
+each is compared with the label: accuracy and Cohen's kappa, with the confusion counts,
+are reported beside the results, so a weak or drifting judge shows the night it changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from harness.errors import FixtureError, FixtureErrors
+
+EXAMPLE_KEYS = {"reply", "source", "source_text", "verdict", "note"}
+
+
+@dataclass(frozen=True)
+class LabelledExample:
+    reply: str
+    source: str
+    """A document file name (fixtures/documents) or '' when ``source_text`` is inline."""
+    source_text: str
+    verdict: bool
+    note: str = ""
+    file: str = ""
+
+
+@dataclass
+class Agreement:
+    """Confusion counts of critic verdicts against labels (positive = supported)."""
+
+    tp: int = 0
+    tn: int = 0
+    fp: int = 0
+    fn: int = 0
+    undecided: int = 0
+    """The critic gave no verdict (undecided or unavailable): not in accuracy or kappa."""
+    disagreements: list[str] = field(default_factory=list)
+
+    @property
+    def decided(self) -> int:
+        return self.tp + self.tn + self.fp + self.fn
+
+    @property
+    def accuracy(self) -> float | None:
+        return (self.tp + self.tn) / self.decided if self.decided else None
+
+    @property
+    def kappa(self) -> float | None:
+        return cohen_kappa(self.tp, self.fp, self.fn, self.tn)
+
+    def as_dict(self) -> dict[str, Any]:
+        acc, kappa = self.accuracy, self.kappa
+        return {"examples": self.decided + self.undecided, "decided": self.decided, "undecided": self.undecided,
+                "accuracy": round(acc, 4) if acc is not None else None,
+                "kappa": round(kappa, 4) if kappa is not None else None,
+                "kappa_defined": kappa is not None,
+                "counts": {"true_positive": self.tp, "true_negative": self.tn, "false_positive": self.fp,
+                           "false_negative": self.fn},
+                "disagreements": self.disagreements[:10]}
+
+
+def cohen_kappa(tp: int, fp: int, fn: int, tn: int) -> float | None:
+    """Cohen's kappa of two binary raters; None when undefined (chance agreement is 1,
+    e.g. both raters always said the same single label): never reported as 1.0."""
+    n = tp + fp + fn + tn
+    if n == 0:
+        return None
+    po = (tp + tn) / n
+    yes_a, yes_b = (tp + fn) / n, (tp + fp) / n  # a: labels, b: critic
+    pe = yes_a * yes_b + (1 - yes_a) * (1 - yes_b)
+    if pe >= 1.0:
+        return None
+    return (po - pe) / (1 - pe)
+
+
+def load_examples(directory: Path) -> list[LabelledExample]:
+    """Every labelled example under ``directory``; FixtureErrors naming file and fix."""
+    errors: list[FixtureError] = []
+    out: list[LabelledExample] = []
+    fix = "each example: {reply: '...', source: paper.pdf | source_text: '...', verdict: true|false, note: '...'}"
+    for path in sorted(directory.glob("*.y*ml")) if directory.is_dir() else []:
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            errors.append(FixtureError(f"YAML syntax error: {exc}", file=str(path), fix="correct the YAML"))
+            continue
+        items = data.get("examples") if isinstance(data, dict) else None
+        if not isinstance(items, list) or not items:
+            errors.append(FixtureError("a judge-health file holds examples: [...]", file=str(path), fix=fix))
+            continue
+        for i, raw in enumerate(items):
+            if not isinstance(raw, dict) or set(raw) - EXAMPLE_KEYS:
+                errors.append(FixtureError(f"examples[{i}] is not a table of {sorted(EXAMPLE_KEYS)}", file=str(path),
+                                           fix=fix))
+                continue
+            reply, verdict = raw.get("reply"), raw.get("verdict")
+            has_src, has_text = bool(raw.get("source")), bool(raw.get("source_text"))
+            if not isinstance(reply, str) or not reply.strip() or not isinstance(verdict, bool) \
+                    or has_src == has_text:
+                errors.append(FixtureError(f"examples[{i}] needs reply, verdict true|false and exactly one of "
+                                           "source / source_text", file=str(path), fix=fix))
+                continue
+            out.append(LabelledExample(reply=reply, source=str(raw.get("source") or ""),
+                                       source_text=str(raw.get("source_text") or ""), verdict=verdict,
+                                       note=str(raw.get("note") or ""), file=str(path)))
+    if errors:
+        raise FixtureErrors(errors)
+    return out
+
+
+async def score_critic(critic, examples: list[LabelledExample], read_source: Callable[[str], str]) -> Agreement:
+    """Ask ``critic`` about every example; compare its verdicts with the labels."""
+    agreement = Agreement()
+    for ex in examples:
+        try:
+            source = ex.source_text or read_source(ex.source)
+        except OSError:
+            agreement.undecided += 1
+            agreement.disagreements.append(f"{ex.source}: source unreadable")
+            continue
+        judgement = await critic.factuality(source, ex.reply)
+        verdicts = [c.supported for c in judgement.claims]
+        if judgement.unavailable or not verdicts:
+            said = None
+        elif any(v is False for v in verdicts):
+            said = False
+        elif all(v is True for v in verdicts):
+            said = True
+        else:
+            said = None
+        if said is None:
+            agreement.undecided += 1
+            continue
+        if said and ex.verdict:
+            agreement.tp += 1
+        elif not said and not ex.verdict:
+            agreement.tn += 1
+        elif said:
+            agreement.fp += 1
+            agreement.disagreements.append(f"judged true, labelled false: {ex.reply[:80]!r}")
+        else:
+            agreement.fn += 1
+            agreement.disagreements.append(f"judged false, labelled true: {ex.reply[:80]!r}")
+    return agreement
+
+
+def describe(critic_name: str, a: Agreement) -> str:
+    """One line for summary.md / report.html."""
+    if a.decided == 0:
+        return f"critic health ({critic_name}): no verdicts on the {a.undecided} labelled examples"
+    kappa = f"{a.kappa:.2f}" if a.kappa is not None else "undefined (the critic or the labels used one answer only)"
+    return (f"critic health ({critic_name}): accuracy {a.accuracy:.2f} ({a.tp + a.tn}/{a.decided} decided), "
+            f"Cohen's kappa {kappa}; TP {a.tp} TN {a.tn} FP {a.fp} FN {a.fn}; undecided {a.undecided}")

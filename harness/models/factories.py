@@ -1,0 +1,152 @@
+"""Run-wide services of the reasoning layer: embedder, goldens, critic (built on first use).
+
+``harness.services.default_factories`` maps the names to these functions; importing this
+module imports no torch (the embedder loads the model at its first ``embed``).
+Each service may offer ``report_models() -> dict`` (merged into results.json ``models``),
+``report_notes() -> list[str]`` (run notes) and ``async finalize()`` (run once after the
+cases, before the report: the critic scores its health set there).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from harness.models import settings as S
+
+
+class EmbedderService:
+    """The run's embedder plus what the report says about it."""
+
+    def __init__(self, front):
+        self.front = front
+        self.name = front.name
+        self.source = front.source
+
+    async def embed(self, texts, *, cache: bool = False):
+        return await self.front.embed(texts, cache=cache)
+
+    @property
+    def stats(self):
+        return self.front.stats
+
+    def report_models(self) -> dict[str, Any]:
+        return {"embedder": self.name, "embedder_stats": self.front.report()}
+
+    def report_notes(self) -> list[str]:
+        s = self.front.stats
+        rate = f", {s.texts_encoded / s.encode_s:.0f} texts/s in the model" if s.encode_s > 0 else ""
+        return [f"embeddings ({self.name}): {s.texts_encoded} texts encoded in {s.batches} batches{rate}; "
+                f"{s.cache_hits} disk-cache hits; model load {s.load_s:.1f}s"]
+
+    async def aclose(self) -> None:
+        await self.front.aclose()
+
+
+def make_embedder(services) -> EmbedderService:
+    cfg = S.embedding_settings(services.config)
+    cache = S.cache_dir(services.config)
+    from harness.models import embedder as E
+
+    make = E.hash_embedder if cfg.backend == "hash" else E.minilm_embedder
+    return EmbedderService(make(cache, max_batch=cfg.max_batch, max_wait_s=cfg.max_wait_ms / 1000))
+
+
+def golden_dir(services) -> Path:
+    return Path(getattr(services, "golden_dir", None) or services.config.resolve("golden"))
+
+
+def make_goldens(services):
+    from harness.golden import load_goldens
+
+    return load_goldens(golden_dir(services))
+
+
+class CriticService:
+    """The configured critic, the source documents it judges against, and its health."""
+
+    def __init__(self, backend, docs_dir: Path, health_dir: Path):
+        self.backend = backend
+        self.docs_dir = docs_dir
+        self.health_dir = health_dir
+        self._texts: dict[str, str] = {}
+        self.health: dict[str, Any] | None = None
+        self.health_line = ""
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    @property
+    def source(self) -> str:
+        return self.backend.source
+
+    def source_text(self, name: str) -> str:
+        """The text of a document in fixtures/documents (OSError/ValueError if unreadable)."""
+        if name not in self._texts:
+            from harness.models.claims import document_text
+
+            path = (self.docs_dir / name).resolve()
+            if self.docs_dir.resolve() not in path.parents:
+                raise OSError(f"{name!r} is outside the documents folder")
+            self._texts[name] = document_text(path)
+        return self._texts[name]
+
+    async def finalize(self) -> None:
+        from harness.models import critic_health as H
+
+        try:
+            examples = H.load_examples(self.health_dir)
+        except Exception as exc:  # a broken health set is reported, it does not sink the run
+            self.health_line = f"critic health not measured: {exc}"
+            return
+        if not examples:
+            self.health_line = f"critic health not measured: no labelled examples in {self.health_dir}"
+            return
+        agreement = await H.score_critic(self.backend, examples, self.source_text)
+        self.health = {"critic": self.name, "source": self.source, **agreement.as_dict()}
+        self.health_line = H.describe(self.name, agreement)
+
+    def report_models(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"critic": self.name}
+        if self.health is not None:
+            out["critic_health"] = self.health
+        report = getattr(self.backend, "report", None)
+        if report:
+            out["critic_stats"] = report()
+        return out
+
+    def report_notes(self) -> list[str]:
+        return [self.health_line] if self.health_line else []
+
+    async def aclose(self) -> None:
+        close = getattr(self.backend, "aclose", None)
+        if close:
+            await close()
+
+
+def build_critic(services):
+    """The configured backend (the offline one takes the run's embedder)."""
+    cfg = S.critic_settings(services.config)
+    if cfg.backend == "offline":
+        from harness.models.critic_offline import OfflineCritic
+
+        return OfflineCritic(services.get("embedder"), support_min=cfg.support_min,
+                             unsupported_below=cfg.unsupported_below)
+    from harness.models.critic_llm import AnthropicCritic, OpenAICritic
+
+    cls = OpenAICritic if cfg.backend == "openai" else AnthropicCritic
+    key = os.environ.get(cfg.api_key_env, "") if cfg.api_key_env else ""
+    return cls(model=cfg.model, base_url=cfg.base_url, api_key=key, timeout_s=cfg.timeout_s,
+               max_retries=cfg.max_retries, cache_dir=S.cache_dir(services.config),
+               max_source_chars=cfg.max_source_chars)
+
+
+def make_critic(services) -> CriticService:
+    config = services.config
+    return CriticService(build_critic(services), config.resolve(config.sandbox.docs_dir),
+                         golden_dir(services) / "critic")
+
+
+FACTORIES = {"embedder": make_embedder, "goldens": make_goldens, "critic": make_critic}

@@ -1,0 +1,60 @@
+"""What a run's reports get from the nights before it: the trend history and tonight's diff.
+
+``run_context(source, reports_dir, run)`` gathers both for one results.json dict:
+the last ``HISTORY_RUNS`` runs up to and including it (for report.html's charts) and its
+diff against the accepted baseline or else the previous run (for report.html, summary.md
+and diff.json). The run itself need not be in the source yet: ``harness run`` calls this
+before results.json is written.
+
+A broken history never breaks a report: problems become a warning and the report is
+written without that part.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from harness.baseline import choose_base
+from harness.diff import DriftThresholds, diff_runs
+from harness.history import LocalRunSource, RunSource, load_history, run_records
+
+log = logging.getLogger("harness.nightly")
+
+#: How many nights the dashboard's charts cover.
+HISTORY_RUNS = 30
+
+
+@dataclass
+class RunContext:
+    history: list[dict[str, Any]] = field(default_factory=list)
+    """Run records (``history.run_record``), oldest first, ending with this run."""
+    diff: dict[str, Any] | None = None
+    """This run against its base (``diff.diff_runs``), None when there is nothing to compare."""
+    warnings: list[str] = field(default_factory=list)
+
+
+def run_context(run: Mapping[str, Any], reports_dir: str | os.PathLike[str], *, source: RunSource | None = None,
+                thresholds: DriftThresholds | None = None, last: int = HISTORY_RUNS) -> RunContext:
+    """History and diff for ``run`` from the runs kept in ``reports_dir`` (or ``source``)."""
+    source = source or LocalRunSource(reports_dir)
+    ctx = RunContext()
+    run_id = str(run.get("run_id", ""))
+    t = thresholds or DriftThresholds()
+    try:
+        hist = load_history(source, last=max(last, t.flaky_nights), until=run_id)
+        ctx.warnings += hist.warnings
+        runs = [r for r in hist.runs if r.get("run_id") != run_id and str(r.get("run_id", "")) < run_id]
+        runs.append(dict(run))
+        ctx.history = run_records(runs[-last:])
+        base_id, why = choose_base(source, reports_dir, run_id)
+        if base_id is not None:
+            base = next((r for r in hist.runs if r.get("run_id") == base_id), None) or source.load(base_id)
+            ctx.diff = diff_runs(base, run, recent=runs[-t.flaky_nights:], thresholds=t, base_reason=why)
+    except Exception as exc:  # a report without trends beats no report
+        msg = f"history/diff left out of the report: {type(exc).__name__}: {exc}"
+        log.warning(msg)
+        ctx.warnings.append(msg)
+    return ctx

@@ -1,0 +1,116 @@
+"""The runner's cost-layer companion: measures each case, guards the budget, compares with history.
+
+The runner calls it at four points (a few lines each in runner.py):
+
+- ``gate(case)`` before a case starts: a ``skipped`` result when the budget forbids it;
+- ``measure(result)`` after each attempt: latency, calls, tokens and spend (``CaseMetrics``);
+- ``finish(case, attempts, result)`` once a case is done: spend summed over attempts,
+  ``budget.case_usd`` and ``anomaly.<metric>`` evidence, the budget guard updated;
+- ``report_parts(results, layers)`` at the end: notes, ``perf`` for results.json, the exit code.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+from harness import cost as costs
+from harness.aggregate import case_status
+from harness.anomaly import History, anomalies, load_history
+from harness.budget import BudgetGuard, budget_settings
+from harness.types import Case, CaseResult, Evidence
+
+log = logging.getLogger("harness.perf")
+BUDGET_EXIT = 3
+
+
+class RunMeter:
+    def __init__(self, config, out_dir: Path, run_id: str, budget_usd: float | None = None):
+        self.config = config
+        self.settings = budget_settings(config, budget_usd)
+        self.out_dir = Path(out_dir)
+        self.run_id = run_id
+        self.guard = BudgetGuard(self.settings.run_usd, 0)
+        self.history = History()
+
+    def start(self, cases: Sequence[Case]) -> None:
+        costs.HARNESS_SPEND.reset()
+        self.guard = BudgetGuard(self.settings.run_usd, len(cases))
+        if self.settings.anomalies:
+            try:
+                self.history = load_history(self.out_dir, self.config.target.name, exclude_run=self.run_id,
+                                            window=self.settings.anomaly_window)
+            except OSError as exc:  # history is an extra; never a reason not to run
+                log.warning("history unreadable: %s", exc)
+
+    def gate(self, case: Case) -> CaseResult | None:
+        why = self.guard.may_start(case.id)
+        if not why:
+            return None
+        return CaseResult(id=case.id, layer=case.layer, channel=case.channel, status="skipped", evidence=(),
+                          attempts=0, cost_usd=0.0, error=why, file=case.file, tags=case.tags,
+                          metrics=None)
+
+    def measure(self, result: CaseResult) -> CaseResult:
+        return costs.apply(result, costs.measure(result.observation))
+
+    def finish(self, case: Case, attempts: Sequence[CaseResult], result: CaseResult) -> CaseResult:
+        metrics = [a.metrics for a in attempts if a.metrics is not None]
+        if metrics:
+            result = costs.apply(result, costs.combine(metrics))
+        extra: list[Evidence] = []
+        if self.settings.case_usd is not None and result.cost_usd is not None:
+            limit = self.settings.case_usd
+            ok = result.cost_usd <= limit
+            extra.append(Evidence(
+                check="budget.case_usd", turn=None, availability="ready", passed=ok,
+                expected=f"at most ${limit:.4f} per case ([budget] case_usd)", observed=f"${result.cost_usd:.6f}",
+                reason=(f"case cost ${result.cost_usd:.6f} {'<=' if ok else '>'} budget ${limit:.4f}"),
+                evaluator="budget@1"))
+        if self.settings.anomalies and self.history.by_case:
+            extra += anomalies(result, self.history, ratio=self.settings.anomaly_ratio,
+                               window=self.settings.anomaly_window,
+                               min_latency_ms=self.settings.anomaly_min_latency_ms)
+        if extra:
+            evidence = tuple(result.evidence) + tuple(extra)
+            status = result.status
+            if any(e.passed is False for e in extra):
+                status = "fail"
+            elif result.attempts <= 1:
+                status = case_status(evidence, result.error)
+            result = replace(result, evidence=evidence, status=status)
+        self.guard.finished_case(case.id, result.cost_usd)
+        return result
+
+    def report_parts(self, results: Sequence[CaseResult], layers: Sequence[str]) -> tuple[list[str], dict, bool]:
+        """(notes, perf for results.json, budget breached)."""
+        perf = costs.run_perf(results, layers)
+        perf["summary"]["budget"] = self.guard.report()
+        perf["summary"]["prices_version"] = _prices_version(self.settings.prices, self.config)
+        perf["summary"]["history_runs"] = len(self.history.runs)
+        notes = []
+        if self.guard.breached:
+            notes.append(self.guard.message())
+        if perf["summary"]["simulated"]:
+            notes.append("SIMULATED spend: the LLM upstream is the agent's offline model on loopback; calls are "
+                         "priced at the models they name (list prices, prices "
+                         f"{perf['summary']['prices_version']}), nothing was billed")
+        unpriced = perf["summary"]["cost_unavailable"]
+        if unpriced:
+            notes.append(f"cost unavailable for {unpriced} case(s) (unknown model or no token count): "
+                         + ", ".join(perf["summary"]["cost_unavailable_cases"][:10]))
+        replayed = perf["summary"]["replayed_cases"]
+        if replayed:
+            notes.append(f"{replayed} case(s) ran on replayed LLM answers (cassette; no spend)")
+        return notes, perf, self.guard.breached
+
+
+def _prices_version(path: str, config) -> str:
+    from harness.models.prices import load_prices
+
+    try:
+        return load_prices(str(config.resolve(path)) if path else None).version
+    except OSError:
+        return "unreadable"

@@ -1,0 +1,203 @@
+"""What wraps one ``harness run`` beyond running cases: lock, resume, shard, manifest, upload.
+
+``cli._cmd_run`` stays the one place a run is driven; this module hooks into it at four
+points (``RunFlow`` is entered around it by the CLI and kept on ``args.flow``):
+
+    RunFlow.__enter__   take the run lock; for --resume read the run's manifest (its
+                        selection) and journal (the finished cases); write manifest.json
+    flow.select(cases)  the --shard slice
+    flow.finish(report) the results.json dict: manifest, shard info, resumed cases' turns
+    flow.upload(...)    [storage]: this run, then whatever the spool still holds
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from harness.errors import ConfigError, UsageError
+from harness.manifest import MANIFEST_FILE, finish_manifest, llm_models, start_manifest
+from harness.runlock import RunLock
+
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+class RunFlow:
+    def __init__(self, args: Any):
+        self.args = args
+        self.config = None
+        self.out = Path("reports")
+        self.run_id = ""
+        self.shard: tuple[int, int] | None = None
+        self.prior: dict[str, Any] = {}
+        """Finished cases of a resumed run, as CaseResults, by id."""
+        self.prior_records: dict[str, dict[str, Any]] = {}
+        """The same, as their journal lines (which keep the turns' transcripts)."""
+        self.manifest: dict[str, Any] = {}
+        self.upload_enabled = False
+        self.original_started_at = ""
+        self._lock: RunLock | None = None
+
+    # ------------------------------------------------------------------ start
+
+    def __enter__(self) -> "RunFlow":
+        from harness.config import load_config
+        from harness.runner import new_run_id
+        from harness.shards import parse_shard
+        from harness.storage import storage_config
+
+        args = self.args
+        config = self.config = load_config(args.config)
+        self.out = Path(args.out) if args.out else config.resolve("reports")
+        sc = storage_config(config)
+        if args.upload and sc is None:
+            raise ConfigError("--upload needs a [storage] section", file=str(config.path or ""),
+                              fix='[storage] url = "s3://bucket/prefix" (see docs/OPERATIONS.md)')
+        self.upload_enabled = sc is not None and args.upload is not False
+        if args.resume and args.run_id and args.resume != args.run_id:
+            raise UsageError("--resume and --run-id name different runs", fix="give only --resume RUN_ID")
+        run_id = args.resume or args.run_id
+        if run_id and not RUN_ID.fullmatch(run_id):
+            raise UsageError(f"run id {run_id!r} has characters a folder or object key should not",
+                             fix="letters, digits, '.', '_' and '-' only")
+        self._lock = RunLock(self.out, command=" ".join(["harness", *self._argv()])).acquire()
+        try:
+            if args.resume:
+                self._load_resume(args.resume)
+            elif run_id and (self.out / run_id).exists():
+                raise UsageError(f"run {run_id} already exists in {self.out}",
+                                 fix=f"--resume {run_id} continues it; or give another --run-id")
+            self.run_id = run_id or new_run_id()
+            if args.shard:
+                self.shard = parse_shard(args.shard)
+            selection = {"layers": list(args.layer), "cases": list(args.case), "shard": args.shard,
+                         "repeat": args.repeat, "fixtures": args.fixtures}
+            if not self.manifest:
+                self.manifest = start_manifest(config, self._argv(), selection)
+                self.manifest["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            run_dir = self.out / self.run_id
+            run_dir.mkdir(parents=True, exist_ok=True)
+            (run_dir / MANIFEST_FILE).write_text(json.dumps(self.manifest, indent=1), encoding="utf-8")
+        except BaseException:
+            self._lock.release()
+            raise
+        args.flow = self
+        return self
+
+    def _argv(self) -> list[str]:
+        argv = getattr(self.args, "argv", None)
+        return list(argv) if argv is not None else sys.argv[1:]
+
+    def _load_resume(self, run_id: str) -> None:
+        from harness.report.journal import read_journal
+        from harness.report.jsonfile import case_from_dict
+
+        args = self.args
+        run_dir = self.out / run_id
+        journal = run_dir / "results.jsonl"
+        if not journal.exists():
+            raise UsageError(f"no journal to resume: {journal} does not exist",
+                             fix="--resume takes a run id from the --out folder (default reports/)")
+        try:
+            manifest = json.loads((run_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            manifest = {}
+        selection = manifest.get("selection") or {}
+        # The resumed run keeps the original's selection unless the command line gives one.
+        if not args.layer:
+            args.layer = list(selection.get("layers") or ())
+        if not args.case:
+            args.case = list(selection.get("cases") or ())
+        if args.shard is None and selection.get("shard"):
+            args.shard = selection["shard"]
+        if args.repeat == 1 and selection.get("repeat"):
+            args.repeat = int(selection["repeat"])
+        if args.fixtures is None and selection.get("fixtures"):
+            args.fixtures = selection["fixtures"]
+        for record in read_journal(journal):  # the last line of an id wins
+            try:
+                result = case_from_dict(record)
+            except ValueError:
+                continue  # a malformed line: that case runs again
+            self.prior[result.id] = result
+            self.prior_records[result.id] = record
+        if manifest:
+            self.manifest = manifest
+            self.manifest.setdefault("resumed", []).append({
+                "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "finished_before": len(self.prior), "command": "harness " + " ".join(self._argv())})
+        self.original_started_at = str(manifest.get("started_at") or "")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    # ------------------------------------------------------------------ during
+
+    def select(self, cases: Sequence[Any]) -> list[Any]:
+        """The --shard slice of ``cases`` (all of them without --shard)."""
+        from harness.shards import select_shard
+
+        if self.shard is None:
+            return list(cases)
+        mine = select_shard(cases, *self.shard)
+        if not mine:
+            raise UsageError(f"shard {self.shard[0]}/{self.shard[1]} has no case ({len(cases)} selected in all)",
+                             fix="use fewer shards than cases")
+        return mine
+
+    def prior_for(self, cases: Sequence[Any]) -> dict[str, Any]:
+        """The resumed run's finished cases that are still part of the selection."""
+        wanted = {c.id for c in cases}
+        return {k: v for k, v in self.prior.items() if k in wanted}
+
+    # ------------------------------------------------------------------ end
+
+    def finish(self, report: Any) -> dict[str, Any]:
+        """The results.json dict of the run: the contract's keys plus manifest and shard."""
+        from harness.report.jsonfile import report_to_dict
+
+        d = report_to_dict(report)
+        if self.prior_records:
+            d["cases"] = [self.prior_records[c["id"]] if c["id"] in self.prior_records
+                          and not (c.get("turns") or []) else c for c in d["cases"]]
+            if self.original_started_at:
+                d["started_at"] = self.original_started_at
+            resumed = sum(1 for c in d["cases"] if c["id"] in self.prior_records)
+            d["notes"] = list(d.get("notes") or []) + [
+                f"resumed: {resumed} case(s) kept from the journal, {len(d['cases']) - resumed} run now"]
+        if self.shard:
+            d["shard"] = {"index": self.shard[0], "count": self.shard[1],
+                          "cases": [c["id"] for c in d["cases"]]}
+        self.manifest = finish_manifest(self.manifest, d, llm_models(report.cases))
+        d["manifest"] = self.manifest
+        run_dir = self.out / self.run_id
+        (run_dir / MANIFEST_FILE).write_text(json.dumps(self.manifest, indent=1), encoding="utf-8")
+        return d
+
+    def upload(self, run_dir: Path, quiet: bool = False) -> list[Any]:
+        """Upload this run, then retry the spool; never changes the run's exit code."""
+        if not self.upload_enabled:
+            return []
+        from harness.storage import upload_pending, upload_run
+
+        results = [upload_run(self.config, run_dir, self.out)]
+        if results[0].complete:
+            results += upload_pending(self.config, self.out)
+        for r in results:
+            if r.complete and not quiet:
+                print(f"storage: {r.line()}")
+            elif not r.complete:
+                print(f"harness: storage: {r.line()}; kept in {self.out / '.pending'} "
+                      "(harness upload --pending retries)", file=sys.stderr)
+        return results
+
+
+def prior_cases(args: Any, cases: Sequence[Any]) -> Mapping[str, Any]:
+    flow = getattr(args, "flow", None)
+    return flow.prior_for(cases) if flow else {}
