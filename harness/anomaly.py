@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,15 @@ from harness.types import CaseResult, Evidence
 log = logging.getLogger("harness.anomaly")
 EVAL = "anomaly@1"
 METRICS = ("tokens", "llm_calls", "cost_usd", "latency_ms")
+
+
+#: Run ids ``harness run`` gives (UTC time first). Labelled runs (calibration's "clean",
+#: "regression-x") are neither compared nor used as a baseline.
+NIGHTLY_ID = re.compile(r"^\d{8}-\d{6}-")
+
+
+def is_nightly_id(run_id: str) -> bool:
+    return bool(NIGHTLY_ID.match(run_id or ""))
 
 
 def case_figures(case: Mapping[str, Any]) -> dict[str, float]:
@@ -64,7 +74,7 @@ def load_history(reports: Path, target_name: str, exclude_run: str = "", window:
     hist = History()
     if not reports.is_dir():
         return hist
-    dirs = sorted((p for p in reports.iterdir() if p.is_dir() and p.name != exclude_run
+    dirs = sorted((p for p in reports.iterdir() if p.is_dir() and p.name != exclude_run and is_nightly_id(p.name)
                    and (p / "results.json").is_file()), key=lambda p: p.name, reverse=True)
     for run in dirs[:max_runs]:
         try:

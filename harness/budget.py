@@ -27,7 +27,10 @@ from harness.errors import ConfigError
 KNOWN_KEYS = {"run_usd", "case_usd", "prices", "simulated", "anomaly_ratio", "anomaly_window",
               "anomaly_min_latency_ms", "anomalies",
               # the reasoning layer's soft budget shares the section (harness/models/settings.py)
-              "soft_max_fraction_per_layer", "soft_max_per_run"}
+              "soft_max_fraction_per_layer", "soft_max_per_run",
+              # the diff's drift thresholds share it too (harness/diff.py DriftThresholds)
+              "drift_similarity_ratio", "drift_cost_ratio", "drift_tokens_ratio", "drift_latency_ratio",
+              "drift_latency_floor_ms", "drift_flaky_nights", "drift_flaky_min_flips"}
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from harness import __version__
-from harness.errors import HarnessError, UsageError
+from harness.errors import HarnessError, SandboxError, TargetError, UsageError
 from harness.types import LAYERS
 
 
@@ -39,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--no-upload", dest="upload", action="store_false")
     run.add_argument("--resume", metavar="RUN_ID", help="continue a killed run from its journal")
     run.add_argument("--shard", metavar="I/N", help="run one slice of the suite")
+    run.add_argument("--run-id", default=None, help="name the run (shards of one run share it)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
 
     rep = sub.add_parser("report", help="render a finished run's report again")
@@ -69,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     from harness.cli_nightly import add_parsers as add_nightly_parsers  # history, diff, baseline
 
     add_nightly_parsers(sub)
+    from harness.cli_ops import add_parsers as add_ops_parsers  # upload, merge, schedule
+
+    add_ops_parsers(sub)
     return p
 
 
@@ -148,13 +152,11 @@ def _cmd_run(args) -> int:
         raise UsageError("--repeat must be at least 1")
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
-    for flag in ("resume", "shard", "budget_usd"):
-        if getattr(args, flag) is not None:
-            raise UsageError(f"--{flag.replace('_', '-')} is not available in this version yet")
     config = load_config(args.config)
     cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case)
     if not cases:
         raise UsageError("no case matches the selection", fix="check --layer and --case (harness check lists cases)")
+    cases = args.flow.select(cases)  # --shard (harness.runflow)
     from harness.cli_nightly import diff_line, finish_run, load_run_quarantine
 
     quarantine = load_run_quarantine(_fixtures_dir(args, config))  # validated before anything runs
@@ -170,19 +172,27 @@ def _cmd_run(args) -> int:
     options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,
                          on_start=(progress.start if progress else None),
                          on_case=(progress.advance if progress else None),
-                         golden_dir=golden_dir, golden_version=goldens.version)
+                         golden_dir=golden_dir, golden_version=goldens.version, budget_usd=args.budget_usd)
+    options.run_id, options.prior = args.flow.run_id, args.flow.begin(cases)  # lock, manifest, --resume
+    from harness import cli_cost
+
     try:
         report = asyncio.run(run_suite(config, cases, options))
+    except (TargetError, SandboxError) as exc:  # exit 4: alert that the run failed to start
+        cli_cost.start_failed(config, exc)
+        raise
     finally:
         if progress:
             progress.stop()
     run_dir = out / report.run_id
     report, nightly = finish_run(report, out, config, quarantine)  # quarantine, history, diff
-    files = write_all(report, run_dir, **nightly)
+    report = cli_cost.after_run(config, report, run_dir)  # budget breach on stderr; alerts
+    files = write_all(args.flow.finish(report), run_dir, **nightly)  # + manifest, shard (harness.runflow)
     if not args.quiet:
         print_table(report, console)
         console.print(diff_line(nightly["diff"]), markup=False)
         console.print(f"report: {files.get('html', run_dir)}")
+    args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
     return report.exit_code
 
 
@@ -208,6 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     from harness.cli_nightly import HANDLERS as nightly_handlers
 
     handlers.update(nightly_handlers)
+    from harness.cli_ops import HANDLERS as ops_handlers, with_flow
+
+    handlers.update(ops_handlers)
+    handlers["run"] = with_flow(handlers["run"])  # run lock, --resume, --shard, manifest, upload
+    args.argv = argv if argv is not None else sys.argv[1:]
     try:
         return handlers[args.command](args)
     except HarnessError as exc:

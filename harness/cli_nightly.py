@@ -31,6 +31,8 @@ def add_parsers(sub) -> None:
     d.add_argument("new_run", nargs="?", help="run to judge (default: the latest run)")
     d.add_argument("--json", action="store_true", help="print the diff as JSON")
     d.add_argument("--no-write", action="store_true", help="do not write <new run>/diff.json")
+    for p in (h, d):
+        p.add_argument("--local", action="store_true", help="only the local reports folder, not [storage]")
 
     b = sub.add_parser("baseline", help="accept a run as the baseline that diffs compare with, or show it")
     common(b)
@@ -56,12 +58,23 @@ def thresholds_of(config):
     return DriftThresholds.from_config((config.sections or {}).get("budget"))
 
 
-def source_for(reports: Path, config):
-    """Where runs are read from. Remote storage joins here once harness.storage offers a run
-    source (TODO, issue 6 storage side); until then the local reports folder."""
-    from harness.history import LocalRunSource
+def source_for(reports: Path, config, remote: bool = True):
+    """Where runs are read from: the local reports folder, plus object storage when
+    ``[storage]`` is configured (runs kept on other machines: CI, shards, earlier hosts)."""
+    from harness.history import CombinedRunSource, LocalRunSource, RemoteRunSource
 
-    return LocalRunSource(reports)
+    local = LocalRunSource(reports)
+    if not remote:
+        return local
+    from harness.errors import StorageError
+    from harness.storage import open_store
+
+    try:
+        store = open_store(config)
+    except StorageError as exc:  # e.g. no credentials here: history from this machine's runs
+        print(f"harness: warning: remote runs left out: {exc.message}", file=sys.stderr)
+        return local
+    return CombinedRunSource(local, RemoteRunSource(store)) if store else local
 
 
 def cmd_history(args) -> int:
@@ -70,7 +83,7 @@ def cmd_history(args) -> int:
     if args.last < 1:
         raise UsageError("--last must be at least 1")
     reports, config = _reports_and_config(args)
-    hist = load_history(source_for(reports, config), last=args.last)
+    hist = load_history(source_for(reports, config, remote=not args.local), last=args.last)
     sys.stdout.write(render_history(hist))
     if args.parquet:
         path = write_parquet(hist.runs, args.parquet)
@@ -85,7 +98,7 @@ def cmd_diff(args) -> int:
     from harness.report.jsonfile import atomic_write_text, dumps
 
     reports, config = _reports_and_config(args)
-    source = source_for(reports, config)
+    source = source_for(reports, config, remote=not args.local)
     t = thresholds_of(config)
     if args.new_run:
         new_id = resolve_run_id(source, args.new_run)

@@ -51,8 +51,9 @@ class DriftThresholds:
     """Latency growth smaller than this many ms is noise, whatever the ratio."""
     flaky_nights: int = 7
     """How many recent runs the flakiness window covers."""
-    flaky_min_flips: int = 2
-    """Good <-> bad flips within the window that make a case flaky."""
+    flaky_min_flips: int = 3
+    """Good <-> bad flips within the window that make a case flaky (3: one bad night that
+    recovered, pass-fail-pass, is a regression and its fix, not flakiness)."""
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any] | None) -> "DriftThresholds":
@@ -186,6 +187,7 @@ def diff_runs(base: Mapping[str, Any], new: Mapping[str, Any], *, recent: Sequen
             out["flaky"].append({"id": cid, "flips": k, "statuses": statuses, "runs": len(window),
                                  "quarantined": bool((nc.get(cid) or {}).get("quarantined", False))})
 
+    out["flaky"].sort(key=lambda f: (-f["flips"], f["id"]))  # the most unstable first
     common = sorted(set(bc) & set(nc))
     layers = sorted({str(nc[c].get("layer")) for c in common})
     drift = _drift_group("total", [bc[c] for c in common], [nc[c] for c in common], t)

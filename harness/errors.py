@@ -6,7 +6,8 @@
     ├── FixtureError             bad case file / golden                  (exit 2)
     ├── TargetError              the agent could not be started/reached  (exit 4)
     ├── SandboxError             a loopback server could not start       (exit 4)
-    └── StorageError             object storage failed (kept for retry)  (exit 1)
+    ├── StorageError             object storage failed (kept for retry)  (exit 1)
+    └── RunLocked                another harness run holds the run lock  (exit 4)
 
 A misbehaving agent never raises: it becomes failing evidence. An unreachable judge
 never raises: it becomes unavailable evidence.
@@ -75,3 +76,9 @@ class SandboxError(HarnessError):
 
 class StorageError(HarnessError):
     exit_code = 1
+
+
+class RunLocked(HarnessError):
+    """Another harness run holds ``<reports>/.harness.lock``; this one did not start (harness.runlock)."""
+
+    exit_code = 4

@@ -3,8 +3,9 @@
 A *run source* lists run ids (oldest first) and loads one run's results.json dict:
 
     RunSource            the interface (``run_ids()``, ``load(run_id)``, ``name``)
-    ├── LocalRunSource   run folders under the reports directory (always there)
-    └── (remote)         object storage, through ``harness.storage`` when it is configured
+    ├── LocalRunSource     run folders under the reports directory (always there)
+    ├── RemoteRunSource    object storage, through ``harness.storage`` (its index.json)
+    └── CombinedRunSource  both: local first, remote for the nights this machine lacks
 
 Everything here is plain Python (the dashboard is drawn from ``run_records`` during every
 ``harness run``, which must not pay for pandas); ``cases_frame`` / ``runs_frame`` build the
@@ -71,6 +72,74 @@ class LocalRunSource:
         return read_results(self.root / run_id / RESULTS)
 
 
+class RemoteRunSource:
+    """Runs in object storage (``harness.storage``): listed from its ``index.json``, each
+    loaded from ``<prefix>/runs/YYYY/MM/DD/<run_id>/results.json``. The index is read once."""
+
+    def __init__(self, store: Any):
+        from harness.storage import describe
+
+        self.store = store
+        self.name = describe(store.sc)
+        self._entries: dict[str, Mapping[str, Any]] | None = None
+
+    def _index(self) -> dict[str, Mapping[str, Any]]:
+        if self._entries is None:
+            from harness.storage import read_index
+
+            self._entries = {str(e.get("run_id")): e for e in read_index(self.store).get("runs") or ()
+                             if isinstance(e, Mapping) and e.get("run_id") and e.get("prefix")}
+        return self._entries
+
+    def run_ids(self) -> list[str]:
+        return sorted(self._index())
+
+    def load(self, run_id: str) -> dict[str, Any]:
+        entry = self._index().get(run_id)
+        raw = self.store.get(f"{entry['prefix']}/{RESULTS}") if entry else None
+        if raw is None:
+            raise ValueError("results.json is not in storage (yet)")
+        data = json.loads(raw)
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("cases"), list):
+            raise ValueError(f"not a {SCHEMA} file")
+        return data
+
+
+class CombinedRunSource:
+    """Local runs and remote ones together; a run kept in both is read locally (no download).
+
+    When the remote cannot be listed (storage down) the local runs still come back and
+    the problem is logged and kept in ``warnings``.
+    """
+
+    def __init__(self, local: RunSource, remote: RunSource):
+        self.local, self.remote = local, remote
+        self.name = f"{local.name} + {remote.name}"
+        self.warnings: list[str] = []
+        self._local_ids: set[str] = set()
+
+    def run_ids(self) -> list[str]:
+        self._local_ids = set(self.local.run_ids())
+        try:
+            remote = set(self.remote.run_ids())
+        except Exception as exc:  # StorageError, a bad index: history goes on with what is here
+            msg = f"remote runs not listed ({self.remote.name}): {type(exc).__name__}: {exc}"
+            log.warning(msg)
+            self.warnings.append(msg)
+            remote = set()
+        return sorted(self._local_ids | remote)
+
+    def load(self, run_id: str) -> dict[str, Any]:
+        if run_id in self._local_ids or run_id in self.local.run_ids():
+            return self.local.load(run_id)
+        try:
+            return self.remote.load(run_id)
+        except (OSError, ValueError):
+            raise
+        except Exception as exc:  # StorageError is not an OSError; skipping needs one of those
+            raise OSError(f"{type(exc).__name__}: {exc}") from exc
+
+
 @dataclass
 class History:
     """Runs loaded from a source, oldest first, plus what could not be read."""
@@ -103,6 +172,7 @@ def load_history(source: RunSource, last: int | None = None, *, until: str | Non
             log.warning(msg)
             hist.warnings.append(msg)
     hist.runs.reverse()
+    hist.warnings = list(getattr(source, "warnings", [])) + hist.warnings
     return hist
 
 

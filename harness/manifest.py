@@ -45,6 +45,7 @@ def _scrub(value: Any) -> Any:
 def config_hash(config: Any) -> str:
     """sha256 of the effective config (sections after env overrides), secrets excluded."""
     sections = _scrub(dict(getattr(config, "sections", {}) or {}))
+    sections = {k: v for k, v in sections.items() if v != {}}  # a section holding only a secret is no setting
     canonical = json.dumps(sections, sort_keys=True, separators=(",", ":"), default=str)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -18,7 +18,7 @@ from typing import Sequence
 
 from harness import cost as costs
 from harness.aggregate import case_status
-from harness.anomaly import History, anomalies, load_history
+from harness.anomaly import History, anomalies, is_nightly_id, load_history
 from harness.budget import BudgetGuard, budget_settings
 from harness.types import Case, CaseResult, Evidence
 
@@ -38,7 +38,7 @@ class RunMeter:
     def start(self, cases: Sequence[Case]) -> None:
         costs.HARNESS_SPEND.reset()
         self.guard = BudgetGuard(self.settings.run_usd, len(cases))
-        if self.settings.anomalies:
+        if self.settings.anomalies and is_nightly_id(self.run_id):  # calibration's labelled runs: no history
             try:
                 self.history = load_history(self.out_dir, self.config.target.name, exclude_run=self.run_id,
                                             window=self.settings.anomaly_window)

@@ -3,9 +3,10 @@
 ``cli._cmd_run`` stays the one place a run is driven; this module hooks into it at four
 points (``RunFlow`` is entered around it by the CLI and kept on ``args.flow``):
 
-    RunFlow.__enter__   take the run lock; for --resume read the run's manifest (its
-                        selection) and journal (the finished cases); write manifest.json
+    RunFlow.__enter__   for --resume read the run's manifest (its selection) and journal
+                        (the finished cases); the run id; the start manifest (nothing written)
     flow.select(cases)  the --shard slice
+    flow.begin(cases)   all validated: take the run lock, write manifest.json; the prior cases
     flow.finish(report) the results.json dict: manifest, shard info, resumed cases' turns
     flow.upload(...)    [storage]: this run, then whatever the spool still holds
 """
@@ -17,7 +18,7 @@ import re
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from harness.errors import ConfigError, UsageError
 from harness.manifest import MANIFEST_FILE, finish_manifest, llm_models, start_manifest
@@ -64,29 +65,35 @@ class RunFlow:
         if run_id and not RUN_ID.fullmatch(run_id):
             raise UsageError(f"run id {run_id!r} has characters a folder or object key should not",
                              fix="letters, digits, '.', '_' and '-' only")
-        self._lock = RunLock(self.out, command=" ".join(["harness", *self._argv()])).acquire()
-        try:
-            if args.resume:
-                self._load_resume(args.resume)
-            elif run_id and (self.out / run_id).exists():
-                raise UsageError(f"run {run_id} already exists in {self.out}",
-                                 fix=f"--resume {run_id} continues it; or give another --run-id")
-            self.run_id = run_id or new_run_id()
-            if args.shard:
-                self.shard = parse_shard(args.shard)
-            selection = {"layers": list(args.layer), "cases": list(args.case), "shard": args.shard,
-                         "repeat": args.repeat, "fixtures": args.fixtures}
-            if not self.manifest:
-                self.manifest = start_manifest(config, self._argv(), selection)
-                self.manifest["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            run_dir = self.out / self.run_id
-            run_dir.mkdir(parents=True, exist_ok=True)
-            (run_dir / MANIFEST_FILE).write_text(json.dumps(self.manifest, indent=1), encoding="utf-8")
-        except BaseException:
-            self._lock.release()
-            raise
+        # Nothing is written here: a usage, config or fixture error found after this (exit 2)
+        # must leave no trace. The lock and the run folder come in ``begin``.
+        if args.resume:
+            self._load_resume(args.resume)
+        elif run_id and (self.out / run_id).exists():
+            raise UsageError(f"run {run_id} already exists in {self.out}",
+                             fix=f"--resume {run_id} continues it; or give another --run-id")
+        self.run_id = run_id or new_run_id()
+        if args.shard:
+            self.shard = parse_shard(args.shard)
+        selection = {"layers": list(args.layer), "cases": list(args.case), "shard": args.shard,
+                     "repeat": args.repeat, "fixtures": args.fixtures}
+        if not self.manifest:
+            self.manifest = start_manifest(config, self._argv(), selection)
         args.flow = self
         return self
+
+    def begin(self, cases: Sequence[Any]) -> dict[str, Any]:
+        """Everything is validated and the run starts: take the lock, write manifest.json.
+
+        Returns the resumed run's finished cases that are still part of the selection.
+        """
+        if self._lock is None:
+            self._lock = RunLock(self.out, command=" ".join(["harness", *self._argv()])).acquire()
+        self.manifest.setdefault("started_at", datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        run_dir = self.out / self.run_id
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / MANIFEST_FILE).write_text(json.dumps(self.manifest, indent=1), encoding="utf-8")
+        return self.prior_for(cases)
 
     def _argv(self) -> list[str]:
         argv = getattr(self.args, "argv", None)
@@ -180,7 +187,7 @@ class RunFlow:
         (run_dir / MANIFEST_FILE).write_text(json.dumps(self.manifest, indent=1), encoding="utf-8")
         return d
 
-    def upload(self, run_dir: Path, quiet: bool = False) -> list[Any]:
+    def upload(self, run_dir: Path, quiet: bool = False) -> list[Any]:  # noqa: ARG002 - quiet kept for callers
         """Upload this run, then retry the spool; never changes the run's exit code."""
         if not self.upload_enabled:
             return []
@@ -190,14 +197,9 @@ class RunFlow:
         if results[0].complete:
             results += upload_pending(self.config, self.out)
         for r in results:
-            if r.complete and not quiet:
+            if r.complete:  # one line even with --quiet: cron logs should say where the run went
                 print(f"storage: {r.line()}")
             elif not r.complete:
                 print(f"harness: storage: {r.line()}; kept in {self.out / '.pending'} "
                       "(harness upload --pending retries)", file=sys.stderr)
         return results
-
-
-def prior_cases(args: Any, cases: Sequence[Any]) -> Mapping[str, Any]:
-    flow = getattr(args, "flow", None)
-    return flow.prior_for(cases) if flow else {}

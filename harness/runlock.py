@@ -3,7 +3,8 @@
 Taken by ``harness run`` and by each ``harness schedule`` cycle, so the daemon, a crontab
 line and a person at a terminal cannot overlap on the same reports folder. ``flock`` is
 released by the kernel when the holder dies (even by SIGKILL), so a stale lock file never
-blocks the next night. The file holds the holder's pid, start time and command, which is
+blocks the next night; a clean release removes the file, so the reports folder holds only
+runs afterwards. The file holds the holder's pid, start time and command, which is
 what the refused run prints.
 
 Reentrant within one process: a schedule cycle holds the lock and runs ``harness run``
@@ -19,18 +20,14 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness.errors import RunLocked
+
+__all__ = ["LOCK_NAME", "RunLock", "RunLocked", "lock_path"]
 
 LOCK_NAME = ".harness.lock"
 
 _held: dict[str, tuple[int, int]] = {}  # resolved path -> (fd, depth)
 _guard = threading.Lock()
-
-
-class RunLocked(HarnessError):
-    """Another harness run holds the lock; this one did not start (exit 4: could not be brought up)."""
-
-    exit_code = 4
 
 
 def lock_path(out_dir: str | os.PathLike[str]) -> Path:
@@ -63,6 +60,21 @@ class RunLock:
                 _held[key] = (fd, depth + 1)
                 self._key = key
                 return self
+            fd = self._open_locked(key)
+            record = {"pid": os.getpid(), "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                      "command": self.command}
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, json.dumps(record).encode("utf-8"))
+            _held[key] = (fd, 1)
+            self._key = key
+        return self
+
+    @staticmethod
+    def _open_locked(key: str) -> int:
+        # The holder removes the file when it is done, so a lock taken on a file that has
+        # meanwhile been removed (or replaced) is no lock: check the inode, else try again.
+        for _ in range(20):
             # O_RDWR without O_TRUNC: opening must not erase the holder's details.
             fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
             try:
@@ -75,14 +87,14 @@ class RunLock:
                 raise RunLocked(f"another harness run (pid {pid}, started {since}) holds the lock {key}; "
                                 "not starting a second one", fix="wait for it to finish (or end that process)") \
                     from None
-            record = {"pid": os.getpid(), "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                      "command": self.command}
-            os.ftruncate(fd, 0)
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, json.dumps(record).encode("utf-8"))
-            _held[key] = (fd, 1)
-            self._key = key
-        return self
+            try:
+                same = os.stat(key).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                return fd
+            os.close(fd)
+        raise RunLocked(f"could not take the lock {key}: it keeps being replaced")  # pragma: no cover
 
     def release(self) -> None:
         with _guard:
@@ -93,8 +105,12 @@ class RunLock:
                 _held[self._key] = (fd, depth - 1)
             else:
                 del _held[self._key]
-                # The file stays (removing it would race a waiter that opened it); empty means free.
-                os.ftruncate(fd, 0)
+                # Removed while still locked: a process that opened it meanwhile finds, after
+                # its flock, that the path no longer names its file, and opens it afresh.
+                try:
+                    os.unlink(self._key)
+                except FileNotFoundError:
+                    pass
                 fcntl.flock(fd, fcntl.LOCK_UN)
                 os.close(fd)
             self._key = ""

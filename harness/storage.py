@@ -294,13 +294,19 @@ class Pending:
                    done=list(d.get("done") or ()))
 
 
+#: The summary fields the index keeps (the full summary is in the run's results.json).
+_INDEX_COUNTS = ("planned", "executed", "decidable", "passed", "soft", "failed", "errored", "unavailable",
+                 "skipped", "cost_usd", "verdict")
+
+
 def index_entry(results: Mapping[str, Any], key_prefix: str) -> dict[str, Any]:
     """What the index keeps of one run (enough to list and pick runs without opening them)."""
     manifest = results.get("manifest") or {}
     return {"run_id": results.get("run_id", ""), "prefix": key_prefix,
             "started_at": results.get("started_at", ""), "finished_at": results.get("finished_at", ""),
             "verdict": (results.get("summary") or {}).get("verdict", ""), "exit_code": results.get("exit_code"),
-            "summary": results.get("summary") or {}, "target": results.get("target") or {},
+            "summary": {k: v for k, v in (results.get("summary") or {}).items() if k in _INDEX_COUNTS},
+            "target": results.get("target") or {},
             "golden_version": results.get("golden_version", ""),
             "config_hash": manifest.get("config_hash", ""),
             "layers": sorted((results.get("layers") or {}).keys())}
@@ -461,6 +467,10 @@ def push(store: S3Store, pending: Pending, out_dir: Path, sleep: Callable[[float
         result.error = exc.message
         return result
     _spool_path(out_dir, pending).unlink(missing_ok=True)
+    try:
+        spool_dir(out_dir).rmdir()  # only when empty: the reports folder holds only runs again
+    except OSError:
+        pass
     result.complete = True
     return result
 
@@ -670,3 +680,31 @@ __all__: Sequence[str] = (
     "merge_shards", "open_store", "plan_upload", "push", "read_index", "rebuild_index", "run_key_prefix",
     "storage_config", "update_index", "upload_pending", "upload_run",
 )
+
+
+class StorageRunSource:
+    """Stored runs as a history run source (``harness.history.RunSource``): ids from index.json,
+    oldest first; a run's (merged) results.json from its folder. Shard-only entries whose merge
+    is not written yet are left out."""
+
+    def __init__(self, store: S3Store):
+        self.store = store
+        self.name = f"storage {describe(store.sc)}"
+        self._prefixes: dict[str, str] = {}
+
+    def run_ids(self) -> list[str]:
+        runs = [e for e in read_index(self.store)["runs"] if e.get("finished_at") and e.get("prefix")]
+        self._prefixes = {e["run_id"]: e["prefix"] for e in runs}
+        return [e["run_id"] for e in runs]
+
+    def load(self, run_id: str) -> dict[str, Any]:
+        if run_id not in self._prefixes:
+            self.run_ids()
+        prefix = self._prefixes.get(run_id)
+        raw = self.store.get(f"{prefix}/{LAST}") if prefix else None
+        if raw is None:
+            raise ValueError(f"run {run_id} has no results.json in storage")
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError(f"run {run_id}: results.json is not an object")
+        return data

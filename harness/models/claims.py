@@ -49,7 +49,7 @@ _WORD_NUMBERS = {
 
 
 class _Text(HTMLParser):
-    SKIP = {"script", "style", "head", "noscript"}
+    SKIP = {"script", "style", "noscript"}  # <head> stays: its <title> is part of the document
     BLOCK = {"p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "br", "tr", "section", "article", "title"}
 
     def __init__(self) -> None:
@@ -81,7 +81,8 @@ def document_text(path: Path) -> str:
         from pypdf import PdfReader
 
         reader = PdfReader(str(path))
-        text = "\n".join((page.extract_text() or "") for page in reader.pages)
+        title = str((reader.metadata or {}).get("/Title") or "")  # agents quote it; it is the document's
+        text = title + "\n\n" + "\n".join((page.extract_text() or "") for page in reader.pages)
     elif suffix in (".html", ".htm", ".xhtml"):
         parser = _Text()
         parser.feed(path.read_text(encoding="utf-8", errors="replace"))
@@ -92,10 +93,23 @@ def document_text(path: Path) -> str:
     return "\n".join(ln for ln in lines if ln)
 
 
+def _join_wrapped(text: str) -> str:
+    """PDF text breaks lines mid-sentence: a line that does not end a sentence, followed by
+    one that starts in lower case or with a digit, continues it."""
+    return re.sub(r"(?<=[^.!?:;\s])[ \t]*\n(?=[ \t]*[a-z0-9(])", " ", text or "")
+
+
+def _heading(s: str) -> bool:
+    """Title Case without sentence punctuation: a heading or a title, which asserts nothing."""
+    long_words = [w for w in _WORD.findall(s) if len(w) > 3]
+    caps = sum(1 for w in long_words if w[0].isupper())
+    return bool(long_words) and caps / len(long_words) >= 0.7 and not re.search(r"[.!?]$", s.strip())
+
+
 def sentences(text: str) -> list[str]:
     """Sentences and lines, bullets and URLs stripped; very short fragments dropped."""
     out = []
-    for part in _SENT_SPLIT.split(text or ""):
+    for part in _SENT_SPLIT.split(_join_wrapped(text)):
         s = _BULLET.sub("", _URL.sub("", part or "")).strip(" \t-–—:;")
         if len(_WORD.findall(s)) >= 3:
             out.append(s)
@@ -106,12 +120,14 @@ def claims(reply: str) -> list[str]:
     """Claim sentences of a reply: sentences with at least four words once hashtags, mentions,
     URLs and ``Source:`` lines are gone (a question or a greeting asserts nothing)."""
     out = []
-    for s in sentences(reply):
-        if re.match(r"(?i)^(source|link|read more|via)\b", s) or s.endswith("?"):
+    for sentence in sentences(reply):
+        if re.match(r"(?i)^(source|link|read more|via)\b", sentence) or sentence.endswith("?"):
             continue
-        s = _HASHTAG.sub("", s).strip()
-        if len(_WORD.findall(s)) >= 4:
-            out.append(s)
+        # "According to <title>: <claim>", "Key finding: <claim>": each clause stands alone
+        for s in re.split(r":\s+", sentence):
+            s = _HASHTAG.sub("", s).strip(" \t-–—:;")
+            if len(_WORD.findall(s)) >= 4 and not _heading(s):
+                out.append(s)
     return out
 
 
@@ -127,6 +143,15 @@ def numbers(text: str) -> set[str]:
     return {_norm_number(m.group(0)) for m in _NUMBER.finditer(text)}
 
 
+def claim_numbers(text: str) -> set[str]:
+    """A claim's numbers, digits and number words alike ("five years" -> 5), except "one"."""
+    found = numbers(text)
+    for w in _WORD.findall(text.lower()):
+        if w in _WORD_NUMBERS and w not in ("one", "half", "third"):
+            found.add(_WORD_NUMBERS[w])
+    return found
+
+
 def source_numbers(text: str) -> set[str]:
     """The source's numbers, including those written as words (``thirty`` -> ``30``)."""
     found = numbers(text)
@@ -139,9 +164,10 @@ def source_numbers(text: str) -> set[str]:
     return found
 
 
-def names(text: str) -> set[str]:
+def names(text: str, known: set[str] | frozenset[str] = frozenset()) -> set[str]:
     """Capitalised words that are not sentence-initial function words: names of people, places,
-    products, organisations (lower-cased for comparison)."""
+    products, organisations (lower-cased for comparison). A sentence-initial capital counts
+    only when it is one of the ``known`` names (e.g. the source's own)."""
     found = set()
     for s in sentences(text) or [text]:
         for i, m in enumerate(_WORD.finditer(s)):
@@ -151,7 +177,8 @@ def names(text: str) -> set[str]:
             low = w.lower().removesuffix("'s").removesuffix("’s")
             if low in _NOT_NAMES or (i == 0 and not w[1:].isupper() and low in _NOT_NAMES):
                 continue
-            if i == 0 and w.isalpha() and not any(c.isupper() for c in w[1:]):
+            plain = w.replace("-", "").replace("'", "").replace("’", "")
+            if i == 0 and plain.isalpha() and not any(c.isupper() for c in w[1:]) and low not in known:
                 continue  # sentence-initial capital: ambiguous, not held against the reply
             found.add(low)
     return found
@@ -159,6 +186,21 @@ def names(text: str) -> set[str]:
 
 def months(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w in _MONTHS}
+
+
+def negations(text: str) -> tuple[int, int]:
+    """Negation cues by kind: (``not``-like: not, n't, never, cannot, failed to; ``no``-like:
+    no, none, without, neither, nor). Two texts whose counts differ say opposite things more
+    often than not."""
+    nots = nos = 0
+    text = re.split(r"\bthan\b", text, maxsplit=1)[0]  # "more than those that did not": a comparison
+    for m in _NEGATIONS.finditer(text):
+        cue = m.group(0).lower()
+        if cue in ("no", "none", "without", "neither", "nor"):
+            nos += 1
+        else:
+            nots += 1
+    return nots, nos
 
 
 def negated(text: str) -> bool:

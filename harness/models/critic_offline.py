@@ -22,6 +22,8 @@ from harness.models.critic import ClaimVerdict, CriticStats, Judgement, RubricHi
 from harness.models.embedder import cosine_matrix
 
 VERSION = 1
+#: A claim's numbers and names must occur in its TOP_K closest source sentences.
+TOP_K = 2
 
 
 def _clip(s: str, n: int = 160) -> str:
@@ -55,24 +57,37 @@ class OfflineCritic:
         claim_vecs = await self.embedder.embed(claim_list)
         sims = cosine_matrix(claim_vecs, src_vecs)
         src_numbers = C.source_numbers(source)
+        src_names = C.names(source)
         src_words = {w.lower().strip("'’-") for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", source)}
         src_words |= {w.removesuffix("'s").removesuffix("’s") for w in src_words}
         verdicts = []
         for i, claim in enumerate(claim_list):
             j = int(sims[i].argmax())
             best, sent = float(sims[i][j]), src[j]
-            missing_n = sorted(C.numbers(claim) - src_numbers)
-            missing_names = sorted(n for n in C.names(claim) | C.months(claim) if n not in src_words)
+            claim_numbers, claim_names = C.claim_numbers(claim), C.names(claim, src_names) | C.months(claim)
+            missing_n = sorted(claim_numbers - src_numbers)
+            missing_names = sorted(n for n in claim_names if n not in src_words)
+            # Facts present in the source but far from what supports the claim: a swapped name
+            # or a number moved from another finding.
+            near = " ".join(src[k] for k in sims[i].argsort()[::-1][:TOP_K])
+            near_words = {w.lower().strip("'’-") for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", near)}
+            near_words |= {w.removesuffix("'s").removesuffix("’s") for w in near_words}
+            far_n = sorted(claim_numbers - set(missing_n) - C.source_numbers(near))
+            far_names = sorted(n for n in claim_names if n in src_words and n not in near_words
+                               and n.removesuffix("'s") not in near_words)
             closest = f"closest source sentence ({best:.2f}): \"{_clip(sent)}\""
             if missing_n or missing_names:
                 what = ", ".join([f"number {n}" for n in missing_n] + [f"name {n!r}" for n in missing_names])
                 verdicts.append(ClaimVerdict(claim, False, f"not in the source: {what}; {closest}", best))
             elif best < self.unsupported_below:
                 verdicts.append(ClaimVerdict(claim, False, f"no source sentence says this; {closest}", best))
-            elif C.negated(claim) != C.negated(sent) and best >= self.unsupported_below:
-                side = "negates" if C.negated(claim) else "affirms"
+            elif far_n or far_names:
+                what = ", ".join([f"number {n}" for n in far_n] + [f"name {n!r}" for n in far_names])
+                verdicts.append(ClaimVerdict(claim, False, f"{what} occur in the source but not in the sentences "
+                                                           f"that support this claim; {closest}", best))
+            elif C.negations(claim) != C.negations(sent):
                 verdicts.append(ClaimVerdict(claim, False if best >= self.support_min else None,
-                                             f"the claim {side} what its closest source sentence says; {closest}",
+                                             f"the claim's negation differs from its closest source sentence; {closest}",
                                              best))
             elif best >= self.support_min:
                 verdicts.append(ClaimVerdict(claim, True, f"supported by {closest}", best))

@@ -26,6 +26,7 @@ from harness.report.jsonfile import (
     headline,
     pass_rate,
 )
+from harness.report.cost_section import cost_html
 from harness.types import RunReport
 
 #: Cases are listed most severe first: the reader opens the page to see what broke.
@@ -193,6 +194,7 @@ def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping
     charts; ``diff``: tonight against the baseline (``harness.diff.diff_runs``), shown first.
     """
     from harness.report.html_trends import CSS as TRENDS_CSS, render_diff_html, render_trends
+    from harness.report.repeats import html_section as repeats_html  # slots, pass@k, flaky
 
     d = as_report_dict(report)
     summary = d.get("summary") or {}
@@ -238,12 +240,14 @@ def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping
 <div class="muted">{meta}</div>
 <div class="counts">{counts}</div></header>
 {render_diff_html(diff)}
-{severe_html}
 {render_trends(history or [])}
+{severe_html}
 <h2>Layers</h2>
 <table><tr><th>layer</th>{head_cells}<th>pass rate</th><th>cost</th><th>verdict</th></tr>{layer_rows}</table>
 <p class="muted">Unavailable evidence (judge down, probe or golden missing) is never counted as passed;
 it makes the case unavailable and shrinks "decidable".</p>
+{repeats_html(d)}
+{cost_html(d)}
 {notes_html}
 <h2>Cases ({len(cases)})</h2>
 {''.join(_case_html(c) for c in cases)}

@@ -12,6 +12,7 @@ of it goes through ``esc``.
 from __future__ import annotations
 
 import html
+import math
 from typing import Any, Mapping, Sequence
 
 W, H = 540, 210
@@ -44,20 +45,26 @@ def _nice_max(v: float) -> float:
 
 
 def line_chart(title: str, labels: Sequence[str], series: Mapping[str, Sequence[float | None]], *,
-               fmt=lambda v: f"{v:g}", y_max: float | None = None, bars: bool = False) -> str:
-    """One chart as an inline ``<svg>``: a line per series (or bars for a single series)."""
+               fmt=lambda v: f"{v:g}", y_max: float | None = None, bars: bool = False,
+               integer: bool = False) -> str:
+    """One chart as an inline ``<svg>``: a line per series (or bars for a single series).
+    ``integer``: counts, so the four grid steps stay whole numbers."""
     n = len(labels)
     values = [v for s in series.values() for v in s if isinstance(v, (int, float))]
     top = y_max if y_max is not None else _nice_max(max(values) if values else 0.0)
+    if integer and y_max is None:
+        top = float(max(4, math.ceil(max(values, default=0) / 4) * 4))
     pw, ph = W - PAD_L - PAD_R, H - PAD_T - PAD_B
 
     def x(i: int) -> float:
+        if bars:  # bars sit in the middle of their slot, so the first and last stay inside the plot
+            return PAD_L + pw * (i + 0.5) / max(n, 1)
         return PAD_L + (pw / 2 if n == 1 else pw * i / (n - 1))
 
     def y(v: float) -> float:
         return PAD_T + ph - (ph * min(v, top) / top if top else 0)
 
-    parts = [f'<svg class="chart" role="img" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
+    parts = [f'<svg role="img" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
              f'xmlns="http://www.w3.org/2000/svg"><title>{esc(title)}</title>',
              f'<text class="t" x="{PAD_L}" y="16">{esc(title)}</text>']
     for k in range(5):  # grid and y labels
@@ -69,7 +76,8 @@ def line_chart(title: str, labels: Sequence[str], series: Mapping[str, Sequence[
     step = max(1, (n + 7) // 8)  # at most ~8 x labels
     for i, label in enumerate(labels):
         if i % step == 0 or i == n - 1:
-            parts.append(f'<text x="{x(i):.1f}" y="{H - PAD_B + 16}" text-anchor="middle">{esc(label)}</text>')
+            anchor = "middle" if bars or n == 1 else "start" if i == 0 else "end" if i == n - 1 else "middle"
+            parts.append(f'<text x="{x(i):.1f}" y="{H - PAD_B + 16}" text-anchor="{anchor}">{esc(label)}</text>')
     if not values:
         parts.append(f'<text x="{PAD_L + pw / 2}" y="{PAD_T + ph / 2}" text-anchor="middle">no data</text>')
     for si, (name, vals) in enumerate(series.items()):
@@ -132,7 +140,7 @@ def render_trends(records: Sequence[Mapping[str, Any]]) -> str:
         line_chart("Pass rate per layer (passed / decidable)", labels, rate, fmt=lambda v: f"{v:.0f}%", y_max=100.0),
         line_chart("Cost per run", labels, cost, fmt=lambda v: f"${v:.4f}" if v < 1 else f"${v:.2f}"),
         line_chart("Latency p95 per layer", labels, lat, fmt=lambda v: f"{v:.0f}ms" if v < 10000 else f"{v/1000:.0f}s"),
-        line_chart("Soft errors per run", labels, soft, fmt=lambda v: f"{v:.0f}", bars=True),
+        line_chart("Soft errors per run", labels, soft, fmt=lambda v: f"{v:.0f}", bars=True, integer=True),
     ]
     first, last = records[0].get("run_id"), records[-1].get("run_id")
     return (f'<h2 id="trends">Trends over {len(records)} run(s)</h2>'
@@ -146,7 +154,8 @@ def _case_link(case_id: Any) -> str:
     return "#case-" + re.sub(r"[^A-Za-z0-9_-]", "-", str(case_id))
 
 
-def _items(entries: Sequence[Mapping[str, Any]], limit: int = 50) -> str:
+def _items(entries: Sequence[Mapping[str, Any]], shown: int = 10, limit: int = 200) -> str:
+    """A case list: the first ``shown`` visible, the rest (up to ``limit``) folded away."""
     lis = []
     for e in entries[:limit]:
         q = ' <span class="q">quarantined</span>' if e.get("quarantined") else ""
@@ -155,7 +164,10 @@ def _items(entries: Sequence[Mapping[str, Any]], limit: int = 50) -> str:
                    f'<b>{esc(e.get("after") or "-")}</b>{q}'
                    + (f' <span class="why">— {esc(e.get("why"))}</span>' if e.get("why") else "") + "</li>")
     more = f"<li>… and {len(entries) - limit} more (diff.json)</li>" if len(entries) > limit else ""
-    return "<ul>" + "".join(lis) + more + "</ul>"
+    if len(lis) <= shown:
+        return "<ul>" + "".join(lis) + more + "</ul>"
+    return ("<ul>" + "".join(lis[:shown]) + f"</ul><details><summary>{len(entries) - shown} more</summary><ul>"
+            + "".join(lis[shown:]) + more + "</ul></details>")
 
 
 def render_diff_html(diff: Mapping[str, Any] | None) -> str:

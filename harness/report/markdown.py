@@ -23,6 +23,7 @@ from harness.report.jsonfile import (
     one_line,
     pass_rate,
 )
+from harness.report.cost_section import cost_markdown
 from harness.types import RunReport
 
 VERDICT_ICONS = {"pass": "✅", "fail": "❌", "error": "💥", "budget": "💸"}
@@ -94,6 +95,13 @@ def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any
 
     severe = ([c for c in cases if c.get("status") == "fail"]
               + [c for c in cases if c.get("status") == "error"])
+    if diff and diff.get("regressions"):  # new failures lead; known ones follow
+        new = {e["id"] for e in diff["regressions"]}
+        severe.sort(key=lambda c: c.get("id") not in new)
+        names = ", ".join(code(e["id"], 60) for e in diff["regressions"][:5])
+        more = f" and {len(diff['regressions']) - 5} more" if len(diff["regressions"]) > 5 else ""
+        out += [f"**{len(diff['regressions'])} new since {code((diff.get('base_run') or {}).get('run_id'))}**: "
+                f"{names}{more}", ""]
     if severe:
         out += ["### Failures", ""] + _case_lines(severe) + [""]
 
@@ -110,12 +118,16 @@ def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any
 
         out += render_diff_markdown(diff)
 
+    from harness.report.repeats import markdown_lines  # slot P/R/F1, pass@k / pass^k, flaky cases
+    out += markdown_lines(d, md, code)
     soft = [c for c in cases if c.get("status") == "soft"]
     if soft:
         out += ["### Soft errors", ""] + _case_lines(soft) + [""]
     unavailable = [c for c in cases if c.get("status") == "unavailable"]
     if unavailable:
         out += ["### Unavailable (not decidable, not passed)", ""] + _case_lines(unavailable) + [""]
+
+    out += cost_markdown(d, md)  # spend (SIMULATED when priced, not billed), tokens, latency, budget
 
     notes = d.get("notes") or []
     if notes:
@@ -127,6 +139,10 @@ def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any
     meta += [f"{md(k, 40)}: {md(v, 80)}" for k, v in models.items() if v and not isinstance(v, dict)]
     meta.append(f"{md(d.get('started_at'), 40)} → {md(d.get('finished_at'), 40)}")
     out.append("<sub>" + " · ".join(meta) + "</sub>")
+    if d.get("manifest"):  # the run manifest (harness.manifest, issue 6)
+        from harness.manifest import render_manifest_md
+
+        out += ["", render_manifest_md(d["manifest"])]
     return "\n".join(out) + "\n"
 
 

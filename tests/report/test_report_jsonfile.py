@@ -27,7 +27,7 @@ TOP_KEYS = ["schema", "run_id", "started_at", "finished_at", "harness_version", 
             "models", "summary", "layers", "cases", "notes", "exit_code"]
 CONTRACT_CASE_KEYS = {"id", "layer", "channel", "status", "attempts", "pass_at_k", "pass_hat_k", "latency_ms",
                       "llm_calls", "tokens", "cost_usd", "evidence"}
-EXTRA_CASE_KEYS = {"passes", "error", "file", "tags", "turns", "duration_ms"}
+EXTRA_CASE_KEYS = {"passes", "error", "file", "tags", "turns", "duration_ms", "flaky", "pass_rate_ci"}
 EVIDENCE_KEYS = ["check", "turn", "availability", "passed", "score", "expected", "observed", "reason",
                  "evaluator", "source"]
 

@@ -84,4 +84,5 @@ class Config:
             fetch_allow=allow,
             max_words=int(get("DOCBOT_MAX_WORDS", "1500")),
             regressions=regressions.parse(e.get("DOCBOT_REGRESSION", "")),
+            llm_timeout=float(get("DOCBOT_LLM_TIMEOUT", "120")),  # seconds per LLM call attempt
         )

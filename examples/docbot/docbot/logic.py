@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import language, messages as M, urls
+from . import instructions, language, messages as M, urls
 from .config import PLATFORMS, Config
 
 CANCEL_WORDS = frozenset({"stop", "cancel", "/cancel", "/stop"})
@@ -36,6 +36,10 @@ class Job:
     platform: str | None
     title: str | None = None
     text: str | None = None
+    instruction: instructions.Instruction | None = None  # audience/format/focus or a question
+    kind: str = "summarize"       # multi-turn follow-ups: "shorter" | "question" (followups.py)
+    question: str | None = None   # the follow-up question, for kind == "question"
+    stale: bool = False           # delivered out of order: must not replace newer context
 
 
 @dataclass
@@ -125,16 +129,26 @@ def decide(msg: Incoming, session, cfg: Config) -> Decision:
     # 7. no link
     link = urls.find_link(text)
     if link is None:
+        from .followups import decide_followup  # multi-turn: follow-ups from the session
+        followup = decide_followup(msg, session, cfg, text)
+        if followup is not None:
+            return followup
         if session.pending == "platform" and session.doc_url:
             if platform:
                 return Decision("platform_given", [], platform_change,
                                 Job(url=session.doc_url, platform=platform,
                                     title=session.doc_title, text=session.doc_text))
             if not language.is_gibberish(text):
-                return Decision("ask_platform_again", [M.ASK_PLATFORM])
+                from .followups import ask_platform  # same text; Telegram adds platform buttons
+                return Decision("ask_platform_again", [ask_platform(msg.channel)])
         if language.is_gibberish(text):
             return Decision("gibberish", [M.GIBBERISH])
         return Decision("no_url", [M.NO_URL])
+
+    from .followups import ask_document  # multi-turn: two links -> which document?
+    ambiguous = ask_document(text, msg.channel, platform)
+    if ambiguous is not None:
+        return ambiguous
 
     # 8. malformed links and other schemes
     if cfg.on("url_validation_removed"):
@@ -155,12 +169,20 @@ def decide(msg: Incoming, session, cfg: Config) -> Decision:
             return Decision("unsupported_type", [M.UNSUPPORTED_TYPE.format(kind=ext)])
 
     # 10-12. fetch (failures reported), ask for the platform if missing, summarize and post
-    return Decision("job", [], platform_change, Job(url=url, platform=platform))
+    return Decision("job", [], platform_change, Job(url=url, platform=platform,
+                                                    instruction=instructions.parse(text, link)))
 
 
-def finalize_post(post: str, url: str, platform: str) -> str:
+def platform_limit(cfg: Config, platform: str) -> int:
+    """The post length limit docbot holds a platform to (prompt and final trim)."""
+    if cfg.on("ignore_platform_limit"):  # REGRESSION ignore_platform_limit: LinkedIn's for all
+        return PLATFORMS["linkedin"]
+    return PLATFORMS[platform]
+
+
+def finalize_post(post: str, url: str, platform: str, limit: int | None = None) -> str:
     """Guarantee the contract's shape: the post ends with ``Source: <url>`` and fits."""
-    limit = PLATFORMS[platform]
+    limit = limit or PLATFORMS[platform]
     lines = post.rstrip().splitlines()
     while lines and (lines[-1].strip().lower().startswith("source:") or not lines[-1].strip()):
         lines.pop()

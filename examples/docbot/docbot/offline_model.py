@@ -8,6 +8,9 @@ with ``Source: <url>`` (optionally followed by ``Title: <title>``), then the doc
   are dropped; sentences are scored by normalized content-word frequency; the top 3 are kept
   in document order.
 - post: ``{headline}\\n\\n{key point} #{Hashtag}\\n\\nSource: {url}``, trimmed to the limit.
+- ``AUDIENCE:`` / ``FORMAT:`` / ``FOCUS:`` markers, ``TASK: answer`` with ``QUESTION:``, and the
+  preference for a document's summary section (Abstract, Executive summary, Key findings):
+  offline_reasoning.py.
 
 Pure functions of the request: same request, same answer. No I/O, no dependencies.
 """
@@ -188,8 +191,33 @@ def write_post(text: str, url: str, title: str, platform: str, limit: int | None
     return post
 
 
+# -- multi-turn follow-ups (TASK: followup): "make it shorter", questions about the document --
+
+def followup(text: str, kind: str, question: str) -> str:
+    """``FOLLOWUP: shorter`` -> the one best sentence; ``FOLLOWUP: question`` -> the (at most
+    two) sentences sharing the most content words with ``QUESTION``, in document order."""
+    sents = sentences(text)
+    if kind.strip().lower() == "shorter" or not question.strip():
+        return summarize(text, 1)
+    if not sents:
+        return summarize(text, 1)
+    q = set(_content_words(question))
+    q |= {w.rstrip("s") for w in q}
+    scored = []
+    for i, s in enumerate(sents):
+        words = set(_content_words(s))
+        words |= {w.rstrip("s") for w in words}
+        scored.append((len(q & words), i))
+    best = sorted(scored, key=lambda t: (-t[0], t[1]))
+    if not best or best[0][0] == 0:
+        return summarize(text, 1)
+    chosen = sorted(i for n, i in best[:2] if n > 0)
+    return " ".join(sents[i] for i in chosen)
+
+
 def complete(request: dict) -> dict:
     """An OpenAI chat.completion response for ``request``."""
+    from . import offline_reasoning  # instruction following; imports this module
     messages = request.get("messages") or []
     system = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
     user = next((str(m.get("content") or "") for m in reversed(messages)
@@ -202,9 +230,14 @@ def complete(request: dict) -> dict:
             limit = int(_marker(system, "MAX_CHARS") or 0) or None
         except ValueError:
             limit = None
-        content = write_post(body, url, title, platform, limit)
-    else:
-        content = summarize(body)
+        marks = offline_reasoning.read_markers(system)  # AUDIENCE/FORMAT/FOCUS, summary sections
+        content = offline_reasoning.write_post(body, url, title, platform, limit, marks)
+    elif task == "answer":  # a question about the document (docbot/offline_reasoning.py)
+        content = offline_reasoning.answer(body, offline_reasoning.read_markers(system))
+    elif task == "followup":  # multi-turn follow-ups (docbot/followups.py)
+        content = followup(body, _marker(system, "FOLLOWUP") or "", _marker(system, "QUESTION") or "")
+    else:  # summary sections first; AUDIENCE/FORMAT/FOCUS honoured (docbot/offline_reasoning.py)
+        content = offline_reasoning.summarize(body, offline_reasoning.read_markers(system))
     prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in messages)
     completion_tokens = count_tokens(content)
     digest = hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()

@@ -17,8 +17,11 @@ from . import messages as M
 from .config import PLATFORM_NAMES, Config
 from .fetch import Document, FetchError, UnsupportedContent, fetch_document
 from .llm import LLMClient, LLMError
-from .logic import Decision, Incoming, Job, decide, finalize_post, is_cancel, word_count
+from . import faults
+from .logic import (Decision, Incoming, Job, decide, finalize_post, is_cancel, platform_limit,
+                    word_count)
 from .sessions import Store
+from .followups import ask_platform, doc_fields, is_stale, run_followup  # multi-turn layer
 
 log = logging.getLogger("docbot")
 
@@ -54,9 +57,14 @@ class Pipeline:
         if not first and not self.cfg.on("no_update_dedup"):  # REGRESSION no_update_dedup
             return False
         key = f"{msg.channel}:{msg.chat_id}"
+        stale = is_stale(self, msg)  # out-of-order delivery (followups.py)
+        if is_cancel(msg.text) and key in self.jobs and self.cfg.on("cancel_ignored"):
+            # REGRESSION cancel_ignored: 'stop' is acknowledged, the running job goes on
+            self.spawn(self.reply(msg, M.CANCELLED))
+            return True
         if is_cancel(msg.text) and key in self.jobs:
             self.jobs[key].cancel()
-        self.spawn(self._process(msg, key))
+        self.spawn(self._process(msg, key, stale))
         return True
 
     async def drain(self) -> None:
@@ -71,20 +79,27 @@ class Pipeline:
 
     # -- processing -------------------------------------------------------------------------
 
-    async def _process(self, msg: Incoming, key: str) -> None:
+    async def _process(self, msg: Incoming, key: str, stale: bool = False) -> None:
         async with self.locks[key]:
             try:
                 session = self.store.get(msg.chat_id)
+                if self.cfg.on("state_lost_between_turns"):
+                    # REGRESSION state_lost_between_turns: the stored document is dropped
+                    self.store.update(msg.chat_id, doc_url=None, doc_title=None, doc_text=None,
+                                      pending=None, candidates=None)
                 session = self.store.update(msg.chat_id, channel=msg.channel,
                                             turns=session.turns + 1)
                 decision: Decision = decide(msg, session, self.cfg)
                 log.info("decision %s chat=%s rule=%s%s", msg.channel, msg.chat_id, decision.rule,
                          " +job" if decision.job else "")
+                if stale:  # an older message arriving late never replaces the newer platform
+                    decision.changes.pop("platform", None)
                 if decision.changes:
                     self.store.update(msg.chat_id, **decision.changes)
                 for text in decision.replies:
                     await self.reply(msg, text)
                 if decision.job:
+                    decision.job.stale = stale
                     self.jobs[key] = asyncio.current_task()
                     try:
                         await self._run_job(msg, decision.job)
@@ -98,12 +113,16 @@ class Pipeline:
 
     async def reply(self, msg: Incoming, text: str) -> None:
         channel = self.channels[msg.channel]
-        await channel.send(msg.chat_id, text)
+        buttons = getattr(text, "buttons", ())  # followups.Rich: a text with buttons
+        await (channel.send(msg.chat_id, text, buttons=buttons) if buttons else channel.send(msg.chat_id, text))
         if self.cfg.on("duplicate_replies"):
             await channel.send(msg.chat_id, text)  # REGRESSION duplicate_replies
 
     async def _run_job(self, msg: Incoming, job: Job) -> None:
         chat = msg.chat_id
+        if job.kind != "summarize":  # multi-turn follow-ups (followups.py)
+            await run_followup(self, msg, job)
+            return
         self.store.update(chat, task="summarize")
         await self.channels[msg.channel].typing(chat)
         if job.text is None:
@@ -126,23 +145,46 @@ class Pipeline:
             self.store.update(chat, task=None, pending=None)
             await self.reply(msg, M.EMPTY_DOCUMENT.format(url=job.url))
             return
-        if job.platform is None:
-            self.store.update(chat, task=None, pending="platform", doc_url=doc.url,
-                              doc_title=doc.title, doc_text=doc.text)
-            await self.reply(msg, M.ASK_PLATFORM)
+        if job.instruction is not None and job.instruction.question:  # answered, never posted
+            await self._answer(msg, job, doc)
             return
-        self.store.update(chat, pending=None, doc_url=doc.url, doc_title=doc.title,
-                          doc_text=doc.text, platform=job.platform)
+        if job.platform is None:
+            self.store.update(chat, task=None, pending="platform",
+                              **doc_fields(self.cfg, self.store.get(chat), doc, job))
+            await self.reply(msg, ask_platform(msg.channel))
+            return
+        self.store.update(chat, pending=None, **doc_fields(self.cfg, self.store.get(chat), doc, job))
         try:
-            summary = await self.llm.summary(doc.url, doc.title, doc.text, chat)
-            post = await self.llm.post(doc.url, doc.title, doc.text, job.platform, chat)
+            summary = await self.llm.summary(doc.url, doc.title, doc.text, chat, job.instruction)
+            post = await self.llm.post(doc.url, doc.title, doc.text, job.platform, chat,
+                                       job.instruction)
         except LLMError as e:
             log.warning("LLM call failed chat=%s: %s", chat, e)
             self.store.update(chat, task=None)
             await self.reply(msg, M.LLM_FAILED)
             return
-        post = finalize_post(post, doc.url, job.platform)
+        if self.cfg.on("invent_number"):  # REGRESSION invent_number: a figure is inflated
+            summary, post = faults.inflate_number(summary, doc.text), faults.inflate_number(post, doc.text)
+        post = finalize_post(post, doc.url, job.platform, platform_limit(self.cfg, job.platform))
         await self.publisher.send(self.cfg.publish_to, post)
         self.store.update(chat, task=None, pending=None, last_summary=summary)
         await self.reply(msg, M.DONE.format(title=doc.title, summary=summary,
                                             Platform=PLATFORM_NAMES[job.platform]))
+
+    async def _answer(self, msg: Incoming, job: Job, doc: Document) -> None:
+        """A question about the document: one LLM call, ANSWER or NO_ANSWER, no post."""
+        chat = msg.chat_id
+        self.store.update(chat, pending=None, doc_url=doc.url, doc_title=doc.title,
+                          doc_text=doc.text)
+        try:
+            answer = await self.llm.answer(doc.url, doc.title, doc.text, job.instruction.question, chat)
+        except LLMError as e:
+            log.warning("LLM call failed chat=%s: %s", chat, e)
+            self.store.update(chat, task=None)
+            await self.reply(msg, M.LLM_FAILED)
+            return
+        self.store.update(chat, task=None)
+        if answer.strip().rstrip(".").upper() == "NOT IN DOCUMENT":
+            await self.reply(msg, M.NO_ANSWER.format(title=doc.title))
+        else:
+            await self.reply(msg, M.ANSWER.format(title=doc.title, answer=answer.strip()))

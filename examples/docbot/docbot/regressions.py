@@ -31,6 +31,33 @@ REGISTRY: tuple[Regression, ...] = (
                "a redelivered update (same update_id or wamid) is processed again"),
     Regression("unsupported_types_accepted", "robustness",
                '.jpg/.mp4 links are fetched and "summarized"'),
+    # multi-turn layer (issue 4); switch points: pipeline.py / retry.py / followups.py
+    Regression("state_lost_between_turns", "multiturn",
+               "the session's document is forgotten when the next message arrives"),
+    Regression("cancel_ignored", "multiturn",
+               "'stop' is answered CANCELLED but the running job goes on and posts"),
+    Regression("old_document_kept_after_switch", "multiturn",
+               "a new link is summarized but the session keeps the previous document"),
+    Regression("no_retry_after_llm_error", "multiturn",
+               "a transient LLM failure (429, 5xx, timeout) is never retried"),
+    Regression("retry_loop_unbounded", "multiturn",
+               "a failing LLM call is retried without limit"),
+    # cost layer (issue 5): switched in llm.py (LLMClient._prompt / LLMClient.summary)
+    Regression("prompt_sent_twice", "cost", "the document is included twice in every LLM prompt"),
+    Regression("summary_loop", "cost", "the summary is 'refined' in a loop: 4 summary calls instead of 1"),
+    Regression("slow_path", "cost", "a slow summarizer path: about 2 s added before the summary and the reply"),
+    Regression("no_truncation", "cost", "long documents are sent whole instead of cut to 6,000 words"),
+    # reasoning layer (issue 3); switch points: llm.py / logic.py / pipeline.py, behaviour in faults.py
+    Regression("summarize_acknowledgements", "reasoning",
+               "the summary and post are about the acknowledgements, funding and references, not the findings"),
+    Regression("ignore_platform_limit", "reasoning",
+               "posts are held to LinkedIn's 3,000 characters on every platform (tweets over 280)"),
+    Regression("drop_audience", "reasoning",
+               "the audience and format instruction (investors, 10-year-old, bullet list...) is ignored"),
+    Regression("invent_number", "reasoning",
+               "the summary and post state an inflated figure that is not in the document"),
+    Regression("answer_unanswerable", "reasoning",
+               "a question the document does not answer gets an invented answer instead of 'doesn't say'"),
 )
 
 NAMES = frozenset(r.name for r in REGISTRY)

@@ -5,6 +5,7 @@ Calls are synchronous and short; docbot runs them on its event loop thread.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from dataclasses import asdict, dataclass, fields
@@ -21,7 +22,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     pending TEXT,
     turns INTEGER NOT NULL DEFAULT 0,
     last_summary TEXT,
-    updated_at REAL
+    updated_at REAL,
+    candidates TEXT
 );
 CREATE TABLE IF NOT EXISTS processed_updates (
     channel TEXT NOT NULL,
@@ -45,6 +47,7 @@ class Session:
     pending: str | None = None    # None | "platform"
     turns: int = 0
     last_summary: str | None = None
+    candidates: str | None = None  # JSON list of URLs while pending == "document" (followups.py)
 
     def state(self) -> dict:
         """The JSON of GET /state/{chat_id} (contract)."""
@@ -58,6 +61,7 @@ class Session:
             "pending": self.pending,
             "turns": self.turns,
             "last_summary": self.last_summary,
+            "candidates": json.loads(self.candidates) if self.candidates else None,
         }
 
 
@@ -69,6 +73,9 @@ class Store:
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.executescript(SCHEMA)
+        cols = {r[1] for r in self.db.execute("PRAGMA table_info(sessions)")}
+        if "candidates" not in cols:  # a store written before follow-ups existed
+            self.db.execute("ALTER TABLE sessions ADD COLUMN candidates TEXT")
 
     def close(self) -> None:
         self.db.close()

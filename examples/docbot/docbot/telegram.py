@@ -50,8 +50,12 @@ class TelegramClient:
             log.warning("Bot API %s failed: %s", method, type(e).__name__)
             return None
 
-    async def send(self, chat_id: str, text: str) -> None:
-        await self.call("sendMessage", {"chat_id": _chat_ref(chat_id), "text": text[:4096]})
+    async def send(self, chat_id: str, text: str, buttons=()) -> None:
+        payload = {"chat_id": _chat_ref(chat_id), "text": str(text)[:4096]}
+        if buttons:  # an inline keyboard, one row per button: [(label, callback data), ...]
+            payload["reply_markup"] = {"inline_keyboard": [[{"text": label, "callback_data": data}]
+                                                           for label, data in buttons]}
+        await self.call("sendMessage", payload)
 
     async def typing(self, chat_id: str) -> None:
         await self.call("sendChatAction", {"chat_id": _chat_ref(chat_id), "action": "typing"})

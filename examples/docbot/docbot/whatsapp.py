@@ -23,14 +23,20 @@ class WhatsAppClient:
         self.cfg = cfg
         self.http = http
 
-    async def send(self, to: str, text: str) -> None:
+    async def send(self, to: str, text: str, buttons=()) -> None:
         c = self.cfg
         if not c.whatsapp_phone_id:
             log.warning("WHATSAPP_PHONE_NUMBER_ID not set; message to %s not sent", to)
             return
         url = f"{c.whatsapp_api_base}/{c.whatsapp_api_version}/{c.whatsapp_phone_id}/messages"
         payload = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": str(to),
-                   "type": "text", "text": {"preview_url": False, "body": text[:4096]}}
+                   "type": "text", "text": {"preview_url": False, "body": str(text)[:4096]}}
+        if buttons:  # reply buttons (at most 3, titles up to 20 characters)
+            payload["type"] = "interactive"
+            del payload["text"]
+            payload["interactive"] = {"type": "button", "body": {"text": str(text)[:1024]},
+                                      "action": {"buttons": [{"type": "reply", "reply": {"id": data[:256],
+                                                              "title": label[:20]}} for label, data in buttons[:3]]}}
         try:
             async with self.http.post(url, json=payload,
                                       headers={"Authorization": f"Bearer {c.whatsapp_token}"},

@@ -465,7 +465,7 @@ def test_regressions_cli():
     assert out.returncode == 0
     lines = out.stdout.strip().splitlines()
     assert [l.split("\t")[0] for l in lines] == [r.name for r in regressions.REGISTRY]
-    assert all(len(l.split("\t")) == 3 and l.split("\t")[1] == "robustness" for l in lines)
+    assert all(len(l.split("\t")) == 3 and l.split("\t")[1] in ("robustness", "reasoning", "multiturn", "cost") for l in lines)
     bad = subprocess.run([sys.executable, "-m", "docbot"], cwd=DOCBOT_DIR, capture_output=True,
                          text=True, timeout=60, env={**os.environ, "DOCBOT_REGRESSION": "bogus"})
     assert bad.returncode == 2 and "unknown regression" in bad.stderr

@@ -1,0 +1,313 @@
+"""Alerts: tell people, not just the report, when a run breached its budget, regressed or never started.
+
+Channels, each configured in ``[alerts]`` (secrets only from the environment):
+
+    [alerts]
+    on = ["budget", "regression", "start_failed"]   # which events alert (default: all three)
+    report_base_url = "https://reports.example/nightly"  # optional: links instead of local paths
+    webhook_url_env = "HARNESS_ALERT_WEBHOOK_URL"   # Slack-compatible: POST {"text": ...}
+    webhook_url = "http://127.0.0.1:9000/hook"      # (or a non-secret URL in the file)
+    telegram_chat_id = "-1001234567890"             # Bot API sendMessage
+    telegram_token_env = "HARNESS_ALERT_TELEGRAM_TOKEN"
+    telegram_api_base = "https://api.telegram.org"  # tests point it at the emulator
+    smtp_host = "smtp.example.org"                  # e-mail (smtplib, in a thread)
+    smtp_port = 587
+    smtp_starttls = true
+    smtp_ssl = false
+    smtp_user = "nightly@example.org"
+    smtp_password_env = "HARNESS_ALERT_SMTP_PASSWORD"
+    smtp_from = "nightly@example.org"
+    smtp_to = ["team@example.org"]
+    oci_topic_id = "ocid1.onstopic.oc1..."           # OCI Notifications (oci SDK, lazily imported)
+    oci_config_file = "~/.oci/config"
+    oci_profile = "DEFAULT"
+    retries = 3                                      # tries per channel
+    backoff_s = 1.0                                  # doubled after each failed try
+    timeout_s = 10
+
+Every channel is tried ``retries`` times with backoff; a channel that still fails is
+logged and returned as a failed ``AlertResult``. ``send_alerts`` never raises: an alert
+must not crash the run it reports on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import smtplib
+import ssl
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from typing import Any, Awaitable, Callable, Mapping
+
+import aiohttp
+
+log = logging.getLogger("harness.alerts")
+
+KINDS = ("budget", "regression", "start_failed")
+OCI_BODY_MAX = 64 * 1024  # OCI Notifications: message body at most 64 KB
+TELEGRAM_TEXT_MAX = 4096
+
+
+@dataclass(frozen=True)
+class Alert:
+    """What happened, how much, and where the report is."""
+
+    kind: str
+    """budget | regression | start_failed."""
+    title: str
+    """One line: e.g. ``docbot nightly: cost budget exceeded ($0.41 > $0.25)``."""
+    details: str = ""
+    """Further lines: the cases, the figures, the thresholds."""
+    amount: str = ""
+    """How much, in words: ``$0.41 of $0.25``, ``3 regressions``."""
+    report: str = ""
+    """Where the report is: a path or a URL."""
+    run_id: str = ""
+
+    def text(self) -> str:
+        lines = [self.title]
+        if self.amount:
+            lines.append(f"How much: {self.amount}")
+        if self.details:
+            lines.append(self.details)
+        if self.report:
+            lines.append(f"Report: {self.report}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class AlertResult:
+    channel: str
+    """webhook | telegram | email | oci."""
+    ok: bool
+    attempts: int
+    error: str = ""
+
+
+@dataclass
+class AlertSettings:
+    on: tuple[str, ...] = KINDS
+    report_base_url: str = ""
+    webhook_url: str = ""
+    telegram_chat_id: str = ""
+    telegram_token: str = ""
+    telegram_api_base: str = "https://api.telegram.org"
+    smtp_host: str = ""
+    smtp_port: int = 587
+    smtp_starttls: bool = True
+    smtp_ssl: bool = False
+    smtp_user: str = ""
+    smtp_password: str = ""
+    smtp_from: str = "harness@localhost"
+    smtp_to: tuple[str, ...] = ()
+    oci_topic_id: str = ""
+    oci_config_file: str = "~/.oci/config"
+    oci_profile: str = "DEFAULT"
+    retries: int = 3
+    backoff_s: float = 1.0
+    timeout_s: float = 10.0
+    oci_client: Any = field(default=None, repr=False)
+    """Injected client (tests: a labelled fake); None builds ``oci.ons.NotificationDataPlaneClient``."""
+
+
+def alert_settings(config, environ: Mapping[str, str] | None = None) -> AlertSettings:
+    env = os.environ if environ is None else environ
+    raw = dict((getattr(config, "sections", None) or {}).get("alerts", {}) or {})
+
+    def secret(key: str) -> str:
+        name = raw.get(f"{key}_env")
+        return env.get(str(name), "") if name else ""
+
+    to = raw.get("smtp_to", ())
+    return AlertSettings(
+        on=tuple(raw.get("on", KINDS)),
+        report_base_url=str(raw.get("report_base_url", "")),
+        webhook_url=secret("webhook_url") or str(raw.get("webhook_url", "")),
+        telegram_chat_id=str(raw.get("telegram_chat_id", "")),
+        telegram_token=secret("telegram_token"),
+        telegram_api_base=str(raw.get("telegram_api_base", "https://api.telegram.org")).rstrip("/"),
+        smtp_host=str(raw.get("smtp_host", "")), smtp_port=int(raw.get("smtp_port", 587)),
+        smtp_starttls=bool(raw.get("smtp_starttls", True)), smtp_ssl=bool(raw.get("smtp_ssl", False)),
+        smtp_user=str(raw.get("smtp_user", "")), smtp_password=secret("smtp_password"),
+        smtp_from=str(raw.get("smtp_from", "harness@localhost")),
+        smtp_to=(to,) if isinstance(to, str) else tuple(to),
+        oci_topic_id=str(raw.get("oci_topic_id", "")), oci_config_file=str(raw.get("oci_config_file", "~/.oci/config")),
+        oci_profile=str(raw.get("oci_profile", "DEFAULT")),
+        retries=max(1, int(raw.get("retries", 3))), backoff_s=float(raw.get("backoff_s", 1.0)),
+        timeout_s=float(raw.get("timeout_s", 10.0)))
+
+
+# --------------------------------------------------------------------------- channels
+
+
+async def _webhook(s: AlertSettings, alert: Alert) -> None:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=s.timeout_s)) as http:
+        async with http.post(s.webhook_url, json={"text": alert.text()}) as resp:
+            if resp.status >= 300:
+                raise RuntimeError(f"webhook answered HTTP {resp.status}")
+
+
+async def _telegram(s: AlertSettings, alert: Alert) -> None:
+    url = f"{s.telegram_api_base}/bot{s.telegram_token}/sendMessage"
+    body = {"chat_id": s.telegram_chat_id, "text": alert.text()[:TELEGRAM_TEXT_MAX], "disable_web_page_preview": True}
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=s.timeout_s)) as http:
+        async with http.post(url, json=body) as resp:
+            data = await resp.json(content_type=None)
+            if resp.status >= 300 or not (isinstance(data, dict) and data.get("ok")):
+                # never echo the URL: it carries the bot token
+                raise RuntimeError(f"Bot API sendMessage answered HTTP {resp.status}: "
+                                   f"{(data or {}).get('description', '') if isinstance(data, dict) else ''}")
+
+
+def _send_mail(s: AlertSettings, alert: Alert) -> None:
+    msg = EmailMessage()
+    msg["Subject"] = alert.title
+    msg["From"] = s.smtp_from
+    msg["To"] = ", ".join(s.smtp_to)
+    msg.set_content(alert.text())
+    cls = smtplib.SMTP_SSL if s.smtp_ssl else smtplib.SMTP
+    with cls(s.smtp_host, s.smtp_port, timeout=s.timeout_s) as smtp:
+        if s.smtp_starttls and not s.smtp_ssl and smtp.has_extn("starttls"):
+            smtp.starttls(context=ssl.create_default_context())
+        if s.smtp_user and s.smtp_password:
+            smtp.login(s.smtp_user, s.smtp_password)
+        smtp.send_message(msg)
+
+
+async def _email(s: AlertSettings, alert: Alert) -> None:
+    await asyncio.to_thread(_send_mail, s, alert)
+
+
+def _oci_publish(s: AlertSettings, alert: Alert) -> None:
+    try:
+        from oci.ons.models import MessageDetails
+    except ImportError:
+        if s.oci_client is None:
+            raise RuntimeError("OCI Notifications needs the oci SDK: pip install oci") from None
+        MessageDetails = _PlainMessageDetails  # a fake client in tests takes any object with title/body
+    client = s.oci_client
+    if client is None:
+        import oci
+
+        cfg = oci.config.from_file(os.path.expanduser(s.oci_config_file), s.oci_profile)
+        client = oci.ons.NotificationDataPlaneClient(cfg)
+    body = alert.text().encode("utf-8")[:OCI_BODY_MAX].decode("utf-8", "ignore")
+    client.publish_message(s.oci_topic_id, MessageDetails(title=alert.title[:255], body=body))
+
+
+@dataclass
+class _PlainMessageDetails:
+    title: str
+    body: str
+
+
+async def _oci(s: AlertSettings, alert: Alert) -> None:
+    await asyncio.to_thread(_oci_publish, s, alert)
+
+
+def _channels(s: AlertSettings) -> dict[str, Callable[[AlertSettings, Alert], Awaitable[None]]]:
+    out = {}
+    if s.webhook_url:
+        out["webhook"] = _webhook
+    if s.telegram_chat_id and s.telegram_token:
+        out["telegram"] = _telegram
+    if s.smtp_host and s.smtp_to:
+        out["email"] = _email
+    if s.oci_topic_id:
+        out["oci"] = _oci
+    return out
+
+
+async def _with_retries(name: str, fn, s: AlertSettings, alert: Alert) -> AlertResult:
+    error = ""
+    for attempt in range(1, s.retries + 1):
+        try:
+            await asyncio.wait_for(fn(s, alert), s.timeout_s * 2)
+            return AlertResult(name, True, attempt)
+        except Exception as exc:  # any failure is retried, then reported; never raised
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning("alert via %s failed (try %d of %d): %s", name, attempt, s.retries, error)
+            if attempt < s.retries:
+                await asyncio.sleep(s.backoff_s * (2 ** (attempt - 1)))
+    return AlertResult(name, False, s.retries, error)
+
+
+async def send_alerts(config, event: Alert, settings: AlertSettings | None = None) -> list[AlertResult]:
+    """Send ``event`` on every configured channel (concurrently); never raises."""
+    try:
+        s = settings or alert_settings(config)
+        if event.kind not in s.on:
+            return []
+        if s.report_base_url and event.report and "://" not in event.report:
+            from dataclasses import replace
+
+            event = replace(event, report=f"{s.report_base_url.rstrip('/')}/{event.run_id or event.report}/report.html")
+        channels = _channels(s)
+        return list(await asyncio.gather(*(_with_retries(n, fn, s, event) for n, fn in channels.items())))
+    except Exception as exc:  # a broken alert config must not crash the run
+        log.error("alerts failed: %s", exc)
+        return [AlertResult("config", False, 0, f"{type(exc).__name__}: {exc}")]
+
+
+# --------------------------------------------------------------------------- events from a run
+
+
+def run_alerts(report: Mapping[str, Any], report_path: str) -> list[Alert]:
+    """The alerts a finished run calls for (from its results.json dict)."""
+    summary = report.get("summary") or {}
+    target = (report.get("target") or {}).get("name", "target")
+    run_id = str(report.get("run_id", ""))
+    out = []
+    budget = summary.get("budget") or {}
+    if budget.get("breached"):
+        spenders = ", ".join(f"{b['id']} (${b['cost_usd']:.4f})" for b in budget.get("spent_by", [])[:5])
+        out.append(Alert(
+            kind="budget", run_id=run_id, report=report_path,
+            title=f"{target} run {run_id}: cost budget exceeded",
+            amount=f"spent ${budget.get('spent_usd', 0):.4f} of a ${budget.get('limit_usd') or 0:.4f} budget"
+                   + (" (SIMULATED spend)" if summary.get("simulated") else ""),
+            details=f"{budget.get('reason', '')}; {budget.get('skipped', 0)} cases not started; "
+                    f"spent by: {spenders or '(none priced)'}"))
+    failed = [c for c in report.get("cases") or () if c.get("status") == "fail"]
+    if failed:
+        lines = []
+        for c in failed[:10]:
+            ev = next((e for e in c.get("evidence") or () if e.get("passed") is False), {})
+            lines.append(f"- {c.get('id')}: {ev.get('check', '?')}: {ev.get('reason', '')}"[:300])
+        anomalies = sum(1 for c in failed for e in c.get("evidence") or ()
+                        if str(e.get("check", "")).startswith("anomaly.") and e.get("passed") is False)
+        out.append(Alert(
+            kind="regression", run_id=run_id, report=report_path,
+            title=f"{target} run {run_id}: {len(failed)} case(s) regressed",
+            amount=f"{len(failed)} failed of {summary.get('executed', 0)} executed"
+                   + (f", {anomalies} anomalies against history" if anomalies else ""),
+            details="\n".join(lines)))
+    return out
+
+
+def start_failed_alert(target: str, error: str, where: str = "") -> Alert:
+    return Alert(kind="start_failed", title=f"{target}: the nightly run failed to start",
+                 amount="no case ran", details=error[:2000], report=where)
+
+
+def notify(config, alerts: list[Alert]) -> list[str]:
+    """Send ``alerts`` synchronously (for the CLI); returns note lines for the report. Never raises."""
+    notes = []
+    if not alerts:
+        return notes
+
+    async def go():
+        return [(a, await send_alerts(config, a)) for a in alerts]
+
+    try:
+        sent = asyncio.run(go())
+    except Exception as exc:  # pragma: no cover - defensive: never crash the run
+        return [f"alerts could not be sent: {type(exc).__name__}: {exc}"]
+    for alert, results in sent:
+        for r in results:
+            notes.append(f"alert {alert.kind} via {r.channel}: "
+                         + ("sent" if r.ok else f"FAILED after {r.attempts} tries ({r.error})"))
+    return notes

@@ -1,0 +1,114 @@
+"""The operations commands: ``harness upload``, ``harness merge``, ``harness schedule``.
+
+Kept out of cli.py so the shared command-line module only gains a few hook lines; the
+``harness run`` side of operations (lock, resume, shard, manifest, upload) is
+``harness.runflow``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.errors import StorageError, UsageError
+
+
+def add_parsers(sub: Any) -> None:
+    from harness.schedule import add_parser as add_schedule
+
+    up = sub.add_parser("upload", help="put runs into object storage ([storage]); --pending retries the spool")
+    up.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="local runs to upload")
+    up.add_argument("--pending", action="store_true", help="retry every upload kept in the pending spool")
+    up.add_argument("--reindex", action="store_true", help="rebuild index.json from the stored runs")
+    up.add_argument("--config", help="config file (default: ./harness.toml)")
+    up.add_argument("--out", default=None, help="reports folder (default: reports/)")
+
+    mg = sub.add_parser("merge", help="merge the stored shards of a run into one report (also with shards missing)")
+    mg.add_argument("run_id")
+    mg.add_argument("--config", help="config file (default: ./harness.toml)")
+
+    add_schedule(sub)
+
+
+def _store(config):
+    from harness.storage import S3Store, describe, storage_config
+
+    sc = storage_config(config)
+    if sc is None:
+        raise UsageError("no [storage] section in the config: nothing to upload to",
+                         fix='[storage] url = "s3://bucket/prefix" (docs/OPERATIONS.md)')
+    return S3Store(sc), describe(sc)
+
+
+def cmd_upload(args) -> int:
+    from harness.config import load_config
+    from harness.runlock import RunLock
+    from harness.storage import list_pending, rebuild_index, upload_pending, upload_run
+
+    if not (args.run_ids or args.pending or args.reindex):
+        raise UsageError("nothing to upload", fix="harness upload --pending, or harness upload RUN_ID")
+    config = load_config(args.config)
+    out = Path(args.out) if args.out else config.resolve("reports")
+    store, where = _store(config)
+    code = 0
+    for run_id in args.run_ids:
+        run_dir = out / run_id
+        if not (run_dir / "results.json").is_file():
+            raise UsageError(f"{run_dir} has no results.json", fix="name a finished run in the reports folder")
+        res = upload_run(config, run_dir, out, store)
+        print(f"{res.line()} [{where}]")
+        code = code or (0 if res.complete else StorageError.exit_code)
+    if args.pending:
+        # The lock keeps this from racing a run's own spool retry at its end.
+        with RunLock(out, command="harness upload --pending"):
+            before = list_pending(out)
+            if not before:
+                print(f"nothing pending in {out / '.pending'}")
+            for res in upload_pending(config, out, store):
+                print(f"{res.line()} [{where}]")
+                code = code or (0 if res.complete else StorageError.exit_code)
+    if args.reindex:
+        index = rebuild_index(store)
+        print(f"index.json rebuilt: {len(index['runs'])} run(s) [{where}]")
+    return code
+
+
+def cmd_merge(args) -> int:
+    from harness.config import load_config
+    from harness.storage import merge_shards, read_index
+
+    config = load_config(args.config)
+    store, where = _store(config)
+    entry = next((e for e in read_index(store)["runs"] if e.get("run_id") == args.run_id), None)
+    if entry is None:
+        raise UsageError(f"run {args.run_id} is not in the storage index", fix="harness upload --reindex, then retry")
+    merged = merge_shards(store, args.run_id, entry["prefix"], entry.get("shard_count"), force=True)
+    if merged is None:
+        print(f"run {args.run_id}: no shard results in storage", file=sys.stderr)
+        return 1
+    s = merged["shard"]
+    missing = f"; missing shards {', '.join(map(str, s['missing']))}" if s["missing"] else ""
+    print(f"merged {s['merged']} of {s['count']} shards of {args.run_id} -> {entry['prefix']}/results.json "
+          f"(verdict {merged['summary']['verdict']}{missing}) [{where}]")
+    return merged["exit_code"]
+
+
+def cmd_schedule(args) -> int:
+    from harness.schedule import cmd_schedule as run
+
+    return run(args)
+
+
+HANDLERS = {"upload": cmd_upload, "merge": cmd_merge, "schedule": cmd_schedule}
+
+
+def with_flow(cmd_run):
+    """``harness run`` inside a ``RunFlow``: the run lock, --resume, --shard, manifest, upload."""
+    def run(args) -> int:
+        from harness.runflow import RunFlow
+
+        with RunFlow(args):
+            return cmd_run(args)
+
+    return run

@@ -1,0 +1,436 @@
+"""The nightly cycle and the daemon that fires it: ``harness schedule [--cron EXPR] [--tz ZONE] [--once]``.
+
+One cycle = take the run lock, ``harness run`` (options from ``[schedule]``), which itself
+uploads ([storage]), diffs against the baseline (``harness.nightly``: diff.json in the run
+folder) and alerts on failed cases and budget breaches (``harness.cli_cost.after_run``
+through ``harness.alerts``). The cycle adds the alert the run cannot send: a run that never
+started (the lock was held, or it exited without results for a reason other than a target
+or sandbox failure, which the run alerts itself). The cycle exits with the run's code.
+
+The daemon is APScheduler 3: ``BlockingScheduler(timezone=...)`` with
+``CronTrigger.from_crontab(expr, timezone=...)``; one instance at a time
+(``max_instances=1``), missed fires coalesced into one and still run within an hour
+(``misfire_grace_time=3600``). It logs each cycle and the next fire time. Each cycle runs
+the suite in this process (``cli.main``), so the run lock, held here and taken again by
+``harness run``, is reentrant in-process and exclusive across processes: a crontab line
+or a person starting a run meanwhile is refused, and so is this cycle when they got there
+first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import re
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Sequence
+
+from harness.errors import ConfigError, UsageError
+from harness.runlock import RunLock, RunLocked
+
+log = logging.getLogger("harness.schedule")
+
+DEFAULT_CRON = "0 2 * * *"
+DEFAULT_TZ = "UTC"
+
+
+@dataclass(frozen=True)
+class ScheduleConfig:
+    """``[schedule]``: when the nightly cycle fires and what ``harness run`` options it uses."""
+
+    cron: str = DEFAULT_CRON
+    tz: str = DEFAULT_TZ
+    layers: tuple[str, ...] = ()
+    """Empty: all layers."""
+    cases: tuple[str, ...] = ()
+    concurrency: int | None = None
+    repeat: int = 1
+    out: str = ""
+    """Reports folder (default: reports/ next to the config)."""
+    upload: bool | None = None
+    """None: upload when [storage] is configured."""
+    fixtures: str = ""
+    golden: str = ""
+    budget_usd: float | None = None
+
+
+def schedule_config(config: Any, cron: str | None = None, tz: str | None = None) -> ScheduleConfig:
+    table = dict((getattr(config, "sections", None) or {}).get("schedule") or {})
+    file = str(getattr(config, "path", "") or "")
+    known = {f.name for f in dataclasses.fields(ScheduleConfig)}
+    unknown = set(table) - known
+    if unknown:
+        raise ConfigError(f"[schedule] unknown key {sorted(unknown)[0]!r}", file=file,
+                          fix=f"known keys: {', '.join(sorted(known))}")
+    for key in ("layers", "cases"):
+        value = table.get(key, ())
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"[schedule] {key} must be a list of strings", file=file)
+        table[key] = tuple(value)
+    if cron:
+        table["cron"] = cron
+    if tz:
+        table["tz"] = tz
+    try:
+        return ScheduleConfig(**table)
+    except TypeError as exc:  # pragma: no cover - guarded by the key check
+        raise ConfigError(f"[schedule] {exc}", file=file) from None
+
+
+# --------------------------------------------------------------------------- trigger
+
+
+_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+
+
+def crontab_weekdays(field_text: str) -> str:
+    """A crontab day-of-week field with its numbers turned into names.
+
+    APScheduler 3's ``from_crontab`` reads weekday numbers as 0 = Monday (its issue #286),
+    crontab as 0 or 7 = Sunday: ``1-5`` would fire Tuesday to Saturday. Names mean the same
+    to both, so numeric items (``1-5``, ``0,6``, ``*/2``, ``5-7``) are expanded to names.
+    """
+    if field_text == "*":
+        return field_text
+    out: list[str] = []
+    for item in field_text.split(","):
+        m = re.fullmatch(r"(\*|\d+(?:-\d+)?)(?:/(\d+))?", item)
+        if not m:
+            out.append(item)  # names (mon-fri) mean the same to both
+            continue
+        rng, step = m.group(1), int(m.group(2) or 1)
+        if rng == "*":
+            lo, hi = 0, 6
+        elif "-" in rng:
+            lo, hi = (int(x) for x in rng.split("-"))
+        else:
+            lo = hi = int(rng)
+            if m.group(2):  # "a/n": from a to the end, every n
+                hi = 6
+        if step < 1 or not (0 <= lo <= hi <= 7):
+            raise ValueError(f"bad day-of-week item {item!r} (0-7, 0 and 7 are Sunday)")
+        out.extend(_WEEKDAYS[d % 7] for d in range(lo, hi + 1, step))
+    return ",".join(dict.fromkeys(out))
+
+
+def make_trigger(cron: str, tz: str):
+    """A CronTrigger for a five-field crontab expression in a time zone (UsageError if bad).
+
+    Crontab semantics, including weekday numbers (0 and 7 are Sunday; see ``crontab_weekdays``).
+    """
+    from apscheduler.triggers.cron import CronTrigger
+
+    zone = _zone(tz)
+    try:
+        values = cron.split()
+        if len(values) != 5:
+            raise ValueError(f"wrong number of fields; got {len(values)}, expected 5")
+        CronTrigger.from_crontab(cron, timezone=zone)  # its own validation of the five fields
+        return CronTrigger(minute=values[0], hour=values[1], day=values[2], month=values[3],
+                           day_of_week=crontab_weekdays(values[4]), timezone=zone)
+    except ValueError as exc:
+        raise UsageError(f"--cron {cron!r}: {exc}", fix='five fields: minute hour day month weekday, e.g. "0 2 * * *"') \
+            from None
+
+
+def _zone(tz: str):
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise UsageError(f"--tz {tz!r} is not a known time zone", fix="an IANA name, e.g. Europe/Madrid or UTC") \
+            from None
+
+
+def next_fire_times(cron: str, tz: str, count: int = 1, now: datetime | None = None) -> list[datetime]:
+    """The next ``count`` fire times of the schedule after ``now`` (aware datetimes in ``tz``)."""
+    trigger = make_trigger(cron, tz)
+    now = now or datetime.now(_zone(tz))
+    times: list[datetime] = []
+    previous = None
+    for _ in range(count):
+        nxt = trigger.get_next_fire_time(previous, now)
+        if nxt is None:
+            break
+        times.append(nxt)
+        previous, now = nxt, nxt
+    return times
+
+
+# --------------------------------------------------------------------------- one cycle
+
+
+@dataclass
+class CycleResult:
+    """What one nightly cycle did."""
+
+    run_id: str
+    exit_code: int
+    run_dir: Path | None = None
+    verdict: str = ""
+    regressions: list[str] = field(default_factory=list)
+    diff_against: str = ""
+    """The run the diff compared with ("" when there was no diff)."""
+    uploaded: bool | None = None
+    """True: in storage; False: kept in the pending spool; None: no storage."""
+    alerts: list[str] = field(default_factory=list)
+    """One line per alert raised (and whether it was sent)."""
+    notes: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        parts = [f"run {self.run_id or '-'}: exit {self.exit_code}"]
+        if self.verdict:
+            parts.append(f"verdict {self.verdict}")
+        if self.diff_against:
+            parts.append(f"diff vs {self.diff_against}: {len(self.regressions)} regression(s)"
+                         + (f" ({', '.join(self.regressions[:5])})" if self.regressions else ""))
+        if self.uploaded is not None:
+            parts.append("uploaded" if self.uploaded else "upload pending")
+        parts.append(f"{len(self.alerts)} alert(s)")
+        return "; ".join(parts)
+
+
+def run_argv(config_path: str | None, sc: ScheduleConfig, run_id: str, quiet: bool) -> list[str]:
+    """The ``harness run`` command line of a cycle."""
+    argv = ["run", "--run-id", run_id]
+    if config_path:
+        argv += ["--config", str(config_path)]
+    for layer in sc.layers:
+        argv += ["--layer", layer]
+    for glob in sc.cases:
+        argv += ["--case", glob]
+    if sc.concurrency:
+        argv += ["--concurrency", str(sc.concurrency)]
+    if sc.repeat and sc.repeat != 1:
+        argv += ["--repeat", str(sc.repeat)]
+    if sc.out:
+        argv += ["--out", sc.out]
+    if sc.fixtures:
+        argv += ["--fixtures", sc.fixtures]
+    if sc.golden:
+        argv += ["--golden", sc.golden]
+    if sc.budget_usd is not None:
+        argv += ["--budget-usd", str(sc.budget_usd)]
+    if sc.upload is True:
+        argv.append("--upload")
+    elif sc.upload is False:
+        argv.append("--no-upload")
+    if quiet:
+        argv.append("--quiet")
+    return argv
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def run_cycle(config_path: str | None, cron: str | None = None, tz: str | None = None, *,
+              quiet: bool = False) -> CycleResult:
+    """One nightly cycle now: lock, run (+ upload + diff), alerts. Never raises for a bad night."""
+    from harness import cli
+    from harness.config import load_config
+    from harness.runner import new_run_id
+    from harness.storage import list_pending, storage_config
+
+    config = load_config(config_path)
+    sc = schedule_config(config, cron, tz)
+    out = config.resolve(sc.out) if sc.out else config.resolve("reports")
+    if sc.out:
+        sc = dataclasses.replace(sc, out=str(out))
+    run_id = new_run_id()
+    started = time.monotonic()
+    try:
+        lock = RunLock(out, command="harness schedule (nightly cycle)").acquire()
+    except RunLocked as exc:
+        log.warning("nightly cycle not started: %s", exc.message)
+        result = CycleResult(run_id="", exit_code=RunLocked.exit_code, notes=[exc.message])
+        _alert(config, result, "start_failed", f"{config.target.name}: the nightly run failed to start",
+               exc.message, "critical")
+        return result
+    try:
+        log.info("nightly cycle: starting run %s (out %s)", run_id, out)
+        code = cli.main(run_argv(config_path, sc, run_id, quiet))
+        run_dir = out / run_id
+        result = CycleResult(run_id=run_id, exit_code=code, run_dir=run_dir if run_dir.exists() else None)
+        results = _read_json(run_dir / "results.json")
+        if results is None:
+            result.notes.append(f"the run wrote no results.json (exit {code})")
+            if code == 4:  # target/sandbox down: the run alerted already (harness.cli_cost.start_failed)
+                result.notes.append("start failure alerted by the run itself")
+            else:
+                _alert(config, result, "start_failed", f"{config.target.name}: nightly run {run_id} failed to start",
+                       f"harness run exited {code} without results; see the scheduler's log", "critical")
+            return result
+        result.verdict = str((results.get("summary") or {}).get("verdict", ""))
+        diff = _read_json(run_dir / "diff.json")  # written by the run (harness.nightly) when there is a base
+        if diff is not None:
+            result.diff_against = str((diff.get("base_run") or {}).get("run_id", ""))
+            result.regressions = [str(e.get("id")) for e in diff.get("regressions") or ()
+                                  if not e.get("quarantined")]
+        else:
+            result.notes.append("no diff: no baseline or earlier run to compare with")
+        if storage_config(config) is not None and sc.upload is not False:
+            pending = {p.run_id for p in list_pending(out)}
+            result.uploaded = run_id not in pending
+            if not result.uploaded:
+                result.notes.append("upload failed: kept in the pending spool (harness upload --pending)")
+        # Budget breaches and failed cases are alerted by the run itself (harness.cli_cost.after_run,
+        # through harness.alerts); the cycle reports what was sent rather than sending it twice.
+        result.alerts += [n for n in results.get("notes") or () if str(n).startswith("alert ")]
+        return result
+    finally:
+        lock.release()
+        log.info("nightly cycle finished in %.0fs", time.monotonic() - started)
+
+
+def _alert(config: Any, result: CycleResult, kind: str, title: str, text: str, severity: str) -> None:
+    """Hand one alert to harness.alerts (the alerts developer's module) if it exists."""
+    try:
+        from harness import alerts as alerts_mod
+    except ImportError:
+        result.alerts.append(f"{kind}: {title} (not sent: harness.alerts is not available)")
+        log.warning("alert not sent (no harness.alerts module): %s: %s", title, text)
+        return
+    payload = {"kind": kind, "title": title, "details": text, "text": text, "message": text, "summary": title,
+               "severity": severity, "level": severity, "run_id": result.run_id,
+               "report": str(result.run_dir / "report.html") if result.run_dir else "",
+               "regressions": list(result.regressions), "exit_code": result.exit_code}
+    alert: Any = payload
+    cls = getattr(alerts_mod, "Alert", None)
+    if cls is not None and dataclasses.is_dataclass(cls):
+        names = {f.name for f in dataclasses.fields(cls)}
+        alert = cls(**{k: v for k, v in payload.items() if k in names})
+    try:
+        sent = asyncio.run(alerts_mod.send_alerts(config, alert))
+        ok = sum(1 for r in sent or () if getattr(r, "ok", True))
+        result.alerts.append(f"alert {kind}: {title} (sent via {ok} of {len(sent or ())} channel(s))")
+        log.info("alert %s sent to %d channel(s)", kind, len(sent or ()))
+    except Exception as exc:  # an alert channel down must not turn the night into a crash
+        result.alerts.append(f"{kind}: {title} (sending failed: {type(exc).__name__})")
+        log.warning("alert %s could not be sent: %s: %s", kind, type(exc).__name__, exc)
+
+
+# --------------------------------------------------------------------------- the daemon
+
+
+def _configure_logging() -> None:
+    if not any(getattr(h, "_harness_schedule", False) for h in log.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler._harness_schedule = True  # type: ignore[attr-defined]
+        log.addHandler(handler)
+        log.propagate = False
+    log.setLevel(logging.INFO)
+
+
+def wall_minute(moment: datetime) -> str:
+    """The local wall-clock minute of an aware time.
+
+    When daylight saving ends, an hour of wall-clock time happens twice and APScheduler 3
+    fires a daily 02:00 job at both 02:00+02:00 and 02:00+01:00; the daemon skips a fire
+    whose wall-clock minute is the previous fire's, so a night is run once.
+    """
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def make_scheduler(config_path: str | None, cron: str, tz: str, scheduler_cls: Any = None):
+    """The configured APScheduler (not started): one cron job running ``run_cycle``."""
+    from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED
+    from apscheduler.schedulers.blocking import BlockingScheduler
+
+    zone = _zone(tz)
+    trigger = make_trigger(cron, tz)
+    scheduler = (scheduler_cls or BlockingScheduler)(timezone=zone)
+
+    fired: dict[str, str] = {}
+
+    def job() -> None:
+        wall = wall_minute(datetime.now(zone))
+        if fired.get("wall") == wall:
+            log.info("skipping the second fire at %s: the clocks went back (daylight saving ended)", wall)
+            return
+        fired["wall"] = wall
+        result = run_cycle(config_path, cron, tz, quiet=True)
+        log.info("nightly cycle: %s", result.line())
+        for line in result.alerts + result.notes:
+            log.info("  %s", line)
+
+    scheduler.add_job(job, trigger, id="nightly", name="harness nightly cycle", max_instances=1, coalesce=True,
+                      misfire_grace_time=3600)
+
+    def listener(event) -> None:
+        if event.code == EVENT_JOB_MISSED:
+            log.warning("a fire at %s was missed (more than the grace time late)", event.scheduled_run_time)
+        elif event.code == EVENT_JOB_ERROR:
+            log.error("nightly cycle crashed: %s", event.exception)
+        nxt = scheduler.get_job("nightly")
+        if nxt is not None and nxt.next_run_time:
+            log.info("next nightly run at %s", nxt.next_run_time.isoformat())
+
+    scheduler.add_listener(listener, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED)
+    return scheduler
+
+
+def serve(config_path: str | None, cron: str, tz: str) -> int:
+    """Run the daemon until SIGTERM / SIGINT."""
+    scheduler = make_scheduler(config_path, cron, tz)
+
+    def stop(signum, _frame) -> None:
+        log.info("signal %d: stopping the scheduler (a running cycle finishes first)", signum)
+        scheduler.shutdown(wait=False)
+
+    signal.signal(signal.SIGTERM, stop)
+    nxt = next_fire_times(cron, tz, 1)
+    log.info("harness schedule: cron %r in %s; next nightly run at %s", cron, tz,
+             nxt[0].isoformat() if nxt else "never")
+    try:
+        scheduler.start()
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    return 0
+
+
+def cmd_schedule(args: Any) -> int:
+    from harness.config import load_config
+
+    _configure_logging()
+    config = load_config(args.config)
+    sc = schedule_config(config, args.cron, args.tz)
+    make_trigger(sc.cron, sc.tz)  # a bad expression or zone exits 2 before anything runs
+    if args.once:
+        result = run_cycle(args.config, sc.cron, sc.tz, quiet=args.quiet)
+        print(f"nightly cycle: {result.line()}")
+        for line in result.alerts + result.notes:
+            print(f"  {line}")
+        nxt = next_fire_times(sc.cron, sc.tz, 1)
+        if nxt:
+            print(f"next scheduled fire ({sc.cron} {sc.tz}): {nxt[0].isoformat()}")
+        return result.exit_code
+    return serve(args.config, sc.cron, sc.tz)
+
+
+def add_parser(sub: Any) -> None:
+    s = sub.add_parser("schedule", help="run the nightly cycle on a cron schedule (or once, now)")
+    s.add_argument("--config", help="config file (default: ./harness.toml)")
+    s.add_argument("--cron", default=None, metavar="EXPR", help=f'crontab expression (default [schedule] cron or "{DEFAULT_CRON}")')
+    s.add_argument("--tz", default=None, metavar="ZONE", help="IANA time zone (default [schedule] tz or UTC)")
+    s.add_argument("--once", action="store_true", help="run one cycle now and exit with the run's code")
+    s.add_argument("--quiet", action="store_true", help="no progress output from the run")
+
+
+__all__: Sequence[str] = ("CycleResult", "ScheduleConfig", "add_parser", "cmd_schedule", "make_scheduler",
+                          "make_trigger", "next_fire_times", "run_cycle", "schedule_config", "serve")

@@ -1,0 +1,134 @@
+"""Alerts reach a local webhook receiver, a local SMTP server (aiosmtpd), the Bot API
+emulator and a fake OCI client (a labelled test double); a broken channel never raises."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from aiohttp import web
+
+from harness.alerts import Alert, AlertSettings, send_alerts
+from harness.sandbox.server import listen
+
+ALERT = Alert(kind="budget", title="docbot run r1: cost budget exceeded", amount="spent $0.0400 of a $0.0100 budget",
+              details="spent by: cost-a ($0.0200)", report="/tmp/reports/r1/report.html", run_id="r1")
+
+
+class Receiver:
+    """A Slack-compatible webhook receiver on loopback."""
+
+    def __init__(self, fail_first: int = 0):
+        self.posts: list = []
+        self.fail_first = fail_first
+
+    async def hook(self, request: web.Request) -> web.Response:
+        if self.fail_first:
+            self.fail_first -= 1
+            return web.Response(status=503)
+        self.posts.append(await request.json())
+        return web.Response(text="ok")
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/hook", self.hook)
+        return app
+
+
+class SmtpSink:
+    def __init__(self):
+        self.messages: list = []
+
+    async def handle_DATA(self, server, session, envelope):
+        self.messages.append((envelope.rcpt_tos, envelope.content.decode("utf-8", "replace")))
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp():
+    from aiosmtpd.controller import Controller
+
+    import socket
+
+    with socket.socket() as s:  # a free port (aiosmtpd's controller cannot take port 0)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sink = SmtpSink()
+    controller = Controller(sink, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield sink, port
+    finally:
+        controller.stop()
+
+
+async def test_webhook_and_smtp_receive_the_alert(smtp):
+    sink, port = smtp
+    rx = Receiver(fail_first=1)  # the first try fails: retried with backoff
+    srv = await listen(rx.app(), "webhook receiver")
+    try:
+        s = AlertSettings(webhook_url=srv.base_url + "/hook", smtp_host="127.0.0.1", smtp_port=port,
+                          smtp_starttls=False, smtp_to=("team@example.org",), backoff_s=0.01, timeout_s=5)
+        results = await send_alerts(None, ALERT, settings=s)
+    finally:
+        await srv.stop()
+    by = {r.channel: r for r in results}
+    assert by["webhook"].ok and by["webhook"].attempts == 2
+    assert by["email"].ok
+    text = rx.posts[0]["text"]
+    assert "cost budget exceeded" in text and "$0.0400 of a $0.0100" in text and "/tmp/reports/r1/report.html" in text
+    rcpts, mail = sink.messages[0]
+    assert rcpts == ["team@example.org"] and "Subject: docbot run r1: cost budget exceeded" in mail
+    assert "Report: /tmp/reports/r1/report.html" in mail
+
+
+async def test_telegram_alert_through_the_bot_api_emulator():
+    from harness.channels.telegram import BotApiEmulator
+
+    events: list = []
+    token = "123456:alert-token"
+    emu = BotApiEmulator(token, events.append)
+    srv = await listen(emu.app(), "Bot API emulator")
+    try:
+        s = AlertSettings(telegram_chat_id="-100200300", telegram_token=token, telegram_api_base=srv.base_url,
+                          backoff_s=0.01)
+        results = await send_alerts(None, ALERT, settings=s)
+    finally:
+        await srv.stop()
+    assert [r.ok for r in results] == [True]
+    sent = [e for e in events if e.name == "telegram.sendMessage"]
+    assert sent and "cost budget exceeded" in sent[0].reply.text and sent[0].reply.chat == "-100200300"
+
+
+class FakeOciClient:  # test double for oci.ons.NotificationDataPlaneClient (labelled)
+    def __init__(self, fail: bool = False):
+        self.published: list = []
+        self.fail = fail
+
+    def publish_message(self, topic_id, details):
+        if self.fail:
+            raise RuntimeError("ServiceError 500 (fake)")
+        self.published.append((topic_id, details.title, details.body))
+
+
+async def test_oci_notifications_publish_and_body_limit():
+    fake = FakeOciClient()
+    big = Alert(kind="regression", title="t", details="x" * 100_000)
+    s = AlertSettings(oci_topic_id="ocid1.onstopic.oc1..test", oci_client=fake, backoff_s=0.01)
+    results = await send_alerts(None, big, settings=s)
+    assert results[0].ok and fake.published[0][0] == "ocid1.onstopic.oc1..test"
+    assert len(fake.published[0][2].encode()) <= 64 * 1024
+
+
+async def test_failing_channels_are_retried_then_reported_never_raised():
+    s = AlertSettings(webhook_url="http://127.0.0.1:9/refused", oci_topic_id="t", oci_client=FakeOciClient(fail=True),
+                      smtp_host="127.0.0.1", smtp_port=9, smtp_to=("a@b",), retries=3, backoff_s=0.01, timeout_s=2)
+    results = await send_alerts(None, ALERT, settings=s)
+    assert {r.channel for r in results} == {"webhook", "oci", "email"}
+    assert all(not r.ok and r.attempts == 3 and r.error for r in results)
+
+
+async def test_events_not_subscribed_are_not_sent():
+    s = AlertSettings(on=("regression",), webhook_url="http://127.0.0.1:9/x")
+    assert await send_alerts(None, ALERT, settings=s) == []

@@ -1,0 +1,55 @@
+"""Judge health: Cohen's kappa with known values, and the labelled set scored end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.errors import FixtureErrors
+from harness.models.critic_health import Agreement, cohen_kappa, describe, load_examples, score_critic
+from harness.models.critic_offline import OfflineCritic
+from harness.models.embedder import hash_embedder
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("tp,fp,fn,tn,expected", [
+    (20, 5, 10, 15, 0.4),        # textbook example: po 0.7, pe 0.5
+    (10, 0, 0, 10, 1.0),          # perfect agreement on both labels
+    (0, 10, 10, 0, -1.0),         # perfect disagreement
+    (45, 15, 25, 15, 0.1304),     # po 0.6, pe 0.54
+])
+def test_kappa_known_values(tp, fp, fn, tn, expected):
+    assert cohen_kappa(tp, fp, fn, tn) == pytest.approx(expected, abs=1e-4)
+
+
+@pytest.mark.parametrize("tp,fp,fn,tn", [(10, 0, 0, 0), (0, 0, 0, 7), (0, 0, 0, 0)])
+def test_kappa_undefined_is_none_not_one(tp, fp, fn, tn):
+    # everyone said the same single label: chance agreement is 1, kappa is undefined
+    assert cohen_kappa(tp, fp, fn, tn) is None
+    a = Agreement(tp=tp, fp=fp, fn=fn, tn=tn)
+    assert a.as_dict()["kappa"] is None and a.as_dict()["kappa_defined"] is False
+    if a.decided:
+        assert "undefined" in describe("c@1", a)
+
+
+def test_the_labelled_set_has_40_examples_both_ways():
+    examples = load_examples(ROOT / "golden" / "critic")
+    assert len(examples) >= 40
+    assert sum(e.verdict for e in examples) >= 15 and sum(not e.verdict for e in examples) >= 15
+
+
+def test_bad_health_file_is_a_fixture_error(tmp_path):
+    (tmp_path / "bad.yaml").write_text("examples:\n  - reply: x\n    verdict: maybe\n    source_text: y\n")
+    with pytest.raises(FixtureErrors, match="verdict true|false"):
+        load_examples(tmp_path)
+
+
+async def test_score_critic_counts_agreement(tmp_path):
+    (tmp_path / "h.yaml").write_text(
+        "examples:\n"
+        "  - {source_text: 'The bridge opens in 2028 and costs 18 million.', reply: 'The bridge opens in 2028.', verdict: true}\n"
+        "  - {source_text: 'The bridge opens in 2028 and costs 18 million.', reply: 'The bridge opens in 2031.', verdict: false}\n")
+    a = await score_critic(OfflineCritic(hash_embedder()), load_examples(tmp_path), lambda n: "")
+    assert (a.tp, a.tn, a.fp, a.fn) == (1, 1, 0, 0) and a.accuracy == 1.0

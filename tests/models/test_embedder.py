@@ -1,0 +1,65 @@
+"""The embedder: the real model on a few sentences, the batching front, the disk cache."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from harness.models.embedder import cosine_matrix, hash_embedder, minilm_embedder
+
+
+@pytest.fixture(scope="session")
+def real_model(tmp_path_factory):
+    """One real model for the whole session (loading it takes a few seconds)."""
+    return minilm_embedder(tmp_path_factory.mktemp("emb-cache"))
+
+
+async def test_real_model_ranks_paraphrase_above_unrelated(real_model):
+    v = await real_model.embed(["The trial reduced symptoms by 30%.",
+                                "Symptoms fell by thirty percent in the trial.",
+                                "The bridge will open in 2028."])
+    assert v.shape == (3, 384)
+    sims = cosine_matrix(v[:1], v)[0]
+    assert abs(float(sims[0]) - 1.0) < 1e-4  # normalised
+    assert sims[1] > 0.6 > 0.2 > sims[2]
+    assert real_model.source == "real" and real_model.name.startswith("all-MiniLM-L6-v2@")
+
+
+async def test_concurrent_calls_are_micro_batched():
+    e = hash_embedder(max_wait_s=0.05)
+    results = await asyncio.gather(*(e.embed([f"sentence number {i}", "shared words here"]) for i in range(20)))
+    assert all(r.shape == (2, 256) for r in results)
+    assert e.stats.calls == 20 and e.stats.texts_encoded == 40
+    assert e.stats.batches < 20 and e.stats.batches <= 2
+    single = await e.embed(["sentence number 3"])
+    assert abs(float(cosine_matrix(single, results[3][:1])[0][0]) - 1.0) < 1e-5  # rows go back to their callers
+
+
+async def test_batch_is_sent_when_full_without_waiting():
+    e = hash_embedder(max_batch=4, max_wait_s=10.0)
+    out = await asyncio.wait_for(e.embed(["a b", "c d", "e f", "g h"]), 2.0)
+    assert out.shape == (4, 256) and e.stats.batches == 1
+
+
+async def test_disk_cache_hits_on_a_second_run(tmp_path):
+    texts = ["golden answer one", "golden answer two"]
+    first = hash_embedder(tmp_path)
+    a = await first.embed(texts, cache=True)
+    assert first.stats.cache_hits == 0 and first.stats.texts_encoded == 2
+    second = hash_embedder(tmp_path)
+    b = await second.embed(texts + ["a reply, not cached"], cache=True)
+    assert second.stats.cache_hits == 2 and second.stats.texts_encoded == 1
+    assert (a == b[:2]).all()
+    assert list((tmp_path / "embeddings").rglob("*.npy"))
+
+
+async def test_encoder_failure_reaches_every_waiter():
+    from harness.models.embedder import BatchingFront
+
+    def broken(texts):
+        raise RuntimeError("model exploded")
+
+    e = BatchingFront(broken, name="broken@0", source="test-double", dim=4)
+    results = await asyncio.gather(e.embed(["a"]), e.embed(["b"]), return_exceptions=True)
+    assert all(isinstance(r, RuntimeError) for r in results)

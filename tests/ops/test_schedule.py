@@ -1,0 +1,183 @@
+"""The scheduler: cron trigger and next fire times, the daemon firing a cycle, and `schedule --once`
+performing one full nightly cycle (run, upload, diff, alert) against the echo agent and moto S3."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from ops_support import make_project, write_config
+
+from harness import cli
+from harness.errors import UsageError
+from harness.schedule import make_scheduler, make_trigger, next_fire_times, run_argv, schedule_config
+
+ROOT = Path(__file__).resolve().parents[2]
+MADRID = ZoneInfo("Europe/Madrid")
+
+
+def test_next_fire_times_follow_the_zone_and_its_summer_time():
+    winter = next_fire_times("0 2 * * *", "Europe/Madrid", 3, now=datetime(2025, 1, 15, 10, 0, tzinfo=MADRID))
+    assert [t.isoformat() for t in winter] == ["2025-01-16T02:00:00+01:00", "2025-01-17T02:00:00+01:00",
+                                               "2025-01-18T02:00:00+01:00"]
+    summer = next_fire_times("0 2 * * *", "Europe/Madrid", 1, now=datetime(2025, 7, 1, 1, 59, tzinfo=MADRID))
+    assert summer[0].isoformat() == "2025-07-01T02:00:00+02:00"  # 00:00 UTC in summer, 01:00 UTC in winter
+    weekdays = next_fire_times("30 3 * * 1-5", "UTC", 3, now=datetime(2025, 1, 17, 4, 0, tzinfo=ZoneInfo("UTC")))
+    assert [t.strftime("%a %H:%M") for t in weekdays] == ["Mon 03:30", "Tue 03:30", "Wed 03:30"]
+
+
+@pytest.mark.parametrize("cron,tz", [("0 2 * *", "UTC"), ("61 2 * * *", "UTC"), ("0 2 * * *", "Mars/Olympus")])
+def test_bad_cron_or_zone_is_a_usage_error(cron, tz, tmp_path, capsys):
+    with pytest.raises(UsageError):
+        make_trigger(cron, tz)
+    cfg = make_project(tmp_path)
+    assert cli.main(["schedule", "--config", str(cfg), "--cron", cron, "--tz", tz, "--once"]) == 2
+    assert not (tmp_path / "reports").exists()  # nothing ran
+
+
+def test_the_daemon_job_is_one_instance_coalesced_with_a_grace_time(tmp_path):
+    cfg = make_project(tmp_path)
+    scheduler = make_scheduler(str(cfg), "0 2 * * *", "Europe/Madrid")
+    job = scheduler.get_job("nightly")
+    assert (job.max_instances, job.coalesce, job.misfire_grace_time) == (1, True, 3600)
+    assert str(job.trigger.timezone) == "Europe/Madrid"
+    assert str(scheduler.timezone) == "Europe/Madrid"
+
+
+def test_the_daemon_fires_a_cycle(tmp_path):
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    cfg = make_project(tmp_path, extra='[schedule]\nlayers = ["robustness"]\nupload = false\n')
+    scheduler = make_scheduler(str(cfg), "0 2 * * *", "UTC", scheduler_cls=BackgroundScheduler)
+    scheduler.start()
+    try:
+        scheduler.modify_job("nightly", next_run_time=datetime.now(ZoneInfo("UTC")))  # fire now
+        deadline = time.time() + 60
+        while time.time() < deadline and not list((tmp_path / "reports").glob("*/results.json")):
+            time.sleep(0.1)
+        assert list((tmp_path / "reports").glob("*/results.json")), "the scheduled cycle did not run"
+        assert scheduler.get_job("nightly").next_run_time.hour == 2  # and it is scheduled again
+    finally:
+        scheduler.shutdown(wait=True)
+
+
+def test_schedule_options_become_harness_run_options(tmp_path):
+    cfg = make_project(tmp_path, extra='[schedule]\nlayers = ["robustness"]\nconcurrency = 2\nout = "nightly"\n'
+                                       'upload = true\ncron = "15 1 * * *"\ntz = "Europe/Madrid"\n')
+    from harness.config import load_config
+
+    sc = schedule_config(load_config(cfg, environ={}))
+    assert (sc.cron, sc.tz) == ("15 1 * * *", "Europe/Madrid")
+    assert run_argv(str(cfg), sc, "r1", True) == ["run", "--run-id", "r1", "--config", str(cfg), "--layer",
+                                                  "robustness", "--concurrency", "2", "--out", "nightly",
+                                                  "--upload", "--quiet"]
+    assert schedule_config(load_config(cfg, environ={}), "0 3 * * *", "UTC").cron == "0 3 * * *"
+
+
+class _Hook(BaseHTTPRequestHandler):
+    received: list = []
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        type(self).received.append(json.loads(body))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def webhook():
+    _Hook.received = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/hook", _Hook.received
+    server.shutdown()
+    server.server_close()
+
+
+def test_schedule_once_runs_a_full_nightly_cycle(tmp_path, s3, webhook, capsys):
+    url, received = webhook
+    extra = f'[schedule]\nlayers = ["robustness"]\n[alerts]\nwebhook_url = "{url}"\nretries = 1\n'
+    cfg = make_project(tmp_path, storage=s3, extra=extra)
+
+    # Night 1: clean. Uploaded, nothing to diff against yet, no alert.
+    assert cli.main(["schedule", "--config", str(cfg), "--once", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "nightly cycle: run " in out and "verdict pass" in out and "uploaded" in out
+    assert "no diff" in out and "next scheduled fire (0 2 * * * UTC)" in out
+    assert received == []
+
+    # Night 2: the agent regressed (it now answers twice). Run, upload, diff, alert.
+    write_config(tmp_path, storage=s3, extra=extra, mode="double")
+    assert cli.main(["schedule", "--config", str(cfg), "--once", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    runs = sorted(p.name for p in (tmp_path / "reports").iterdir() if not p.name.startswith("."))
+    assert len(runs) == 2
+    assert f"diff vs {runs[0]}: 3 regression(s) (echo-0, echo-1, echo-2)" in out
+    assert "alert regression via webhook: sent" in out
+    assert len(received) == 1 and "3 case(s) regressed" in received[0]["text"]
+    diff = json.loads((tmp_path / "reports" / runs[1] / "diff.json").read_text())
+    assert sorted(e["id"] for e in diff["regressions"]) == ["echo-0", "echo-1", "echo-2"]
+    index = s3.get_json("chatbot/index.json")
+    assert [e["run_id"] for e in index["runs"]] == runs
+    assert [e["verdict"] for e in index["runs"]] == ["pass", "fail"]
+
+
+def test_a_cycle_is_refused_while_another_process_holds_the_lock(tmp_path, webhook, capsys):
+    url, received = webhook
+    cfg = make_project(tmp_path, extra=f'[alerts]\nwebhook_url = "{url}"\nretries = 1\n')
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from harness.runlock import RunLock; "
+                               f"RunLock({str(tmp_path / 'reports')!r}, 'someone').acquire(); print('held', flush=True); "
+                               "time.sleep(60)"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert cli.main(["schedule", "--config", str(cfg), "--once"]) == 4
+        out = capsys.readouterr().out
+        assert f"another harness run (pid {holder.pid}," in out
+        assert len(received) == 1 and "failed to start" in received[0]["text"]
+        assert not [p for p in (tmp_path / "reports").iterdir() if not p.name.startswith(".")]
+    finally:
+        holder.kill()
+        holder.wait(10)
+
+
+@pytest.mark.parametrize("field,names", [("1-5", "mon,tue,wed,thu,fri"), ("0", "sun"), ("7", "sun"),
+                                         ("0,6", "sun,sat"), ("*/2", "sun,tue,thu,sat"), ("5-7", "fri,sat,sun"),
+                                         ("mon-fri", "mon-fri"), ("*", "*"), ("1/3", "mon,thu")])
+def test_crontab_weekday_numbers_mean_what_cron_means(field, names):
+    from harness.schedule import crontab_weekdays
+
+    assert crontab_weekdays(field) == names
+
+
+@pytest.mark.parametrize("field", ["8", "3-1", "*/0"])
+def test_bad_weekday_fields(field):
+    from harness.schedule import crontab_weekdays
+
+    with pytest.raises(ValueError):
+        crontab_weekdays(field)
+
+
+def test_the_repeated_hour_when_daylight_saving_ends_is_one_night():
+    from harness.schedule import wall_minute
+
+    first, second = next_fire_times("0 2 * * *", "Europe/Madrid", 2,
+                                    now=datetime(2025, 10, 25, 12, 0, tzinfo=MADRID))
+    assert second.timestamp() - first.timestamp() == 3600  # APScheduler fires 02:00 twice that night...
+    assert wall_minute(first) == wall_minute(second)  # ...and the daemon skips the second by its wall time
+    spring = next_fire_times("0 2 * * *", "Europe/Madrid", 2, now=datetime(2025, 3, 29, 12, 0, tzinfo=MADRID))
+    assert spring[0].isoformat() == "2025-03-30T02:00:00+01:00"  # 02:00 does not exist: runs as the clocks jump
+    assert wall_minute(spring[0]) != wall_minute(spring[1])

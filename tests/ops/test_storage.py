@@ -1,0 +1,151 @@
+"""Object storage against a real S3-compatible server (moto) on loopback: layout, index, spool, no duplicates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ops_support import ACCESS_KEY, SECRET_KEY, make_project
+
+from harness import cli
+from harness.config import load_config
+from harness.errors import ConfigError, StorageError
+from harness.storage import S3Store, list_pending, storage_config
+
+RUN_ID = "20250102-030405-abcd"
+PREFIX = f"chatbot/runs/2025/01/02/{RUN_ID}"
+RUN_FILES = {"junit.xml", "manifest.json", "report.html", "results.json", "results.jsonl", "summary.md"}
+
+
+def _no_secret(capsys) -> str:
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert SECRET_KEY not in text
+    return text
+
+
+def test_run_lands_under_the_dated_prefix_with_an_index(tmp_path, s3, capsys):
+    cfg = make_project(tmp_path, storage=s3)
+    code = cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", RUN_ID])
+    out = _no_secret(capsys)
+    assert code == 0, out
+    assert f"uploaded {RUN_ID} -> {PREFIX}/ (6 put, 0 already there)" in out
+    assert set(s3.keys()) == {"chatbot/index.json"} | {f"{PREFIX}/{f}" for f in RUN_FILES}
+    index = s3.get_json("chatbot/index.json")
+    assert [e["run_id"] for e in index["runs"]] == [RUN_ID]
+    assert index["runs"][0]["prefix"] == PREFIX and index["runs"][0]["verdict"] == "pass"
+    stored = s3.get_json(f"{PREFIX}/results.json")
+    local = json.loads((tmp_path / "reports" / RUN_ID / "results.json").read_text())
+    assert stored == local
+    assert not list_pending(tmp_path / "reports")
+
+    # Uploading the same run again writes nothing: every object is already there.
+    assert cli.main(["upload", RUN_ID, "--config", str(cfg)]) == 0
+    assert "(0 put, 6 already there)" in _no_secret(capsys)
+    versions = s3.versions()
+    assert all(versions[f"{PREFIX}/{f}"] == 1 for f in RUN_FILES), versions
+
+
+def test_storage_going_away_mid_upload_spools_then_upload_pending_completes(tmp_path, s3, capsys, monkeypatch):
+    cfg = make_project(tmp_path, storage=s3)
+    real_put = S3Store.put
+    puts: list[str] = []
+
+    def put_then_die(self, key, data, *a, **kw):
+        real_put(self, key, data, *a, **kw)
+        puts.append(key)
+        if len(puts) == 2:
+            s3.stop()  # the server goes away after two objects
+
+    monkeypatch.setattr(S3Store, "put", put_then_die)
+    code = cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", RUN_ID])
+    out = _no_secret(capsys)
+    assert code == 0, out  # the run's verdict does not depend on the upload
+    assert "PENDING" in out and "harness upload --pending" in out
+    reports = tmp_path / "reports"
+    assert (reports / RUN_ID / "results.json").is_file()  # results kept locally
+    [pending] = list_pending(reports)
+    assert pending.run_id == RUN_ID and len(pending.done) == 2 and pending.index is not None
+    assert {f["rel"] for f in pending.files} == RUN_FILES - {k.rsplit("/", 1)[1] for k in puts}
+    assert pending.files[-1]["rel"] == "results.json"  # written last, so its presence means complete
+
+    # While storage is still down, --pending keeps everything and says so (exit 1).
+    assert cli.main(["upload", "--pending", "--config", str(cfg)]) == StorageError.exit_code
+    assert "PENDING" in _no_secret(capsys)
+    assert len(list_pending(reports)) == 1
+
+    monkeypatch.setattr(S3Store, "put", real_put)
+    s3.start()
+    assert cli.main(["upload", "--pending", "--config", str(cfg)]) == 0
+    out = _no_secret(capsys)
+    assert f"uploaded {RUN_ID}" in out and "(4 put, 0 already there)" in out
+    assert not list_pending(reports)
+    assert {f"{PREFIX}/{f}" for f in RUN_FILES} <= set(s3.keys())
+    versions = s3.versions()
+    assert all(versions[f"{PREFIX}/{f}"] == 1 for f in RUN_FILES), versions  # nothing uploaded twice
+    index = s3.get_json("chatbot/index.json")
+    assert [e["run_id"] for e in index["runs"]] == [RUN_ID]
+    assert cli.main(["upload", "--pending", "--config", str(cfg)]) == 0
+    assert "nothing pending" in _no_secret(capsys)
+
+
+def test_the_next_run_retries_the_spool(tmp_path, s3, capsys):
+    cfg = make_project(tmp_path, storage=s3)
+    s3.stop()
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "20250101-000000-aaaa"]) == 0
+    assert len(list_pending(tmp_path / "reports")) == 1
+    s3.start()
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "20250102-000000-bbbb"]) == 0
+    out = _no_secret(capsys)
+    assert "uploaded 20250102-000000-bbbb" in out and "uploaded 20250101-000000-aaaa" in out
+    assert not list_pending(tmp_path / "reports")
+    index = s3.get_json("chatbot/index.json")
+    assert [e["run_id"] for e in index["runs"]] == ["20250101-000000-aaaa", "20250102-000000-bbbb"]
+    assert "chatbot/runs/2025/01/01/20250101-000000-aaaa/results.json" in s3.keys()
+
+
+def test_no_upload_and_no_storage(tmp_path, s3, capsys):
+    cfg = make_project(tmp_path, storage=s3)
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--no-upload", "--run-id", RUN_ID]) == 0
+    assert s3.keys() == []
+    bare = make_project(tmp_path / "bare")
+    assert cli.main(["run", "--config", str(bare), "--quiet", "--upload"]) == 2  # --upload needs [storage]
+    assert "--upload needs a [storage] section" in capsys.readouterr().err
+
+
+def test_missing_credentials_spool_instead_of_failing_the_run(tmp_path, s3, capsys, monkeypatch):
+    cfg = make_project(tmp_path, storage=s3)
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", RUN_ID]) == 0
+    assert "storage credentials are missing" in capsys.readouterr().err
+    assert len(list_pending(tmp_path / "reports")) == 1
+
+
+@pytest.mark.parametrize("table,problem", [
+    ('url = "https://bucket/prefix"', "is not s3://bucket/prefix"),
+    ('url = "s3://b/p"\naddressing_style = "sideways"', "addressing_style"),
+    ('url = "s3://b/p"\nbucket_color = "red"', "unknown key"),
+    ('url = "s3://b/p"\naccess_key = "AKIA"', "secrets are not allowed"),
+])
+def test_bad_storage_config_is_a_config_error(tmp_path, table, problem):
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(f'[target]\nname = "x"\n[storage]\n{table}\n')
+    with pytest.raises(ConfigError, match=problem):
+        storage_config(load_config(cfg, environ={}))
+
+
+def test_oci_style_config_parses_with_path_addressing_and_when_required_checksums(tmp_path):
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text('[storage]\nurl = "s3://nightly-evals/chatbot"\n'
+                   'endpoint_url = "https://ns.compat.objectstorage.eu-frankfurt-1.oraclecloud.com"\n'
+                   'region = "eu-frankfurt-1"\naddressing_style = "path"\n')
+    sc = storage_config(load_config(cfg, environ={}))
+    assert (sc.bucket, sc.prefix, sc.region, sc.addressing_style) == ("nightly-evals", "chatbot", "eu-frankfurt-1",
+                                                                        "path")
+    store = S3Store(sc, environ={"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY})
+    meta = store.client.meta
+    assert meta.region_name == "eu-frankfurt-1"
+    assert meta.endpoint_url == sc.endpoint_url
+    assert meta.config.s3["addressing_style"] == "path"
+    assert meta.config.request_checksum_calculation == "when_required"
+    assert meta.config.response_checksum_validation == "when_required"
