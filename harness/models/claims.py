@@ -123,8 +123,13 @@ def claims(reply: str) -> list[str]:
     for sentence in sentences(reply):
         if re.match(r"(?i)^(source|link|read more|via)\b", sentence) or sentence.endswith("?"):
             continue
-        # "According to <title>: <claim>", "Key finding: <claim>": each clause stands alone
-        for s in re.split(r":\s+", sentence):
+        # "According to <title>: <claim>", "Key finding: <claim>": the lead-in is not part of the claim
+        while True:
+            head, sep, rest = sentence.partition(": ")
+            if not sep or not (len(_WORD.findall(head)) <= 6 or _heading(head)):
+                break
+            sentence = rest
+        for s in [sentence]:
             s = _HASHTAG.sub("", s).strip(" \t-–—:;")
             if len(_WORD.findall(s)) >= 4 and not _heading(s):
                 out.append(s)

@@ -79,7 +79,12 @@ def test_turn_transcript_is_compact_and_secret_free(report):
                                 "method": "sendMessage", "kind": "text", "buttons": ["OK"]}]
     # The driver's delivery is not an agent call; requests (with their keys) are dropped.
     assert [c["name"] for c in turn["calls"]] == ["llm", "telegram.sendMessage"]
-    assert set(turn["calls"][0]) == {"source", "name", "status", "duration_ms", "error"}
+    base = {"source", "name", "status", "duration_ms", "error"}
+    # an LLM call also names its model, tokens and price (cost layer); never its request or response
+    cost_fields = {"model", "input_tokens", "output_tokens", "tokens_source", "estimated", "cost_usd", "simulated",
+                   "replayed", "replay_miss"}
+    assert base <= set(turn["calls"][0]) <= base | cost_fields
+    assert set(turn["calls"][1]) == base
     assert turn["state"] == {"task": "<script>alert(1)</script>"}
     text = json.dumps(report_to_dict(report))
     assert "sk-secret" not in text and "secret-bot-token" not in text

@@ -33,5 +33,5 @@ NOTHING_TO_CANCEL = "There is nothing to cancel."
 # Not in the original list; added to the contract: the LLM endpoint failed or timed out.
 LLM_FAILED = "Sorry, I couldn't write the summary right now. Please try again later."
 # Questions about a document (contract: "Instructions and questions").
-ANSWER = "According to {title}: {answer}"
-NO_ANSWER = "The document doesn't say. I couldn't find the answer to your question in {title}."
+ANSWER = "The document says: {answer}"
+NO_ANSWER = "The document doesn't say. I couldn't find an answer to that question in it."

@@ -185,6 +185,6 @@ class Pipeline:
             return
         self.store.update(chat, task=None)
         if answer.strip().rstrip(".").upper() == "NOT IN DOCUMENT":
-            await self.reply(msg, M.NO_ANSWER.format(title=doc.title))
+            await self.reply(msg, M.NO_ANSWER)
         else:
-            await self.reply(msg, M.ANSWER.format(title=doc.title, answer=answer.strip()))
+            await self.reply(msg, M.ANSWER.format(answer=answer.strip()))
