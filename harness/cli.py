@@ -174,6 +174,7 @@ def _cmd_run(args) -> int:
                          on_case=(progress.advance if progress else None),
                          golden_dir=golden_dir, golden_version=goldens.version, budget_usd=args.budget_usd)
     options.run_id, options.prior = args.flow.run_id, args.flow.begin(cases)  # lock, manifest, --resume
+    options.identity_offset = args.flow.identity_offset
     from harness import cli_cost
 
     try:

@@ -24,6 +24,7 @@ from harness.errors import ConfigError, UsageError
 from harness.manifest import MANIFEST_FILE, finish_manifest, llm_models, start_manifest
 from harness.runlock import RunLock
 
+IDENTITY_RANGE = 1_000_000
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -94,6 +95,14 @@ class RunFlow:
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / MANIFEST_FILE).write_text(json.dumps(self.manifest, indent=1), encoding="utf-8")
         return self.prior_for(cases)
+
+    @property
+    def identity_offset(self) -> int:
+        """Per resume, a fresh range of chat ids and update ids (the killed process used the
+        ones below; a run uses far fewer than a million)."""
+        if not self.args.resume:
+            return 0
+        return IDENTITY_RANGE * max(1, len(self.manifest.get("resumed") or ()))
 
     def _argv(self) -> list[str]:
         argv = getattr(self.args, "argv", None)

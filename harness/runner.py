@@ -74,6 +74,9 @@ class RunOptions:
     """Hard cost budget for the run (``--budget-usd``; overrides ``[budget] run_usd``)."""
     prior: Mapping[str, CaseResult] = field(default_factory=dict)
     """Cases a resumed run already finished (``--resume``): reported as they were, not run again."""
+    identity_offset: int = 0
+    """Chat ids and Telegram update ids start past this: a resumed run must not reuse the killed
+    process's, which the agent may still remember (sessions, update de-duplication)."""
 
 
 @dataclass
@@ -158,7 +161,7 @@ class Runner:
         self.run_dir = options.out_dir / self.run_id
         self.sandbox = Sandbox(config)
         self.endpoints = Endpoints()
-        self._counter = 0
+        self._counter = options.identity_offset
         self._target = None
         self._notes: list[str] = []
         self._own_services = options.services is None
@@ -197,6 +200,10 @@ class Runner:
             async with aiohttp.ClientSession(timeout=timeout) as session:
                 driver = Driver(self.config, self.endpoints, self.sandbox.router, session, placeholders,
                                 whatsapp_emulator=self.sandbox.whatsapp)
+                if self.options.identity_offset:  # --resume: update ids past the killed process's
+                    from harness.channels.telegram_updates import TelegramUpdates
+
+                    driver.tg = TelegramUpdates(start_update_id=self.options.identity_offset + 1)
                 await self._run_cases(cases, driver, journal, results)
             try:  # services' end-of-run work, e.g. the critic's judge-health score
                 await self.services.finalize()

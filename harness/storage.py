@@ -680,31 +680,3 @@ __all__: Sequence[str] = (
     "merge_shards", "open_store", "plan_upload", "push", "read_index", "rebuild_index", "run_key_prefix",
     "storage_config", "update_index", "upload_pending", "upload_run",
 )
-
-
-class StorageRunSource:
-    """Stored runs as a history run source (``harness.history.RunSource``): ids from index.json,
-    oldest first; a run's (merged) results.json from its folder. Shard-only entries whose merge
-    is not written yet are left out."""
-
-    def __init__(self, store: S3Store):
-        self.store = store
-        self.name = f"storage {describe(store.sc)}"
-        self._prefixes: dict[str, str] = {}
-
-    def run_ids(self) -> list[str]:
-        runs = [e for e in read_index(self.store)["runs"] if e.get("finished_at") and e.get("prefix")]
-        self._prefixes = {e["run_id"]: e["prefix"] for e in runs}
-        return [e["run_id"] for e in runs]
-
-    def load(self, run_id: str) -> dict[str, Any]:
-        if run_id not in self._prefixes:
-            self.run_ids()
-        prefix = self._prefixes.get(run_id)
-        raw = self.store.get(f"{prefix}/{LAST}") if prefix else None
-        if raw is None:
-            raise ValueError(f"run {run_id} has no results.json in storage")
-        data = json.loads(raw)
-        if not isinstance(data, dict):
-            raise ValueError(f"run {run_id}: results.json is not an object")
-        return data

@@ -9,7 +9,6 @@ from ops_support import make_project
 from harness import cli
 from harness.config import load_config
 from harness.manifest import config_hash, git_sha
-from harness.storage import StorageRunSource, S3Store, storage_config
 
 
 def test_config_hash_changes_with_settings_but_not_with_secrets(tmp_path):
@@ -50,7 +49,5 @@ def test_results_json_and_summary_carry_the_manifest(tmp_path, s3, capsys):
     assert results["schema"] == "harness.results/1" and "summary" in results  # the contract's keys are kept
     assert json.loads((run / "manifest.json").read_text()) == m
     assert "manifest: agent echo" in (run / "summary.md").read_text()
-
-    source = StorageRunSource(S3Store(storage_config(load_config(cfg))))
-    assert source.run_ids() == ["20250301-020000-mani"]
-    assert source.load("20250301-020000-mani")["manifest"] == m
+    stored = s3.get_json("chatbot/runs/2025/03/01/20250301-020000-mani/results.json")
+    assert stored["manifest"] == m

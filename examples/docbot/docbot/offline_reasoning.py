@@ -46,7 +46,7 @@ _SYNONYM_GROUPS = {
         "cost price euros dollars pounds spending spent budget pay paid",
     ("safety",): "safety safe injuries killed danger risk",
 }
-_FIGURE = re.compile(r"\d")
+_FIGURE = re.compile(r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|half|third|quarter)\b", re.I)
 _MONEY = re.compile(r"\b(percent|per cent|%|euros?|dollars?|pounds?|billion|million|revenue|margin|"
                     r"profit|cost|sales|growth|price|debt|dividend|share|savings?)\b", re.I)
 _FINDING = re.compile(r"\b(rose|fell|increased?|reduced?|lower|higher|fewer|more than|less|"
@@ -216,7 +216,8 @@ def choose(text: str, m: Markers, by_rank: bool = False) -> list[str]:
         summary = [s for h, s, _ in kept if SUMMARY_SECTIONS.match(h)]
         cands = summary if len(summary) >= 3 else [s for _, s, _ in kept]
         # findings first: a figure and a verb of change mark a result, not background
-        bonus = [(0.15 if _FIGURE.search(s) else 0.0) + (0.25 if _FINDING.search(s) else 0.0)
+        key_points = "key" in m.format  # key points: the facts with figures
+        bonus = [(0.4 if key_points else 0.15) * bool(_FIGURE.search(s)) + (0.25 if _FINDING.search(s) else 0.0)
                  for s in cands]
         if child:
             bonus = [b - 0.04 * max(0, len(simplify(s, True).split()) - 14) for b, s in zip(bonus, cands)]
