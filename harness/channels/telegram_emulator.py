@@ -311,6 +311,7 @@ class BotApiEmulator:
         self.webhook_history: list[WebhookSettings] = []
         self.last_error: tuple[float, str] | None = None
         self._faults: dict[str, list[_Fault]] = {}
+        self.case_faults = None  # a harness.sandbox.faults.FaultBook, set by the sandbox
         self._state = _State()
         self._pending: list[dict[str, Any]] = []
         self._pending_changed = asyncio.Event()
@@ -357,6 +358,12 @@ class BotApiEmulator:
             if canonical_method(given) is None:
                 raise ApiError(404, "Not Found")
             params = normalize_params(await self._params(request))
+            if self.case_faults is not None:  # per-case scripted faults (harness/sandbox/faults.py)
+                fault = await self.case_faults.before_channel("telegram", call_keys(method, params), method)
+                if fault is not None:
+                    ra = fault.retry_after
+                    raise ApiError(fault.status, f"Injected fault: {fault.describe()}",
+                                   int(ra) if ra is not None else None)
             faults = self._faults.get(method)
             if faults:
                 fault = faults.pop(0)

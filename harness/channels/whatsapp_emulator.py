@@ -91,6 +91,7 @@ class GraphApiEmulator:
         self.verified_name = verified_name
         self.display_phone_number = display_phone_number
         self._faults: deque[tuple[int, dict[str, Any]]] = deque()
+        self.case_faults = None  # a harness.sandbox.faults.FaultBook, set by the sandbox
         self._inbound: dict[str, str] = {}
         self._bsuids: dict[str, str] = {}
 
@@ -190,6 +191,11 @@ class GraphApiEmulator:
             else:
                 if self._faults:
                     raise _Rejected(*self._faults.popleft())
+                if self.case_faults is not None:  # per-case scripted faults (harness/sandbox/faults.py)
+                    fault = await self.case_faults.before_channel("whatsapp", self._keys_of_refused(body))
+                    if fault is not None:
+                        raise _Rejected(fault.status, graph_error(f"Injected fault: {fault.describe()}",
+                                                                  130429 if fault.status == 429 else 131000))
                 answer, keys, reply = self._send(body, at)
         except _Rejected as rej:
             keys = self._keys_of_refused(body)

@@ -12,6 +12,8 @@ so cases running concurrently never see each other's faults.
       llm: malformed                                  # 200 with a body that is not JSON
       docs: hang                                      # the document server never answers
       docs: {status: 500}
+      telegram: {method: sendMessage, status: 429, retry_after: 1, times: 1}   # Bot API error
+      whatsapp: {status: 500}                         # Graph API error on message sends
       delivery: duplicate | reversed                  # see harness/driver_faults.py
 
 A value may also be a list of faults, used in order (each one for its ``times`` calls,
@@ -31,10 +33,11 @@ from aiohttp import web
 from harness.sandbox.router import doc_token_keys
 
 #: Which parts of the sandbox a fault can target, and the delivery faults the driver applies.
-SERVER_TARGETS = ("llm", "docs")
+SERVER_TARGETS = ("llm", "docs", "telegram", "whatsapp")
+CHANNEL_TARGETS = ("telegram", "whatsapp")
 DELIVERY_FAULTS = ("duplicate", "reversed")
 WORDS = ("timeout", "hang", "malformed")
-FAULT_KEYS = ("status", "retry_after", "delay_ms", "times", "hang", "malformed", "timeout")
+FAULT_KEYS = ("status", "retry_after", "delay_ms", "times", "hang", "malformed", "timeout", "method")
 #: A hang never outlives this, even if nobody disarms it (a harness bug must not wedge a run).
 MAX_HANG_S = 120.0
 
@@ -52,6 +55,8 @@ class Fault:
     delay_ms: int = 0
     times: int | None = None
     """How many calls it affects; None: every call while armed."""
+    method: str = ""
+    """Telegram only: the Bot API method it applies to ('' = every method)."""
     fired: int = 0
 
     def describe(self) -> str:
@@ -80,8 +85,10 @@ def _one_error(target: str, value: Any) -> str | None:
     if isinstance(value, str):
         if value not in WORDS:
             return f"fault {target}: {value!r} is not one of {', '.join(WORDS)} (or a table)"
-        if target == "docs" and value == "malformed":
-            return "fault docs: malformed applies to the LLM only"
+        if target != "llm" and value == "malformed":
+            return f"fault {target}: malformed applies to the LLM only"
+        if target in CHANNEL_TARGETS:
+            return f"fault {target}: expects a table such as {{status: 429, retry_after: 1}}"
         return None
     if not isinstance(value, Mapping) or not value:
         return f"fault {target}: expects a word ({', '.join(WORDS)}) or a table such as {{status: 500}}"
@@ -97,6 +104,10 @@ def _one_error(target: str, value: Any) -> str | None:
     ra = value.get("retry_after")
     if ra is not None and (isinstance(ra, bool) or not isinstance(ra, (int, float)) or ra < 0):
         return f"fault {target}: retry_after must be a non-negative number of seconds"
+    if "method" in value and (target != "telegram" or not isinstance(value["method"], str)):
+        return f"fault {target}: method (a Bot API method name) applies to telegram faults only"
+    if target in CHANNEL_TARGETS and not ("status" in value or "delay_ms" in value):
+        return f"fault {target}: channel faults are an error status or a delay_ms"
     if not any(k in value for k in ("status", "delay_ms", "hang", "malformed", "timeout")):
         return f"fault {target}: say what goes wrong (status, delay_ms, hang, timeout or malformed)"
     return None
@@ -136,9 +147,10 @@ def parse(value: Mapping[str, Any]) -> list[Fault]:
                 out.append(Fault(target, "malformed", times=times))
             elif "status" in item:
                 out.append(Fault(target, "status", status=item["status"], retry_after=item.get("retry_after"),
-                                 delay_ms=item.get("delay_ms", 0), times=times))
+                                 delay_ms=item.get("delay_ms", 0), times=times, method=item.get("method", "")))
             else:
-                out.append(Fault(target, "delay", delay_ms=item["delay_ms"], times=times))
+                out.append(Fault(target, "delay", delay_ms=item["delay_ms"], times=times,
+                                 method=item.get("method", "")))
     return out
 
 
@@ -182,13 +194,15 @@ class FaultBook:
         for armed in list(self._by_key.values()):
             self.disarm(armed)
 
-    def take(self, target: str, keys: Iterable[str]) -> tuple[Fault, Armed] | None:
+    def take(self, target: str, keys: Iterable[str], method: str = "") -> tuple[Fault, Armed] | None:
         """The next fault for a call of ``target`` carrying ``keys``, counted as fired."""
         for k in keys:
             armed = self._by_key.get(k)
             if armed is None:
                 continue
             for f in armed.faults:
+                if f.method and f.method.lower() != method.lower():
+                    continue
                 if f.target == target and (f.times is None or f.fired < f.times):
                     f.fired += 1
                     return f, armed
@@ -204,6 +218,17 @@ class FaultBook:
 
     async def before_docs(self, token: str, request: web.Request | None = None) -> Injected | None:
         return await self._apply("docs", (f"tok:{token}",) if token else (), request)
+
+    async def before_channel(self, target: str, keys: Iterable[str], method: str = "") -> Fault | None:
+        """For the channel emulators: the (already delayed) status fault to answer with, or None.
+        The emulator turns it into its own protocol's error (Bot API / Graph API shape)."""
+        found = self.take(target, keys, method)
+        if found is None:
+            return None
+        fault, _ = found
+        if fault.delay_ms:
+            await asyncio.sleep(fault.delay_ms / 1000)
+        return fault if fault.kind == "status" else None
 
     async def _apply(self, target: str, keys: Iterable[str], request: web.Request | None) -> Injected | None:
         found = self.take(target, keys)

@@ -42,11 +42,13 @@ class Sandbox:
         sink = self.router.record
         try:
             self.telegram = BotApiEmulator(sec.bot_token, sink)
+            self.telegram.case_faults = self.faults
             srv = await listen(self.telegram.app(), "Telegram Bot API emulator")
             self._servers.append(srv)
             self.telegram_api = srv.base_url
 
             self.whatsapp = GraphApiEmulator(cfg.sandbox.phone_number_id, sec.whatsapp_token, sink)
+            self.whatsapp.case_faults = self.faults
             srv = await listen(self.whatsapp.app(), "WhatsApp Graph API emulator")
             self._servers.append(srv)
             self.whatsapp_api = srv.base_url

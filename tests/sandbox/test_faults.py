@@ -138,10 +138,53 @@ async def test_document_server_status_fault(stack):
     ({"llm": {"times": 2}}, "say what goes wrong"),
     ({"llm": {"status": 500, "bogus": 1}}, "unknown key"),
     ({"docs": "malformed"}, "LLM only"),
-    ({"telegram": {"status": 500}}, "unknown fault target"),
+    ({"telegram": {"status": 500}}, None),
+    ({"telegram": "hang"}, "expects a table"),
+    ({"whatsapp": {"method": "x", "status": 500}}, "telegram faults only"),
+    ({"sms": {"status": 500}}, "unknown fault target"),
     ({"delivery": "sideways"}, "delivery must be"),
     ({}, "must be a table"),
 ])
 def test_validate(spec, problem):
     got = validate(spec)
     assert (got is None) if problem is None else (problem in got)
+
+
+async def test_channel_faults_in_the_emulators_are_scoped_to_the_case_chat_and_method():
+    from harness.channels.telegram import BotApiEmulator
+    from harness.channels.whatsapp import GraphApiEmulator
+
+    events: list = []
+    book = FaultBook()
+    tg = BotApiEmulator("1:tok", events.append)
+    tg.case_faults = book
+    wa = GraphApiEmulator("555", "watok", events.append)
+    wa.case_faults = book
+    tgs, was = await listen(tg.app(), "tg"), await listen(wa.app(), "wa")
+    book.arm(["tg:42", "wa:4470000000042"], {"telegram": {"method": "sendMessage", "status": 429, "retry_after": 3},
+                                             "whatsapp": {"status": 500, "times": 1}})
+    try:
+        async with aiohttp.ClientSession() as s:
+            async def tg_call(method, chat):
+                async with s.post(f"{tgs.base_url}/bot1:tok/{method}", json={"chat_id": chat, "text": "hi",
+                                                                               "action": "typing"}) as r:
+                    return r.status, await r.json()
+
+            status, body = await tg_call("sendMessage", 42)
+            assert status == 429 and body["parameters"]["retry_after"] == 3 and not body["ok"]
+            assert (await tg_call("sendChatAction", 42))[0] == 200  # another method: untouched
+            assert (await tg_call("sendMessage", 43))[0] == 200  # another chat: untouched
+
+            async def wa_send(to):
+                async with s.post(f"{was.base_url}/v21.0/555/messages", headers={"Authorization": "Bearer watok"},
+                                  json={"messaging_product": "whatsapp", "to": to, "type": "text",
+                                        "text": {"body": "hi"}}) as r:
+                    return r.status, await r.json()
+
+            status, body = await wa_send("4470000000042")
+            assert status == 500 and "Injected fault" in body["error"]["message"]
+            assert (await wa_send("4470000000042"))[0] == 200  # times: 1
+    finally:
+        book.release_all()
+        await tgs.stop()
+        await was.stop()

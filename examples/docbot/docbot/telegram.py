@@ -31,6 +31,15 @@ class TelegramClient:
         self.http = http
 
     async def call(self, method: str, payload: dict) -> dict | None:
+        """A Bot API call; a 429 flood answer is retried once after its retry_after (max 5 s)."""
+        self._flood_wait = None
+        answer = await self._call_once(method, payload)
+        if answer is None and self._flood_wait is not None:
+            await asyncio.sleep(min(5.0, self._flood_wait))
+            answer = await self._call_once(method, payload)
+        return answer
+
+    async def _call_once(self, method: str, payload: dict) -> dict | None:
         if not self.cfg.telegram_token:
             log.warning("TELEGRAM_BOT_TOKEN not set; %s not sent", method)
             return None
@@ -41,6 +50,11 @@ class TelegramClient:
                 body = await resp.text()
                 if resp.status >= 400:
                     log.warning("Bot API %s -> HTTP %s %s", method, resp.status, body[:200])
+                    if resp.status == 429:  # flood control: Telegram says how long to wait
+                        try:
+                            self._flood_wait = float(json.loads(body)["parameters"]["retry_after"])
+                        except (ValueError, KeyError, TypeError):
+                            self._flood_wait = 1.0
                     return None
                 try:
                     return json.loads(body)
