@@ -70,3 +70,42 @@ def test_target_that_cannot_start_exits_4(tmp_path):
                    "--case", "cmd-start", "--out", str(tmp_path / "out"), "--quiet")
     assert proc.returncode == 4, proc.stderr
     assert "exited with code 3" in proc.stderr
+
+
+def _processes_with_env(fragment: str) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if fragment.encode() in (proc / "environ").read_bytes():
+                    pids.append(int(proc.name))
+            except OSError:
+                continue
+    return pids
+
+
+def test_killed_harness_does_not_leave_the_agent_running(tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--layer", "robustness", "--concurrency", "1",
+                             "--out", str(out), "--quiet"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not _processes_with_env(str(out)):
+            time.sleep(0.1)
+        agents = _processes_with_env(str(out))
+        assert agents, "docbot never started"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        deadline = time.time() + 10
+        while time.time() < deadline and _processes_with_env(str(out)):
+            time.sleep(0.1)
+        assert _processes_with_env(str(out)) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in _processes_with_env(str(out)):
+            os.kill(pid, signal.SIGKILL)

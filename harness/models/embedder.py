@@ -228,6 +228,10 @@ class _MiniLM:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        # The run has its own progress display; the libraries' download/load bars are noise.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("TQDM_DISABLE", "1")
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:  # pragma: no cover - setup installs it

@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,6 +17,22 @@ import aiohttp
 from harness.config import Config, python_command
 from harness.errors import TargetError
 from harness.targets.base import Endpoints
+
+
+# Exec'd in the target's process before its own command: ask the kernel to SIGTERM it when
+# the harness dies (even by SIGKILL), so a killed run never leaves the agent running. It
+# replaces itself with the command (same pid), so stopping and logs work as before.
+_GUARD = ("import ctypes, os, signal, sys\n"
+          "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)\n"
+          "if os.getppid() != int(sys.argv[1]): sys.exit(0)\n"
+          "os.execvp(sys.argv[2], sys.argv[2:])\n")
+
+
+def guarded(cmd: list[str]) -> list[str]:
+    """``cmd`` wrapped so the target dies with the harness (Linux); unchanged elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return cmd
+    return [sys.executable, "-c", _GUARD, str(os.getpid()), *cmd]
 
 
 def free_port() -> int:
@@ -58,7 +75,7 @@ class HttpTarget:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
                 self._log = open(self.log_path, "ab")
             try:
-                self._proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                self._proc = subprocess.Popen(guarded(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                               stdout=self._log or subprocess.DEVNULL,
                                               stderr=subprocess.STDOUT if self._log else subprocess.DEVNULL,
                                               start_new_session=True)
