@@ -92,6 +92,8 @@ def _cmd_calibrate(args) -> int:
     config = load_config(args.config)
     cases = load_cases(_fixtures_dir(args, config), layers=args.layer)
     out = Path(args.out) if args.out else config.resolve("reports") / datetime.now().strftime("calibration-%Y%m%d-%H%M%S")
+    if (out / "runs").is_dir() and any((out / "runs").iterdir()):
+        raise UsageError(f"{out} already holds a calibration", fix="pass another --out (or remove that folder)")
 
     def progress(outcome) -> None:
         r = outcome.report

@@ -107,11 +107,19 @@ class Config:
         return path if path.is_absolute() else self.root / path
 
 
+class EnvText(str):
+    """A value that came from an environment variable: a typed key converts it itself, so
+    ``HARNESS_TARGET_VERSION=1.10`` stays the string "1.10" instead of the float 1.1."""
+
+    def parsed(self) -> Any:
+        try:
+            return tomllib.loads(f"v = {self}")["v"]
+        except tomllib.TOMLDecodeError:
+            return str(self)
+
+
 def _parse_env_value(raw: str) -> Any:
-    try:
-        return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        return raw
+    return EnvText(raw)
 
 
 def _env_overrides(data: dict[str, dict[str, Any]], environ: Mapping[str, str]) -> None:
@@ -122,7 +130,15 @@ def _env_overrides(data: dict[str, dict[str, Any]], environ: Mapping[str, str]) 
         for section in SECTIONS:
             if rest.startswith(section + "_"):
                 key = rest[len(section) + 1:]
-                data.setdefault(section, {})[key] = _parse_env_value(raw)
+                if section == "target" and key.startswith("env_"):
+                    # HARNESS_TARGET_ENV_FOO=bar sets FOO in [target.env] (names keep their case)
+                    env_name = name[len("HARNESS_TARGET_ENV_"):]
+                    table = data.setdefault("target", {})
+                    table["env"] = {**table.get("env", {}), env_name: raw}
+                elif section in ("target", "sandbox"):
+                    data.setdefault(section, {})[key] = _parse_env_value(raw)
+                else:  # sections read as plain tables by their own modules get typed values
+                    data.setdefault(section, {})[key] = EnvText(raw).parsed()
                 break
 
 
@@ -139,7 +155,8 @@ def _check_no_secrets(table: Mapping[str, Any], where: str, file: str) -> None:
             raise ConfigError(
                 f"[{where}] {key}: secrets are not allowed in the config file",
                 file=file,
-                fix=f"remove it and set it in the environment (e.g. HARNESS_{where.upper()}_{key.upper()})",
+                fix=f"keep the secret in an environment variable and name that variable instead "
+                    f"(e.g. {key}_env = \"MY_{key.upper()}\" where the section supports it; see docs/CONFIG.md)",
             )
 
 
@@ -154,6 +171,14 @@ def _build(cls: type, table: Mapping[str, Any], section: str, file: str) -> Any:
                 fix=f"known keys: {', '.join(sorted(known))}",
             )
         default = getattr(cls(), key) if key != "env" else {}
+        if isinstance(value, EnvText):  # from the environment: convert to the key's own type
+            if isinstance(default, str):
+                value = str(value)
+            else:
+                value = value.parsed()
+                if isinstance(default, (int, float)) and not isinstance(default, bool) and isinstance(value, str):
+                    raise ConfigError(f"[{section}] {key} must be a number, got {value!r} from the environment",
+                                      file=file, fix=f"set HARNESS_{section.upper()}_{key.upper()} to a number")
         if key == "command":
             if isinstance(value, str):
                 value = tuple(value.split())

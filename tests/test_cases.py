@@ -209,3 +209,16 @@ def _empty_config(tmp_path: Path) -> Path:
     cfg = tmp_path / "harness.toml"
     cfg.write_text('[target]\nname = "nothing"\n')
     return cfg
+
+
+def test_env_overrides_keep_types_and_reach_target_env(tmp_path):
+    from harness.config import load_config
+    from harness.errors import ConfigError
+
+    cfg = _empty_config(tmp_path)
+    c = load_config(cfg, environ={"HARNESS_TARGET_VERSION": "1.10", "HARNESS_SANDBOX_SETTLE_S": "0.3",
+                                  "HARNESS_TARGET_ENV_MY_FLAG": "{port}", "HARNESS_SANDBOX_CONCURRENCY": "2"})
+    assert (c.target.version, c.sandbox.settle_s, c.sandbox.concurrency) == ("1.10", 0.3, 2)
+    assert c.target.env["MY_FLAG"] == "{port}"
+    with pytest.raises(ConfigError, match="HARNESS_SANDBOX_CONCURRENCY"):
+        load_config(cfg, environ={"HARNESS_SANDBOX_CONCURRENCY": "many"})

@@ -1,0 +1,105 @@
+"""The docs cannot drift from the code: every config key the code accepts is in docs/CONFIG.md,
+every check name in the registry is in docs/CASES.md.
+
+A key counts as documented when it appears in backticks (```key```) in CONFIG.md, and its
+environment override ``HARNESS_<SECTION>_<KEY>`` follows from the documented rule; a check
+name when it appears in backticks in CASES.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from harness import budget, storage
+from harness.alerts import AlertSettings
+from harness.checks import REGISTRY
+from harness.config import SECTIONS, SandboxConfig, TargetConfig
+from harness.diff import DriftThresholds
+from harness.models.settings import CriticSettings, EmbeddingSettings, SoftBudget
+from harness.schedule import ScheduleConfig
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def _backticked(path: Path) -> set[str]:
+    """Every ``word`` in backticks (a table cell may hold several)."""
+    text = path.read_text(encoding="utf-8")
+    return {m.strip() for span in re.findall(r"`([^`\n]+)`", text) for m in re.split(r"[\s,/]+", span) if m}
+
+
+def _names(cls: type) -> set[str]:
+    return {f.name for f in fields(cls)}
+
+
+#: [alerts] has no key list of its own: ``alert_settings`` reads ``raw.get(...)`` into the fields
+#: of AlertSettings, except three secrets (read through ``<field>_env`` keys) and an injected
+#: client that is no config key at all.
+_ALERT_SECRETS = {"telegram_token", "smtp_password", "webhook_url"}
+ALERT_KEYS = (_names(AlertSettings) - {"oci_client", "telegram_token", "smtp_password"}) | {
+    f"{k}_env" for k in _ALERT_SECRETS}
+
+CONFIG_KEYS: dict[str, set[str]] = {
+    "target": _names(TargetConfig),
+    "sandbox": _names(SandboxConfig),
+    "embeddings": _names(EmbeddingSettings),
+    "critic": _names(CriticSettings),
+    "budget": set(budget.KNOWN_KEYS) | _names(SoftBudget) | {f"drift_{n}" for n in _names(DriftThresholds)},
+    "alerts": ALERT_KEYS,
+    "storage": set(storage._KEYS),
+    "schedule": _names(ScheduleConfig),
+}
+
+
+def test_every_section_is_covered_here():
+    assert set(CONFIG_KEYS) == set(SECTIONS)
+
+
+@pytest.mark.parametrize("section", sorted(CONFIG_KEYS))
+def test_config_keys_are_documented(section):
+    text = (DOCS / "CONFIG.md").read_text(encoding="utf-8")
+    documented = _backticked(DOCS / "CONFIG.md")
+    assert f"[{section}]" in text, f"docs/CONFIG.md has no [{section}] section"
+    missing = sorted(k for k in CONFIG_KEYS[section] if k not in documented and f"[target.{k}]" not in text)
+    assert not missing, f"[{section}] keys missing from docs/CONFIG.md: {missing}"
+
+
+def test_budget_known_keys_cover_the_other_budget_readers():
+    # the soft budget and the drift thresholds live in [budget]; its validator must know them
+    assert _names(SoftBudget) <= budget.KNOWN_KEYS
+    assert {f"drift_{n}" for n in _names(DriftThresholds)} <= budget.KNOWN_KEYS
+
+
+def test_override_rule_and_secret_variables_are_documented():
+    text = (DOCS / "CONFIG.md").read_text(encoding="utf-8")
+    assert "HARNESS_<SECTION>_<KEY>" in text
+    for name in ("HARNESS_BOT_TOKEN", "HARNESS_WEBHOOK_SECRET", "HARNESS_APP_SECRET", "HARNESS_VERIFY_TOKEN",
+                 "HARNESS_WHATSAPP_TOKEN", "HARNESS_LLM_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        assert name in text, f"{name} missing from docs/CONFIG.md"
+
+
+def test_placeholders_are_documented():
+    from harness.cases import GENERATORS, PLACEHOLDERS
+
+    config = (DOCS / "CONFIG.md").read_text(encoding="utf-8")
+    cases = (DOCS / "CASES.md").read_text(encoding="utf-8")
+    for name in PLACEHOLDERS:
+        assert "{" + name + "}" in config, f"{{{name}}} missing from docs/CONFIG.md"
+        assert "{" + name + "}" in cases, f"{{{name}}} missing from docs/CASES.md"
+    for name in GENERATORS:
+        assert "{" + name + ":N}" in cases
+
+
+def test_every_check_is_documented_in_cases_md():
+    documented = _backticked(DOCS / "CASES.md")
+    missing = sorted(name for name in REGISTRY if name not in documented)
+    assert not missing, f"checks missing from docs/CASES.md: {missing}"
+
+
+def test_docs_index_links_every_doc():
+    index = (DOCS / "README.md").read_text(encoding="utf-8")
+    missing = sorted(p.name for p in DOCS.glob("*.md") if p.name != "README.md" and f"({p.name})" not in index)
+    assert not missing, f"docs/README.md does not link {missing}"
