@@ -33,7 +33,6 @@ must not crash the run it reports on.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import smtplib

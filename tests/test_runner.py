@@ -6,7 +6,6 @@ import json
 import textwrap
 from pathlib import Path
 
-import pytest
 
 from harness.cases import load_cases
 from harness.config import load_config

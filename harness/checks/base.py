@@ -104,3 +104,21 @@ def bounds_error(value: Any, keys: tuple[str, ...], *, allow_float: bool = False
         if isinstance(v, bool) or not isinstance(v, ok_types) or v < 0:
             return f"{k} must be a non-negative {'number' if allow_float else 'integer'}, got {v!r}"
     return None
+
+
+def takes_true(value: Any) -> str | None:
+    """Validator of flag checks written as ``check: true``."""
+    return None if value is True else "takes true"
+
+
+def probed_state(name: str, turn: int, obs: Observation, expected: str, evaluator: str, what: str):
+    """The turn's state snapshot, or the evidence to return instead: the turn never ran
+    (fails) or the target has no probe / the probe failed (unavailable, never passed)."""
+    t = turn_obs(obs, turn)
+    if t is None:
+        return None, turn_never_ran(name, turn, obs, evaluator, expected)
+    if t.state is None:
+        why = t.state_error or "the target has no state probe ([target].state_url is not set)"
+        return None, unavailable(name, turn, expected=expected, reason=f"turn {turn}: {what} unavailable: {why}",
+                                 evaluator=evaluator)
+    return t, None

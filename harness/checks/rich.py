@@ -149,15 +149,11 @@ def attachments_error(value: Any) -> str | None:
     return None
 
 
-def _true_error(value: Any) -> str | None:
-    return None if value is True else "takes true"
-
-
-from harness.checks.base import CheckDef  # noqa: E402
+from harness.checks.base import CheckDef, takes_true  # noqa: E402
 
 CHECKS = (
     CheckDef("buttons", buttons, buttons_error, EVAL),
     CheckDef("attachments", attachments, attachments_error, EVAL),
-    CheckDef("typing_before_reply", typing_before_reply, _true_error, EVAL),
-    CheckDef("channel_limits", channel_limits, _true_error, EVAL),
+    CheckDef("typing_before_reply", typing_before_reply, takes_true, EVAL),
+    CheckDef("channel_limits", channel_limits, takes_true, EVAL),
 )

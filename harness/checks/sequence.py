@@ -152,15 +152,11 @@ def calls_after_error(value: Any) -> str | None:
     return None
 
 
-def true_error(value: Any) -> str | None:
-    return None if value is True else "takes true"
-
-
-from harness.checks.base import CheckDef  # noqa: E402
+from harness.checks.base import CheckDef, takes_true  # noqa: E402
 
 CHECKS = (
     CheckDef("tool_order", tool_order, tool_order_error, EVAL),
     CheckDef("max_calls", max_calls, max_calls_error, EVAL),
     CheckDef("calls_after", calls_after, calls_after_error, EVAL),
-    CheckDef("no_call_after_refusal", no_call_after_refusal, true_error, EVAL),
+    CheckDef("no_call_after_refusal", no_call_after_refusal, takes_true, EVAL),
 )

@@ -25,7 +25,7 @@ import json
 from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from harness.checks.base import turn_never_ran, turn_obs, unavailable
+from harness.checks.base import probed_state
 from harness.checks.state import MISSING, _PATH_RE, resolve
 from harness.types import CaseResult, Case, Evidence, Observation
 
@@ -67,13 +67,9 @@ def counts(expected: Mapping[str, Any], observed: Mapping[str, Any]) -> tuple[in
 def slots(case: Case, obs: Observation, turn: int, params: Mapping[str, Any]) -> Evidence:
     name = "slots"
     expected_json = json.dumps(params, sort_keys=True, ensure_ascii=False)
-    t = turn_obs(obs, turn)
-    if t is None:
-        return turn_never_ran(name, turn, obs, EVAL, expected_json)
-    if t.state is None:
-        why = t.state_error or "the target has no state probe ([target].state_url is not set)"
-        return unavailable(name, turn, expected=expected_json, reason=f"turn {turn}: slots unavailable: {why}",
-                           evaluator=EVAL)
+    t, missing = probed_state(name, turn, obs, expected_json, EVAL, "slots")
+    if missing is not None:
+        return missing
     got = observed_slots(t.state, params)
     tp, fp, fn = counts(params, got)
     wrong = [f"{s}={got.get(s)!r} (wanted {w!r})" for s, w in params.items()

@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any, Mapping
 
-from harness.checks.base import turn_never_ran, turn_obs, unavailable, verdict
+from harness.checks.base import probed_state, verdict
 from harness.types import Case, Evidence, Observation
 
 EVAL = "state@1"
@@ -80,13 +80,9 @@ def judge(value: Any, expect: Any) -> str | None:
 def state(case: Case, obs: Observation, turn: int, params: Mapping[str, Any]) -> Evidence:
     name = "state"
     expected = "; ".join(f"{p} {_show_expect(e)}" for p, e in params.items())
-    t = turn_obs(obs, turn)
-    if t is None:
-        return turn_never_ran(name, turn, obs, EVAL, expected)
-    if t.state is None:
-        why = t.state_error or "the target has no state probe ([target].state_url is not set)"
-        return unavailable(name, turn, expected=expected, reason=f"turn {turn}: state unavailable: {why}",
-                           evaluator=EVAL)
+    t, missing = probed_state(name, turn, obs, expected, EVAL, "state")
+    if missing is not None:
+        return missing
     problems, seen = [], []
     for path, expect in params.items():
         value = resolve(t.state, path)

@@ -3,8 +3,6 @@ emulator and a fake OCI client (a labelled test double); a broken channel never 
 
 from __future__ import annotations
 
-import asyncio
-import json
 
 import pytest
 from aiohttp import web

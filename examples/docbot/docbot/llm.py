@@ -7,7 +7,7 @@ import asyncio
 import aiohttp
 
 from . import faults, instructions
-from .config import PLATFORM_NAMES, PLATFORMS, Config
+from .config import PLATFORM_NAMES, Config
 from .logic import platform_limit
 
 MAX_DOC_WORDS = 6000
