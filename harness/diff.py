@@ -96,6 +96,13 @@ def flips(statuses: Sequence[str | None]) -> int:
     return sum(1 for a, b in zip(decided, decided[1:]) if a != b)
 
 
+def _model_name(entry: Any) -> Any:
+    """A model entry is a name, or a table whose ``name`` (and version) identify the model."""
+    if isinstance(entry, Mapping):
+        return "@".join(str(entry[k]) for k in ("name", "version") if entry.get(k)) or None
+    return entry
+
+
 def _references(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
     changes = []
 
@@ -109,11 +116,15 @@ def _references(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[st
     cmp("harness version", base.get("harness_version"), new.get("harness_version"))
     bm, nm = base.get("models") or {}, new.get("models") or {}
     for key in sorted(set(bm) | set(nm)):
-        cmp(f"model {key}", bm.get(key), nm.get(key))
-    # The run manifest (issue 6, storage side) may add a price table version and a config hash.
+        # ``*_stats`` and ``critic_health`` are measurements of the night, not references
+        if key.endswith("_stats") or key == "critic_health":
+            continue
+        cmp(f"model {key}", _model_name(bm.get(key)), _model_name(nm.get(key)))
+    # The run manifest (issue 6, storage side) may add a price table version and a config hash;
+    # a side without a manifest (written later, or an older run) is missing data, not a change.
     bman, nman = base.get("manifest") or {}, new.get("manifest") or {}
     for key in ("price_table_version", "config_hash"):
-        if key in bman or key in nman:
+        if key in bman and key in nman:
             cmp(key.replace("_", " "), bman.get(key), nman.get(key))
     return changes
 

@@ -114,3 +114,14 @@ def test_every_drift_key_is_a_known_budget_key():
     from harness.budget import KNOWN_KEYS
 
     assert {f"drift_{f.name}" for f in fields(DriftThresholds)} <= KNOWN_KEYS
+
+
+def test_night_statistics_and_a_missing_manifest_are_not_reference_changes(make_run, make_case):
+    stats = {"embedder": "minilm", "critic": "off", "embedder_stats": {"calls": 1}, "critic_health": {"kappa": 0.8}}
+    base = make_run("r1", [make_case("a")], models=stats)
+    base["manifest"] = {"config_hash": "sha256:a", "price_table_version": "2026-11"}
+    new = make_run("r2", [make_case("a")], models={**stats, "embedder_stats": {"calls": 9},
+                                                   "critic_health": {"kappa": 0.5}})
+    assert diff_runs(base, new)["references"] == []
+    new["manifest"] = {"config_hash": "sha256:b", "price_table_version": "2026-11"}
+    assert [r["what"] for r in diff_runs(base, new)["references"]] == ["config hash"]
