@@ -165,15 +165,17 @@ def diff_runs(base: Mapping[str, Any], new: Mapping[str, Any], *, recent: Sequen
         "new_run": {"run_id": new.get("run_id"), "started_at": new.get("started_at")},
         "references": _references(base, new),
         "regressions": [], "fixed": [], "still_failing": [], "changed": [], "new": [], "removed": [],
-        "flaky": [], "drift": [],
+        "not_run": [], "flaky": [], "drift": [],
     }
+    # a layer the new run did not select (--layer) is not run tonight, not removed from the suite
+    ran_layers = set(new.get("layers") or {}) or {str(c.get("layer")) for c in nc.values()}
     for cid in sorted(set(bc) | set(nc)):
         b, n = bc.get(cid), nc.get(cid)
         if b is None:
             out["new"].append(_entry(cid, None, n))
             continue
         if n is None:
-            out["removed"].append(_entry(cid, b, None))
+            out["removed" if str(b.get("layer")) in ran_layers else "not_run"].append(_entry(cid, b, None))
             continue
         before, after = b.get("status"), n.get("status")
         if before in GOOD and after in BAD:
@@ -208,7 +210,7 @@ def diff_runs(base: Mapping[str, Any], new: Mapping[str, Any], *, recent: Sequen
     out["drift"] = drift + out["drift"]
     blocking = [r for r in out["regressions"] if not r["quarantined"]]
     out["counts"] = {k: len(out[k]) for k in ("regressions", "fixed", "still_failing", "changed", "new",
-                                               "removed", "flaky", "drift")}
+                                               "removed", "not_run", "flaky", "drift")}
     out["counts"]["blocking_regressions"] = len(blocking)
     out["exit_code"] = 1 if blocking else 0
     return out
@@ -255,7 +257,8 @@ def render_diff_text(diff: Mapping[str, Any]) -> str:
            + (f"  (base: {base['why']})" if base.get("why") else ""),
            f"  {c.get('regressions', 0)} regressions ({c.get('blocking_regressions', 0)} blocking), "
            f"{c.get('fixed', 0)} fixed, {c.get('still_failing', 0)} still failing, {c.get('flaky', 0)} flaky, "
-           f"{c.get('new', 0)} new, {c.get('removed', 0)} removed, {c.get('drift', 0)} drift"]
+           f"{c.get('new', 0)} new, {c.get('removed', 0)} removed, {c.get('drift', 0)} drift"
+           + (f", {c['not_run']} not run tonight (layer not selected)" if c.get("not_run") else "")]
     refs = diff.get("references") or []
     if refs:
         out.append("  references changed (a score change may be a reference change):")
@@ -289,7 +292,8 @@ def render_diff_markdown(diff: Mapping[str, Any], *, max_listed: int = 10) -> li
                                                                 else ""), ""]
     out.append(f"**{c.get('regressions', 0)} regressions** · {c.get('fixed', 0)} fixed · "
                f"{c.get('still_failing', 0)} still failing · {c.get('flaky', 0)} flaky · "
-               f"{c.get('new', 0)} new · {c.get('removed', 0)} removed · {c.get('drift', 0)} drift")
+               f"{c.get('new', 0)} new · {c.get('removed', 0)} removed · {c.get('drift', 0)} drift"
+               + (f" · {c['not_run']} not run tonight" if c.get("not_run") else ""))
     out.append("")
     refs = diff.get("references") or []
     if refs:

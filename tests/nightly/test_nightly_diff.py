@@ -125,3 +125,13 @@ def test_night_statistics_and_a_missing_manifest_are_not_reference_changes(make_
     assert diff_runs(base, new)["references"] == []
     new["manifest"] = {"config_hash": "sha256:b", "price_table_version": "2026-11"}
     assert [r["what"] for r in diff_runs(base, new)["references"]] == ["config hash"]
+
+
+def test_cases_of_a_layer_not_selected_tonight_are_not_removed(make_run, make_case):
+    base = make_run("r1", [make_case("a"), make_case("b")])
+    base["cases"][1]["layer"] = "cost"
+    new = make_run("r2", [make_case("a")])
+    new["layers"] = {"robustness": {}}
+    d = diff_runs(base, new)
+    assert d["counts"]["removed"] == 0 and [e["id"] for e in d["not_run"]] == ["b"]
+    assert "1 not run tonight" in render_diff_text(d)
