@@ -10,17 +10,9 @@ from pathlib import Path
 from harness.cases import load_cases
 from harness.config import load_config
 from harness.runner import RunOptions, run_suite
+from tests.agents.echo import TARGET_ENV
 
-ENV = """
-[target.env]
-TELEGRAM_API_BASE = "{telegram_api}"
-TELEGRAM_BOT_TOKEN = "{bot_token}"
-TELEGRAM_WEBHOOK_SECRET = "{webhook_secret}"
-WHATSAPP_API_BASE = "{whatsapp_api}"
-WHATSAPP_PHONE_NUMBER_ID = "{phone_number_id}"
-WHATSAPP_TOKEN = "{whatsapp_token}"
-WHATSAPP_APP_SECRET = "{app_secret}"
-"""
+ENV = TARGET_ENV
 
 CASES = """
 layer: robustness

@@ -15,6 +15,19 @@ import aiohttp
 from aiohttp import web
 
 
+#: The [target.env] table a harness.toml needs to drive this agent (placeholders filled per run).
+TARGET_ENV = """
+[target.env]
+TELEGRAM_API_BASE = "{telegram_api}"
+TELEGRAM_BOT_TOKEN = "{bot_token}"
+TELEGRAM_WEBHOOK_SECRET = "{webhook_secret}"
+WHATSAPP_API_BASE = "{whatsapp_api}"
+WHATSAPP_PHONE_NUMBER_ID = "{phone_number_id}"
+WHATSAPP_TOKEN = "{whatsapp_token}"
+WHATSAPP_APP_SECRET = "{app_secret}"
+"""
+
+
 def make_app(env: dict) -> web.Application:
     mode = env.get("ECHO_MODE", "")
     tg_base = f"{env['TELEGRAM_API_BASE']}/bot{env['TELEGRAM_BOT_TOKEN']}"

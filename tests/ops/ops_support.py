@@ -6,19 +6,12 @@ import secrets
 import textwrap
 from pathlib import Path
 
+from tests.agents.echo import TARGET_ENV
+
 ACCESS_KEY = "AKIATESTOPS"
 SECRET_KEY = "s3cr3t-" + "x" * 24  # must never show up in any output
 
-ENV = """
-[target.env]
-TELEGRAM_API_BASE = "{telegram_api}"
-TELEGRAM_BOT_TOKEN = "{bot_token}"
-TELEGRAM_WEBHOOK_SECRET = "{webhook_secret}"
-WHATSAPP_API_BASE = "{whatsapp_api}"
-WHATSAPP_PHONE_NUMBER_ID = "{phone_number_id}"
-WHATSAPP_TOKEN = "{whatsapp_token}"
-WHATSAPP_APP_SECRET = "{app_secret}"
-"""
+ENV = TARGET_ENV  # the echo test-double agent's [target.env]
 
 
 def echo_cases(n: int = 3) -> str:
