@@ -6,7 +6,6 @@ import json
 import textwrap
 from pathlib import Path
 
-
 from harness.cases import load_cases
 from harness.config import load_config
 from harness.runner import RunOptions, run_suite
