@@ -7,7 +7,7 @@ sub-key (``reply.regex``, ``reply.max_chars``); the other keys are one check eac
 
 from __future__ import annotations
 
-from harness.checks import budget, cost, text, trajectory
+from harness.checks import budget, cost, form, text, trajectory
 from harness.checks.base import CheckDef
 
 #: ``expect`` keys whose table holds several sub-checks.
@@ -23,6 +23,9 @@ _TEXT = {
     "not_contains": (text.not_contains, text._strings_error),
     "max_chars": (text.max_chars, text._int_error),
     "min_chars": (text.min_chars, text._int_error),
+    "bullets": (form.bullets, form.bullets_error),
+    "language": (form.language, form.language_error),
+    "json": (form.json_check, form.json_error),
 }
 
 REGISTRY: dict[str, CheckDef] = {

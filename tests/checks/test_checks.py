@@ -114,3 +114,34 @@ def test_post_checks_read_messages_sent_to_other_chats():
     assert REGISTRY["post.max_chars"].fn(CASE, o, 0, 10).passed is False
     empty = REGISTRY["post.regex"].fn(CASE, obs([reply("x")]), 0, "news")
     assert empty.passed is False and empty.reason.startswith("no post")
+
+
+FORM_TABLE = [
+    ("reply.bullets", {"min": 3}, "Key points:\n- one\n- two\n* three", True),
+    ("reply.bullets", {"min": 3}, "Key points: one, two and three.", False),
+    ("reply.bullets", {"min": 1, "max": 2}, "1. a\n2. b\n3. c", False),
+    ("reply.language", "en", "The study found that the children slept longer on school nights.", True),
+    ("reply.language", "en", "El estudio encontró que los niños durmieron más en las noches de escuela.", False),
+    ("reply.language", "fr", "L'étude montre que les enfants dorment plus pendant la semaine.", True),
+    ("reply.language", "en", "🙂🙂🙂", False),
+    ("reply.json", True, '{"summary": "x", "platform": "linkedin"}', True),
+    ("reply.json", True, 'Here you go:\n```json\n{"a": 1}\n```', True),
+    ("reply.json", True, "Summary: not json at all", False),
+    ("reply.json", {"required": ["summary", "platform"]}, '{"summary": "x"}', False),
+    ("reply.json", {"required": ["summary"]}, '["summary"]', False),
+]
+
+
+@pytest.mark.parametrize("name,params,text,passes", FORM_TABLE,
+                         ids=[f"{t[0]}-{i}-{'pass' if t[3] else 'fail'}" for i, t in enumerate(FORM_TABLE)])
+def test_form_checks(name, params, text, passes):
+    definition = REGISTRY[name]
+    assert definition.validate(params) is None
+    ev = definition.fn(CASE, obs([reply(text)]), 0, params)
+    assert ev.passed is passes, ev.reason
+
+
+@pytest.mark.parametrize("name,params", [("reply.bullets", {"min": -1}), ("reply.language", "english"),
+                                         ("reply.json", {"keys": ["a"]}), ("reply.json", False)])
+def test_form_checks_reject_bad_params(name, params):
+    assert REGISTRY[name].validate(params)
