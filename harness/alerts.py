@@ -112,6 +112,33 @@ class AlertSettings:
     """Injected client (tests: a labelled fake); None builds ``oci.ons.NotificationDataPlaneClient``."""
 
 
+#: Settings read from the environment only, named in the config by ``<key>_env``.
+SECRET_KEYS = ("webhook_url", "telegram_token", "smtp_password")
+
+
+def known_keys() -> set[str]:
+    from dataclasses import fields
+
+    names = {f.name for f in fields(AlertSettings)} - {"oci_client"} - set(SECRET_KEYS)
+    return names | {f"{k}_env" for k in SECRET_KEYS} | {"webhook_url"}
+
+
+def validate(config) -> None:
+    """A typo in [alerts] would silently mute an alert: unknown keys are config errors (exit 2)."""
+    from harness.errors import ConfigError
+
+    raw = (getattr(config, "sections", None) or {}).get("alerts", {}) or {}
+    unknown = sorted(set(raw) - known_keys())
+    if unknown:
+        raise ConfigError(f"[alerts] unknown key(s) {unknown}", file=str(getattr(config, "path", "") or ""),
+                          fix=f"known keys: {', '.join(sorted(known_keys()))}")
+    try:  # types: a bad number is a config error now, not a crash at alert time
+        alert_settings(config, environ={})
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"[alerts] {exc}", file=str(getattr(config, "path", "") or ""),
+                          fix="check the numbers (smtp_port, retries, backoff_s, timeout_s)") from exc
+
+
 def alert_settings(config, environ: Mapping[str, str] | None = None) -> AlertSettings:
     env = os.environ if environ is None else environ
     raw = dict((getattr(config, "sections", None) or {}).get("alerts", {}) or {})

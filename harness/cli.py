@@ -64,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     chk = sub.add_parser("check", help="validate config and fixtures; list what would run")
     chk.add_argument("--config")
     chk.add_argument("--fixtures", default=None)
+    chk.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
     chk.add_argument("--layer", action="append", default=[], choices=LAYERS)
     chk.add_argument("--case", action="append", default=[], metavar="GLOB")
 
@@ -121,12 +122,34 @@ def _cmd_init(args) -> int:
     return 0
 
 
-def _cmd_check(args) -> int:
+def _validate_suite(args, config):
+    """Everything a run reads, validated before anything runs (a problem exits 2): cases,
+    quarantine, goldens, and the [embeddings] [critic] [budget] [alerts] [storage] sections.
+    ``harness run`` and ``harness check`` share it, so check says what run would."""
+    from harness.alerts import validate as validate_alerts
+    from harness.budget import budget_settings
     from harness.cases import load_cases
+    from harness.cli_nightly import load_run_quarantine
+    from harness.golden import load_goldens
+    from harness.models.settings import validate as validate_reasoning_settings
+    from harness.storage import storage_config
+
+    cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case)
+    quarantine = load_run_quarantine(_fixtures_dir(args, config))
+    validate_reasoning_settings(config)
+    validate_alerts(config)
+    budget_settings(config)
+    storage_config(config)
+    golden_dir = Path(args.golden) if getattr(args, "golden", None) else config.resolve("golden")
+    goldens = load_goldens(golden_dir)
+    return cases, quarantine, golden_dir, goldens
+
+
+def _cmd_check(args) -> int:
     from harness.config import load_config
 
     config = load_config(args.config)
-    cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case)
+    cases, _quarantine, golden_dir, goldens = _validate_suite(args, config)
     by_layer: dict[str, list] = {}
     for c in cases:
         by_layer.setdefault(c.layer, []).append(c)
@@ -137,6 +160,7 @@ def _cmd_check(args) -> int:
         for c in items:
             print(f"    {c.id} [{c.channel}] {len(c.turns)} turn(s), "
                   f"{sum(len(t.checks) for t in c.turns)} check(s)")
+    print(f"goldens: {golden_dir} (version {goldens.version})")
     print(f"{len(cases)} cases would run")
     return 0
 
@@ -144,7 +168,6 @@ def _cmd_check(args) -> int:
 def _cmd_run(args) -> int:
     from rich.console import Console
 
-    from harness.cases import load_cases
     from harness.config import load_config
     from harness.report import write_all
     from harness.report.terminal import Progress, print_table
@@ -155,19 +178,12 @@ def _cmd_run(args) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     config = load_config(args.config)
-    cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case)
+    cases, quarantine, golden_dir, goldens = _validate_suite(args, config)
     if not cases:
         raise UsageError("no case matches the selection", fix="check --layer and --case (harness check lists cases)")
     cases = args.flow.select(cases)  # --shard (harness.runflow)
-    from harness.cli_nightly import diff_line, finish_run, load_run_quarantine
+    from harness.cli_nightly import diff_line, finish_run
 
-    quarantine = load_run_quarantine(_fixtures_dir(args, config))  # validated before anything runs
-    from harness.golden import load_goldens
-    from harness.models.settings import validate as validate_reasoning_settings
-
-    validate_reasoning_settings(config)  # [embeddings] [critic] [budget]: exit 2 before anything runs
-    golden_dir = Path(args.golden) if args.golden else config.resolve("golden")
-    goldens = load_goldens(golden_dir)  # every golden validated up front: a bad file exits 2
     console = Console(stderr=False)
     progress = Progress(console) if not args.quiet else None
     out = Path(args.out) if args.out else config.resolve("reports")

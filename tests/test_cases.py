@@ -222,3 +222,18 @@ def test_env_overrides_keep_types_and_reach_target_env(tmp_path):
     assert c.target.env["MY_FLAG"] == "{port}"
     with pytest.raises(ConfigError, match="HARNESS_SANDBOX_CONCURRENCY"):
         load_config(cfg, environ={"HARNESS_SANDBOX_CONCURRENCY": "many"})
+
+
+def test_check_validates_goldens_and_sections_like_run(tmp_path, capsys):
+    write(tmp_path, "robustness", "a.yaml", GOOD)
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (golden / "VERSION").write_text("1\n")
+    (golden / "broken.yaml").write_text("case: [unclosed\n")
+    cfg = _empty_config(tmp_path)
+    assert main(["check", "--fixtures", str(tmp_path), "--config", str(cfg), "--golden", str(golden)]) == 2
+    assert "broken.yaml" in capsys.readouterr().err
+    (golden / "broken.yaml").unlink()
+    cfg.write_text('[target]\nname = "x"\n[alerts]\nwebhok_url_env = "X"\n')
+    assert main(["check", "--fixtures", str(tmp_path), "--config", str(cfg), "--golden", str(golden)]) == 2
+    assert "unknown key" in capsys.readouterr().err

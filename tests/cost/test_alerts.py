@@ -130,3 +130,21 @@ async def test_failing_channels_are_retried_then_reported_never_raised():
 async def test_events_not_subscribed_are_not_sent():
     s = AlertSettings(on=("regression",), webhook_url="http://127.0.0.1:9/x")
     assert await send_alerts(None, ALERT, settings=s) == []
+
+
+def test_alerts_section_typos_and_bad_numbers_are_config_errors(tmp_path):
+    import pytest as _pytest
+
+    from harness.alerts import validate
+    from harness.config import load_config
+    from harness.errors import ConfigError
+
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text('[alerts]\nwebhok_url_env = "X"\n')
+    with _pytest.raises(ConfigError, match="unknown key"):
+        validate(load_config(cfg, environ={}))
+    cfg.write_text('[alerts]\nsmtp_port = "many"\n')
+    with _pytest.raises(ConfigError, match="alerts"):
+        validate(load_config(cfg, environ={}))
+    cfg.write_text('[alerts]\nwebhook_url_env = "HOOK"\nsmtp_port = 2525\nsmtp_to = ["a@example.org"]\n')
+    validate(load_config(cfg, environ={}))
