@@ -7,7 +7,6 @@ once with its file, line, case id and a fix: a bad suite exits 2 and runs nothin
 from __future__ import annotations
 
 import fnmatch
-import re
 import string
 from pathlib import Path
 from typing import Any, Iterable
@@ -16,9 +15,8 @@ import yaml
 
 from harness.checks import GROUPED, REGISTRY, known_names
 from harness.errors import FixtureError, FixtureErrors
-from harness.types import CHANNELS, LAYERS, Case, CheckSpec, Turn
+from harness.types import CASE_ID_RE, CHANNELS, LAYERS, Case, CheckSpec, Turn
 
-ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "tools_url", "bot_token",
                 "webhook_secret", "app_secret", "phone_number_id")
 GENERATORS = ("words",)
@@ -194,7 +192,7 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -
     line = raw.get(LINE)
     merged = {**defaults, **raw}
     cid = merged.get("id")
-    if not isinstance(cid, str) or not ID_RE.match(cid):
+    if not isinstance(cid, str) or not CASE_ID_RE.match(cid):
         out.add(f"case id {cid!r} must match [a-z0-9-]+", file=file, case=str(cid or ""), line=line,
                 fix="use lowercase letters, digits and dashes, e.g. url-malformed-scheme")
         return None

@@ -20,10 +20,10 @@ from typing import Any
 import yaml
 
 from harness.errors import FixtureError, FixtureErrors
+from harness.types import CASE_ID_RE
 
 AUTHORS = ("human", "model-drafted-approved")
 ANSWER_KEYS = {"text", "author", "approved", "expires"}
-ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_ANSWERS = 3
 
 
@@ -128,7 +128,7 @@ def load_golden_file(path: Path) -> Golden:
     if unknown:
         raise FixtureError(f"unknown key(s) {sorted(unknown)}", file=file, fix=fix)
     case = data.get("case")
-    if not isinstance(case, str) or not ID_RE.match(case):
+    if not isinstance(case, str) or not CASE_ID_RE.match(case):
         raise FixtureError(f"case {case!r} must be a case id", file=file, fix=fix)
     if case != path.stem:
         raise FixtureError(f"case {case!r} does not match the file name {path.name!r}", file=file,

@@ -16,7 +16,6 @@ fixture error (exit 2, nothing runs).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -25,9 +24,9 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from harness.errors import FixtureError, FixtureErrors
+from harness.types import CASE_ID_RE
 
 FILE = "quarantine.yaml"
-ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 KEYS = {"id", "reason", "owner", "expires"}
 
 
@@ -78,7 +77,7 @@ def load_quarantine(path: str | Path) -> list[QuarantineEntry]:
             errors.append(FixtureError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}", file=file,
                                        fix=f"keys: {', '.join(sorted(KEYS))}"))
         cid = item.get("id")
-        if not isinstance(cid, str) or not ID_RE.match(cid):
+        if not isinstance(cid, str) or not CASE_ID_RE.match(cid):
             errors.append(FixtureError(f"{where}: id must be a case id ([a-z0-9-]+), got {cid!r}", file=file))
             continue
         if cid in seen:

@@ -7,10 +7,13 @@ writers is frozen.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 LAYERS: tuple[str, ...] = ("robustness", "reasoning", "multiturn", "cost")
+#: A case id (also how goldens and the quarantine name cases): ``[a-z0-9]`` words joined by dashes.
+CASE_ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 CHANNELS: tuple[str, ...] = ("telegram", "whatsapp")
 
 Channel = Literal["telegram", "whatsapp"]
