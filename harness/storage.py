@@ -350,11 +350,9 @@ def _spool_path(out_dir: Path, pending: Pending) -> Path:
 
 
 def _save_spool(out_dir: Path, pending: Pending) -> None:
-    path = _spool_path(out_dir, pending)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(pending.to_dict(), indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    from harness.report.jsonfile import atomic_write_text
+
+    atomic_write_text(_spool_path(out_dir, pending), json.dumps(pending.to_dict(), indent=1))
 
 
 def list_pending(out_dir: Path) -> list[Pending]:
@@ -588,16 +586,22 @@ def update_index(store: S3Store, entry: Mapping[str, Any], tries: int = 6) -> No
                        fix="harness upload --reindex rebuilds it from the stored runs")
 
 
+def _get_json(store: S3Store, key: str) -> Any:
+    """A stored JSON object, or None when it is missing or not JSON (skipped, not fatal)."""
+    try:
+        return json.loads(store.get(key) or b"")
+    except ValueError:
+        return None
+
+
 def rebuild_index(store: S3Store) -> dict[str, Any]:
     """Build ``index.json`` again from every stored results.json (run level and shard level)."""
     index: dict[str, Any] = {"schema": INDEX_SCHEMA, "runs": []}
     for key in store.list(store.sc.key("runs") + "/"):
         if not key.endswith("/" + LAST):
             continue
-        raw = store.get(key)
-        try:
-            results = json.loads(raw or b"")
-        except ValueError:
+        results = _get_json(store, key)
+        if results is None:
             continue
         where = key[: -len(LAST) - 1]
         m = re.search(r"^(.*)/shards/(\d+)-of-(\d+)$", where)
@@ -642,10 +646,8 @@ def merge_shards(store: S3Store, run_id: str, key_prefix: str, count: int | None
         m = re.search(r"/shards/(\d+)-of-(\d+)/results\.json$", key)
         if not m:
             continue
-        raw = store.get(key)
-        try:
-            data = json.loads(raw or b"")
-        except ValueError:
+        data = _get_json(store, key)
+        if data is None:
             continue
         shard_results[int(m.group(1))] = data
         total = total or int(m.group(2))

@@ -22,7 +22,6 @@ import email.utils
 import hashlib
 import json
 import logging
-import os
 import random
 import re
 import time
@@ -32,6 +31,7 @@ from typing import Any, Callable
 import httpx
 
 from harness.models import claims as C
+from harness.report.jsonfile import atomic_write_text
 from harness.models.critic import REEVALUATING, ClaimVerdict, CriticStats, CriticUnavailable, Judgement, RubricHints
 from harness.types import SOURCE_DOUBLE, SOURCE_REAL
 
@@ -208,10 +208,7 @@ class LLMCritic:
             self.stats.unavailable += 1
             raise
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"text": text, "test_double": double}), encoding="utf-8")
-            os.replace(tmp, path)
+            atomic_write_text(path, json.dumps({"text": text, "test_double": double}))
         return result, False
 
     async def _post(self, system: str, user: str) -> tuple[str, bool]:
