@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.cases import load_cases  # noqa: E402
 from harness.config import load_config  # noqa: E402
-from harness.runner import RunOptions, run_suite  # noqa: E402
+from harness.run.runner import RunOptions, run_suite  # noqa: E402
 
 
 def cpu_self() -> float:

@@ -79,6 +79,6 @@ class StorageError(HarnessError):
 
 
 class RunLocked(HarnessError):
-    """Another harness run holds ``<reports>/.harness.lock``; this one did not start (harness.runlock)."""
+    """Another harness run holds ``<reports>/.harness.lock``; this one did not start (harness.night.runlock)."""
 
     exit_code = 4

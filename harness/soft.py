@@ -6,7 +6,7 @@ with ``REEVALUATING`` set, so judges that cache (an LLM critic's disk cache) ask
 instead of repeating themselves, and keeps the second verdict, saying so in its reason.
 Too many soft cases (``[budget] soft_max_fraction_per_layer`` of a layer's decidable
 cases, or more than ``soft_max_per_run`` in the run) turn the run's verdict into a
-failure: see ``harness.aggregate.apply_soft_budget``.
+failure: see ``harness.run.aggregate.apply_soft_budget``.
 """
 
 from __future__ import annotations

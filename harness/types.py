@@ -264,7 +264,7 @@ class CaseResult:
     """Performance and cost of the case, measured at the sandbox (cost layer)."""
     quarantined: bool = False
     """Listed in fixtures/quarantine.yaml: reported with its real status, but its failure
-    does not count toward the run's verdict or exit code (harness.quarantine)."""
+    does not count toward the run's verdict or exit code (harness.night.quarantine)."""
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.calibrate import calibrate, matrix_lines, write_calibration
+from harness.night.calibrate import calibrate, matrix_lines, write_calibration
 from harness.cases import load_cases
 from harness.config import load_config
 

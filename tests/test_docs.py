@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from harness import budget, storage
-from harness.alerts import AlertSettings
+from harness.night.alerts import AlertSettings
 from harness.checks import REGISTRY
 from harness.config import SECTIONS, SandboxConfig, TargetConfig
-from harness.diff import DriftThresholds
+from harness.night.diff import DriftThresholds
 from harness.models.settings import CriticSettings, EmbeddingSettings, SoftBudget
-from harness.schedule import ScheduleConfig
+from harness.night.schedule import ScheduleConfig
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

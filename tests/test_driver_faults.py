@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import FixtureErrors
-from harness.runner import RunOptions, run_suite
+from harness.run.runner import RunOptions, run_suite
 from tests.test_runner import setup
 
 CASES = """

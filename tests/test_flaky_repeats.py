@@ -7,7 +7,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from harness.aggregate import combine_attempts, wilson_interval
+from harness.run.aggregate import combine_attempts, wilson_interval
 from harness.cli import main
 from harness.types import CaseResult
 

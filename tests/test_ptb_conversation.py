@@ -12,7 +12,7 @@ pytest.importorskip("telegram")
 
 from harness.cases import load_cases  # noqa: E402
 from harness.config import load_config  # noqa: E402
-from harness.runner import RunOptions, run_suite  # noqa: E402
+from harness.run.runner import RunOptions, run_suite  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = f"""

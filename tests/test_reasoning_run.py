@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.cases import load_cases
 from harness.config import load_config
-from harness.runner import RunOptions, run_suite
+from harness.run.runner import RunOptions, run_suite
 from tests.test_runner import ENV
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.cases import load_cases
 from harness.config import load_config
-from harness.runner import RunOptions, run_suite
+from harness.run.runner import RunOptions, run_suite
 from tests.agents.echo import TARGET_ENV
 
 ENV = TARGET_ENV

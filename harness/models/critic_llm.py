@@ -31,7 +31,7 @@ from typing import Any, Callable
 import httpx
 
 from harness.models import claims as C
-from harness.report.jsonfile import atomic_write_text
+from harness.fileio import atomic_write_text
 from harness.models.critic import REEVALUATING, ClaimVerdict, CriticStats, CriticUnavailable, Judgement, RubricHints
 from harness.types import SOURCE_DOUBLE, SOURCE_REAL
 

@@ -15,16 +15,8 @@ from typing import Any, Callable, Mapping
 from harness.errors import UsageError
 from harness.report.html import render_html, write_html
 from harness.report.journal import Journal, read_journal
-from harness.report.jsonfile import (
-    atomic_write_text,
-    case_from_dict,
-    case_to_dict,
-    dumps,
-    load_report,
-    report_from_dict,
-    report_to_dict,
-    write_json,
-)
+from harness.report.jsonfile import case_from_dict, case_to_dict, dumps, load_report, report_from_dict, report_to_dict, write_json
+from harness.fileio import atomic_write_text
 from harness.report.junit import render_junit, write_junit
 from harness.report.markdown import render_summary, write_summary
 from harness.types import RunReport
@@ -50,7 +42,7 @@ def write_all(report: RunReport | Mapping[str, Any], run_dir: str | os.PathLike[
     """Write every report file into ``run_dir``; returns ``{format: path}``.
 
     ``history`` (run records for report.html's trend charts) and ``diff`` (tonight against
-    the baseline; also written as diff.json) come from ``harness.nightly.run_context``.
+    the baseline; also written as diff.json) come from ``harness.night.context.run_context``.
     results.json is written last, so its presence means the other files are complete too.
     """
     run_dir = Path(run_dir)
@@ -71,7 +63,12 @@ def render_text(report_dict: Mapping[str, Any], fmt: str) -> str:
     return FORMATS[fmt][1](report_dict)
 
 
-def render(run_dir: str | os.PathLike[str], fmt: str) -> Path:
+#: ``(results dict, reports folder) -> (history, diff)``: the nights around a run, for the
+#: html and md forms (``harness.night.context.nights_around``; the report never reads them itself).
+Context = Callable[[Mapping[str, Any], Path], "tuple[list[Mapping[str, Any]] | None, Mapping[str, Any] | None]"]
+
+
+def render(run_dir: str | os.PathLike[str], fmt: str, *, context: Context | None = None) -> Path:
     """Re-render one format of a finished run from its results.json; returns the file.
 
     For ``json`` the file is only validated (it is the source). Raises ``UsageError`` for
@@ -86,11 +83,9 @@ def render(run_dir: str | os.PathLike[str], fmt: str) -> Path:
     if fmt == "json":
         return run_dir / "results.json"
     extra: dict[str, Any] = {}
-    if fmt in ("html", "md"):  # the nights around it: the run folder's siblings
-        from harness.nightly import run_context
-
-        ctx = run_context(d, run_dir.parent)
-        extra = {"history": ctx.history, "diff": ctx.diff}
+    if fmt in ("html", "md") and context is not None:  # the nights around it: the run folder's siblings
+        history, diff = context(d, run_dir.parent)
+        extra = {"history": history, "diff": diff}
     return _write(d, run_dir, fmt, **extra)
 
 

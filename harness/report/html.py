@@ -18,14 +18,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from harness.report.jsonfile import (
-    as_report_dict,
-    atomic_write_text,
-    format_cost,
-    format_ms,
-    headline,
-    pass_rate,
-)
+from harness.report.jsonfile import as_report_dict
+from harness.fileio import atomic_write_text
+from harness.report.format import format_cost, format_ms, headline, pass_rate
 from harness.report.cost_section import cost_html
 from harness.types import RunReport
 
@@ -190,8 +185,8 @@ def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping
                 diff: Mapping[str, Any] | None = None) -> str:
     """The report page for a report (or its results.json dict).
 
-    ``history``: run records (``harness.history.run_records``, oldest first) for the trend
-    charts; ``diff``: tonight against the baseline (``harness.diff.diff_runs``), shown first.
+    ``history``: run records (``harness.night.history.run_records``, oldest first) for the trend
+    charts; ``diff``: tonight against the baseline (``harness.night.diff.diff_runs``), shown first.
     """
     from harness.report.html_trends import CSS as TRENDS_CSS, render_diff_html, render_trends
     from harness.report.repeats import html_section as repeats_html  # slots, pass@k, flaky

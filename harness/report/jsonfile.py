@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.errors import UsageError
+from harness.fileio import atomic_write_text
 from harness.types import (
     CHANNELS,
     SOURCE_REAL,
@@ -42,9 +42,6 @@ COUNT_FIELDS: tuple[str, ...] = (
 )
 STATUSES: tuple[str, ...] = ("pass", "soft", "fail", "error", "unavailable", "skipped")
 
-#: Replies can be long; the journal and results.json keep them whole, but headlines
-#: are one line.
-HEADLINE_CHARS = 300
 
 
 # --------------------------------------------------------------------------- to dict
@@ -195,7 +192,7 @@ def case_to_dict(result: CaseResult) -> dict[str, Any]:
         "tags": list(result.tags),
         "turns": [turn_to_dict(t) for t in obs.turns] if obs else [],
         **case_perf_fields(result),  # cost layer: per-step latency, calls, token source, cost reason
-        # Only when set, so unquarantined cases keep their shape (harness.quarantine).
+        # Only when set, so unquarantined cases keep their shape (harness.night.quarantine).
         **({"quarantined": True} if getattr(result, "quarantined", False) else {}),
     })
 
@@ -251,26 +248,6 @@ def as_report_dict(report: RunReport | Mapping[str, Any]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- files
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` so readers see the old file or the new one, never half of one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
 
 
 def dumps(report_dict: Mapping[str, Any]) -> str:
@@ -399,100 +376,3 @@ def report_from_dict(d: Mapping[str, Any]) -> RunReport:
         exit_code=int(d.get("exit_code", 0)),
         notes=tuple(d.get("notes") or ()),
     )
-
-
-# --------------------------------------------------------------------------- shared helpers
-
-
-def failing_evidence(case: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Evidence that was gathered and did not hold (unavailable is not failing)."""
-    return [e for e in case.get("evidence") or ()
-            if e.get("availability") == "ready" and e.get("passed") is False]
-
-
-def unavailable_evidence(case: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Evidence that could not be gathered (critic down, probe missing, golden missing)."""
-    return [e for e in case.get("evidence") or () if e.get("availability") == "unavailable"]
-
-
-def soft_evidence(case: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The evidence behind a soft verdict.
-
-    The band lives in the aggregator; here, the items that did not plainly pass, else
-    the scored items below the 0.8 pass line.
-    """
-    items = failing_evidence(case)
-    if items:
-        return items
-    return [e for e in case.get("evidence") or ()
-            if isinstance(e.get("score"), (int, float)) and e["score"] < 0.8]
-
-
-def describe_evidence(e: Mapping[str, Any]) -> str:
-    """One evidence item as a sentence: its reason, or what it wanted and saw."""
-    turn = e.get("turn")
-    where = f"{e.get('check', '?')}" + (f" (turn {turn})" if turn is not None else "")
-    reason = e.get("reason") or ""
-    if not reason:
-        reason = f"expected {e.get('expected', '')!s}, observed {e.get('observed', '')!s}"
-    return f"{where}: {reason}"
-
-
-def headline(case: Mapping[str, Any], limit: int = HEADLINE_CHARS) -> str:
-    """Why a case has its status, in one line: what a reader looks at first."""
-    status = case.get("status")
-    text = ""
-    if status == "error":
-        text = case.get("error") or ""
-        if not text and failing_evidence(case):
-            text = describe_evidence(failing_evidence(case)[0])
-        text = text or "errored (no reason recorded)"
-    elif status == "fail":
-        items = failing_evidence(case)
-        text = describe_evidence(items[0]) if items else (case.get("error") or "failed")
-        if not case.get("evidence"):
-            text = "no evidence: a case with no check never passes"
-    elif status == "unavailable":
-        items = unavailable_evidence(case)
-        text = ("unavailable: " + describe_evidence(items[0])) if items else "unavailable"
-    elif status == "soft":
-        items = soft_evidence(case)
-        text = ("soft: " + describe_evidence(items[0])) if items else "soft"
-    elif status == "skipped":
-        text = case.get("error") or "skipped"
-    return one_line(text, limit)
-
-
-def one_line(text: str, limit: int) -> str:
-    """Collapse whitespace and cut to ``limit`` characters with an ellipsis."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
-
-
-def pass_rate(counts: Mapping[str, Any]) -> str:
-    """passed / decidable as a percentage; "n/a" when nothing was decidable.
-
-    Never 100% of nothing: a layer whose every case was unavailable has no rate.
-    """
-    decidable = counts.get("decidable") or 0
-    if decidable <= 0:
-        return "n/a"
-    pct = 100.0 * (counts.get("passed") or 0) / decidable
-    # 99.95% must not round up to a clean-looking 100%.
-    if pct < 100 and round(pct, 1) >= 100:
-        return "99.9%"
-    return f"{pct:.1f}%".replace(".0%", "%")
-
-
-def format_cost(value: Any) -> str:
-    """Dollars with enough digits for cheap runs; "-" when unknown."""
-    if value is None:
-        return "-"
-    return f"${value:.4f}" if value < 1 else f"${value:.2f}"
-
-
-def format_ms(value: Any) -> str:
-    """Milliseconds as ``820ms`` / ``12.3s``; "-" when unknown."""
-    if value is None:
-        return "-"
-    return f"{value:.0f}ms" if value < 10_000 else f"{value / 1000:.1f}s"

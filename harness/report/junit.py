@@ -18,14 +18,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.report.jsonfile import (
-    as_report_dict,
-    atomic_write_text,
-    failing_evidence,
-    headline,
-    soft_evidence,
-    unavailable_evidence,
-)
+from harness.report.jsonfile import as_report_dict
+from harness.fileio import atomic_write_text
+from harness.report.format import failing_evidence, headline, soft_evidence, unavailable_evidence
 from harness.types import RunReport
 
 #: Characters XML 1.0 forbids even as references; an agent can emit any of them.

@@ -15,14 +15,9 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.report.jsonfile import (
-    as_report_dict,
-    atomic_write_text,
-    format_cost,
-    headline,
-    one_line,
-    pass_rate,
-)
+from harness.report.jsonfile import as_report_dict
+from harness.fileio import atomic_write_text
+from harness.report.format import code, format_cost, headline, md, pass_rate
 from harness.report.cost_section import cost_markdown
 from harness.types import RunReport
 
@@ -30,24 +25,7 @@ VERDICT_ICONS = {"pass": "✅", "fail": "❌", "error": "💥", "budget": "💸"
 STATUS_ICONS = {"pass": "✅", "soft": "🟡", "fail": "❌", "error": "💥", "unavailable": "⚪", "skipped": "⏭️"}
 #: A PR comment is capped (GitHub: 65536 characters); long lists get cut with a count.
 MAX_LISTED = 30
-REASON_CHARS = 240
 TABLE_FIELDS = ("planned", "executed", "decidable", "passed", "soft", "failed", "errored", "unavailable")
-
-_MD_ESCAPES = str.maketrans({
-    "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]", "|": "\\|",
-    "~": "\\~", "#": "\\#", "<": "&lt;", ">": "&gt;", "&": "&amp;",
-})
-
-
-def md(text: Any, limit: int = REASON_CHARS) -> str:
-    """Untrusted text as one inert Markdown line (no links, tags, tables or emphasis)."""
-    return one_line("" if text is None else str(text), limit).translate(_MD_ESCAPES)
-
-
-def code(text: Any, limit: int = 80) -> str:
-    """Untrusted text as an inline code span (inside one, Markdown and HTML are inert)."""
-    return "`" + one_line("" if text is None else str(text), limit).replace("`", "'") + "`"
-
 
 def _case_lines(cases: list[Mapping[str, Any]]) -> list[str]:
     lines = []
@@ -70,7 +48,7 @@ def _counts_row(name: str, counts: Mapping[str, Any]) -> str:
 
 def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
     """The Markdown summary of a report (or of its results.json dict); ``diff`` (tonight
-    against the baseline, ``harness.diff.diff_runs``) adds its regressions after the layers."""
+    against the baseline, ``harness.night.diff.diff_runs``) adds its regressions after the layers."""
     d = as_report_dict(report)
     summary = d.get("summary") or {}
     cases = d.get("cases") or []
@@ -114,7 +92,7 @@ def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any
     out.append("_pass rate = passed / decidable; unavailable evidence is never counted as passed._")
     out.append("")
     if diff:
-        from harness.diff import render_diff_markdown
+        from harness.report.diff_text import render_diff_markdown
 
         out += render_diff_markdown(diff)
 
@@ -139,8 +117,8 @@ def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any
     meta += [f"{md(k, 40)}: {md(v, 80)}" for k, v in models.items() if v and not isinstance(v, dict)]
     meta.append(f"{md(d.get('started_at'), 40)} → {md(d.get('finished_at'), 40)}")
     out.append("<sub>" + " · ".join(meta) + "</sub>")
-    if d.get("manifest"):  # the run manifest (harness.manifest, issue 6)
-        from harness.manifest import render_manifest_md
+    if d.get("manifest"):  # the run manifest (harness.night.manifest, issue 6)
+        from harness.report.manifest_md import render_manifest_md
 
         out += ["", render_manifest_md(d["manifest"])]
     return "\n".join(out) + "\n"

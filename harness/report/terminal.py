@@ -15,15 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgres
 from rich.table import Table
 from rich.text import Text
 
-from harness.report.jsonfile import (
-    as_report_dict,
-    evidence_to_dict,
-    format_cost,
-    format_ms,
-    headline,
-    one_line,
-    pass_rate,
-)
+from harness.report.jsonfile import as_report_dict, evidence_to_dict
+from harness.report.format import format_cost, format_ms, headline, one_line, pass_rate
 from harness.types import CaseResult, RunReport
 
 STATUS_STYLES = {"pass": "green", "soft": "yellow", "fail": "bold red", "error": "bold magenta",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
-from harness.alerts import Alert, AlertSettings, send_alerts
+from harness.night.alerts import Alert, AlertSettings, send_alerts
 from harness.sandbox.server import listen
 
 ALERT = Alert(kind="budget", title="docbot run r1: cost budget exceeded", amount="spent $0.0400 of a $0.0100 budget",
@@ -135,7 +135,7 @@ async def test_events_not_subscribed_are_not_sent():
 def test_alerts_section_typos_and_bad_numbers_are_config_errors(tmp_path):
     import pytest as _pytest
 
-    from harness.alerts import validate
+    from harness.night.alerts import validate
     from harness.config import load_config
     from harness.errors import ConfigError
 

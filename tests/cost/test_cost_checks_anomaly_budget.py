@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from harness.anomaly import anomalies, load_history
-from harness.budget import BudgetGuard
+from harness.run.anomaly import anomalies, load_history
+from harness.run.budget import BudgetGuard
 from harness.checks import REGISTRY
 from harness.checks.cost import cost_usd, error_rate, tokens
 from harness.checks.budget import latency_ms

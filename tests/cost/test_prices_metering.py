@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import cost
+from harness.run import cost
 from harness.models.prices import load_prices, parse_prices
 from harness.sandbox.metering import Meter, is_simulated
 from harness.types import Event, Observation, Reply, TurnObservation

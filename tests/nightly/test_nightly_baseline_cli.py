@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from harness.baseline import read_baseline
+from harness.night.baseline import read_baseline
 from harness.cli import main
 
 

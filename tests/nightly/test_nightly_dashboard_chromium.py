@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.night.context import nights_around
 from harness.report import render
 
 
@@ -66,7 +67,7 @@ def dashboard(tmp_path, make_case, make_run, save_run) -> Path:
               case("summary-faithful", "soft", layer="reasoning", latency=2600.0, cost=0.004, similarity=0.74)]
     write_run(reports, run("20240101-020000-aaaa", night1))
     second = write_run(reports, run("20240102-020000-bbbb", night2))
-    return render(second, "html")
+    return render(second, "html", context=nights_around)
 
 
 def test_screenshot_shows_the_charts_and_is_not_blank(tmp_path, dashboard):

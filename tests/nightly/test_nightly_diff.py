@@ -1,11 +1,12 @@
-"""harness.diff: every category, quarantine, flakiness, drift and reference changes."""
+"""harness.night.diff: every category, quarantine, flakiness, drift and reference changes."""
 
 from __future__ import annotations
 
 import pytest
 
 from harness.config import load_config
-from harness.diff import DriftThresholds, diff_runs, flips, render_diff_markdown, render_diff_text
+from harness.night.diff import DriftThresholds, diff_runs, flips
+from harness.report.diff_text import render_diff_markdown, render_diff_text
 from harness.errors import ConfigError
 
 
@@ -111,7 +112,7 @@ def test_every_drift_key_is_a_known_budget_key():
     """[budget] is validated strictly by the cost layer; the diff's keys must be on its list."""
     from dataclasses import fields
 
-    from harness.budget import KNOWN_KEYS
+    from harness.run.budget import KNOWN_KEYS
 
     assert {f"drift_{f.name}" for f in fields(DriftThresholds)} <= KNOWN_KEYS
 

@@ -1,4 +1,4 @@
-"""harness.history: run sources, per-run metrics, honest rates, pandas frames, parquet, text."""
+"""harness.night.history: run sources, per-run metrics, honest rates, pandas frames, parquet, text."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from harness.history import (
+from harness.night.history import (
     LocalRunSource,
     cases_frame,
     load_history,
@@ -81,7 +81,7 @@ def test_frames_and_parquet_roundtrip(tmp_path, make_run, make_case):
 
 
 def test_render_history_shows_layers_and_a_status_strip(make_run, make_case):
-    from harness.history import History
+    from harness.night.history import History
 
     hist = History(runs=[make_run("20240101-020000-aaaa", [make_case("a"), make_case("b")]),
                          make_run("20240102-020000-bbbb", [make_case("a", "fail"), make_case("b")])])
@@ -97,7 +97,7 @@ def test_render_history_shows_layers_and_a_status_strip(make_run, make_case):
 
 
 def test_remote_and_combined_sources_read_object_storage(tmp_path, make_run, make_case, save_run):
-    """Runs uploaded by harness.storage to a moto S3 server on loopback come back as history."""
+    """Runs uploaded by harness.night.storage to a moto S3 server on loopback come back as history."""
     pytest.importorskip("moto")
     import sys
 
@@ -105,8 +105,8 @@ def test_remote_and_combined_sources_read_object_storage(tmp_path, make_run, mak
     from ops_support import ACCESS_KEY, SECRET_KEY, MotoS3
 
     from harness.config import load_config
-    from harness.history import CombinedRunSource, RemoteRunSource
-    from harness.storage import open_store, upload_run
+    from harness.night.history import CombinedRunSource, RemoteRunSource
+    from harness.night.storage import open_store, upload_run
 
     server = MotoS3()
     try:

@@ -1,4 +1,4 @@
-"""harness.quarantine: the file's validation, and quarantined cases not turning the night red."""
+"""harness.night.quarantine: the file's validation, and quarantined cases not turning the night red."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from datetime import date
 
 import pytest
 
-from harness.aggregate import count
+from harness.run.aggregate import count
 from harness.errors import FixtureError
-from harness.quarantine import apply_quarantine, load_quarantine
+from harness.night.quarantine import apply_quarantine, load_quarantine
 from harness.report.jsonfile import case_from_dict, case_to_dict
 from harness.types import CaseResult, Counts, Evidence, RunReport
 

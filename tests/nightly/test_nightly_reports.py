@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from harness.diff import diff_runs
-from harness.history import run_records
-from harness.nightly import run_context
+from harness.night.diff import diff_runs
+from harness.night.history import run_records
+from harness.night.context import run_context
 from harness.report import write_all
 from harness.report.html import render_html
 from harness.report.html_trends import line_chart, render_trends

@@ -8,7 +8,7 @@ from ops_support import make_project
 
 from harness import cli
 from harness.config import load_config
-from harness.manifest import config_hash, git_sha
+from harness.night.manifest import config_hash, git_sha
 
 
 def test_config_hash_changes_with_settings_but_not_with_secrets(tmp_path):

@@ -15,7 +15,7 @@ from ops_support import echo_cases, make_project, write_config
 
 from harness import cli
 from harness.report.journal import read_journal
-from harness.runlock import RunLock, RunLocked, lock_path
+from harness.night.runlock import RunLock, RunLocked, lock_path
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -111,7 +111,7 @@ def test_lock_is_reentrant_in_process_and_exclusive_across_processes(tmp_path):
     with RunLock(tmp_path, "outer"):
         with RunLock(tmp_path, "inner"):  # a schedule cycle running harness run in-process
             pass
-        code = ("import sys; from harness.runlock import RunLock, RunLocked\n"
+        code = ("import sys; from harness.night.runlock import RunLock, RunLocked\n"
                 f"try:\n    RunLock({str(tmp_path)!r}).acquire()\nexcept RunLocked as e:\n"
                 "    print(e.message); sys.exit(4)\n")
         other = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=ENV, capture_output=True, text=True)

@@ -19,7 +19,7 @@ from ops_support import make_project, write_config
 
 from harness import cli
 from harness.errors import UsageError
-from harness.schedule import make_scheduler, make_trigger, next_fire_times, run_argv, schedule_config
+from harness.night.schedule import make_scheduler, make_trigger, next_fire_times, run_argv, schedule_config
 
 ROOT = Path(__file__).resolve().parents[2]
 MADRID = ZoneInfo("Europe/Madrid")
@@ -46,7 +46,7 @@ def test_bad_cron_or_zone_is_a_usage_error(cron, tz, tmp_path, capsys):
 
 def test_the_daemon_job_is_one_instance_coalesced_with_a_grace_time(tmp_path):
     cfg = make_project(tmp_path)
-    scheduler = make_scheduler(str(cfg), "0 2 * * *", "Europe/Madrid")
+    scheduler = make_scheduler(str(cfg), "0 2 * * *", "Europe/Madrid", run=cli.main)
     job = scheduler.get_job("nightly")
     assert (job.max_instances, job.coalesce, job.misfire_grace_time) == (1, True, 3600)
     assert str(job.trigger.timezone) == "Europe/Madrid"
@@ -57,7 +57,7 @@ def test_the_daemon_fires_a_cycle(tmp_path):
     from apscheduler.schedulers.background import BackgroundScheduler
 
     cfg = make_project(tmp_path, extra='[schedule]\nlayers = ["robustness"]\nupload = false\n')
-    scheduler = make_scheduler(str(cfg), "0 2 * * *", "UTC", scheduler_cls=BackgroundScheduler)
+    scheduler = make_scheduler(str(cfg), "0 2 * * *", "UTC", scheduler_cls=BackgroundScheduler, run=cli.main)
     scheduler.start()
     try:
         scheduler.modify_job("nightly", next_run_time=datetime.now(ZoneInfo("UTC")))  # fire now
@@ -138,7 +138,7 @@ def test_schedule_once_runs_a_full_nightly_cycle(tmp_path, s3, webhook, capsys):
 def test_a_cycle_is_refused_while_another_process_holds_the_lock(tmp_path, webhook, capsys):
     url, received = webhook
     cfg = make_project(tmp_path, extra=f'[alerts]\nwebhook_url = "{url}"\nretries = 1\n')
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from harness.runlock import RunLock; "
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from harness.night.runlock import RunLock; "
                                f"RunLock({str(tmp_path / 'reports')!r}, 'someone').acquire(); print('held', flush=True); "
                                "time.sleep(60)"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                               stdout=subprocess.PIPE, text=True)
@@ -158,21 +158,21 @@ def test_a_cycle_is_refused_while_another_process_holds_the_lock(tmp_path, webho
                                          ("0,6", "sun,sat"), ("*/2", "sun,tue,thu,sat"), ("5-7", "fri,sat,sun"),
                                          ("mon-fri", "mon-fri"), ("*", "*"), ("1/3", "mon,thu")])
 def test_crontab_weekday_numbers_mean_what_cron_means(field, names):
-    from harness.schedule import crontab_weekdays
+    from harness.night.schedule import crontab_weekdays
 
     assert crontab_weekdays(field) == names
 
 
 @pytest.mark.parametrize("field", ["8", "3-1", "*/0"])
 def test_bad_weekday_fields(field):
-    from harness.schedule import crontab_weekdays
+    from harness.night.schedule import crontab_weekdays
 
     with pytest.raises(ValueError):
         crontab_weekdays(field)
 
 
 def test_the_repeated_hour_when_daylight_saving_ends_is_one_night():
-    from harness.schedule import wall_minute
+    from harness.night.schedule import wall_minute
 
     first, second = next_fire_times("0 2 * * *", "Europe/Madrid", 2,
                                     now=datetime(2025, 10, 25, 12, 0, tzinfo=MADRID))

@@ -10,7 +10,7 @@ from ops_support import echo_cases, make_project
 
 from harness import cli
 from harness.errors import UsageError
-from harness.shards import merge_results, parse_shard, select_shard
+from harness.night.shards import merge_results, parse_shard, select_shard
 
 RUN_ID = "20250203-020000-shrd"
 PREFIX = f"chatbot/runs/2025/02/03/{RUN_ID}"

@@ -10,7 +10,7 @@ from ops_support import ACCESS_KEY, SECRET_KEY, make_project
 from harness import cli
 from harness.config import load_config
 from harness.errors import ConfigError, StorageError
-from harness.storage import S3Store, list_pending, storage_config
+from harness.night.storage import S3Store, list_pending, storage_config
 
 RUN_ID = "20250102-030405-abcd"
 PREFIX = f"chatbot/runs/2025/01/02/{RUN_ID}"

@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from harness.report.jsonfile import report_to_dict
-from harness.report.markdown import code, md, render_summary, write_summary
+from harness.report.markdown import render_summary, write_summary
+from harness.report.format import code, md
 from harness.types import Counts
 
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping
 
-from harness.baseline import choose_base
-from harness.diff import DriftThresholds, diff_runs
-from harness.history import LocalRunSource, RunSource, load_history, run_records
+from harness.night.baseline import choose_base
+from harness.night.diff import DriftThresholds, diff_runs
+from harness.night.history import LocalRunSource, RunSource, load_history, run_records
 
-log = logging.getLogger("harness.nightly")
+log = logging.getLogger("harness.night.context")
 
 #: How many nights the dashboard's charts cover.
 HISTORY_RUNS = 30
@@ -58,3 +59,9 @@ def run_context(run: Mapping[str, Any], reports_dir: str | os.PathLike[str], *, 
         log.warning(msg)
         ctx.warnings.append(msg)
     return ctx
+
+
+def nights_around(results: Mapping[str, Any], reports_dir: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """``harness.report.render``'s context: the history and diff of a finished run."""
+    ctx = run_context(results, reports_dir)
+    return ctx.history, ctx.diff

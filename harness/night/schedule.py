@@ -1,9 +1,9 @@
 """The nightly cycle and the daemon that fires it: ``harness schedule [--cron EXPR] [--tz ZONE] [--once]``.
 
 One cycle = take the run lock, ``harness run`` (options from ``[schedule]``), which itself
-uploads ([storage]), diffs against the baseline (``harness.nightly``: diff.json in the run
-folder) and alerts on failed cases and budget breaches (``harness.cli_cost.after_run``
-through ``harness.alerts``). The cycle adds the alert the run cannot send: a run that never
+uploads ([storage]), diffs against the baseline (``harness.night.context``: diff.json in the run
+folder) and alerts on failed cases and budget breaches (``harness.cli.cost.after_run``
+through ``harness.night.alerts``). The cycle adds the alert the run cannot send: a run that never
 started (the lock was held, or it exited without results for a reason other than a target
 or sandbox failure, which the run alerts itself). The cycle exits with the run's code.
 
@@ -11,7 +11,7 @@ The daemon is APScheduler 3: ``BlockingScheduler(timezone=...)`` with
 ``CronTrigger.from_crontab(expr, timezone=...)``; one instance at a time
 (``max_instances=1``), missed fires coalesced into one and still run within an hour
 (``misfire_grace_time=3600``). It logs each cycle and the next fire time. Each cycle runs
-the suite in this process (``cli.main``), so the run lock, held here and taken again by
+the suite in this process (the ``run`` callable the CLI hands in: ``harness.cli.main``), so the run lock, held here and taken again by
 ``harness run``, is reentrant in-process and exclusive across processes: a crontab line
 or a person starting a run meanwhile is refused, and so is this cycle when they got there
 first.
@@ -30,12 +30,12 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from harness.errors import ConfigError, UsageError
-from harness.runlock import RunLock, RunLocked
+from harness.night.runlock import RunLock, RunLocked
 
-log = logging.getLogger("harness.schedule")
+log = logging.getLogger("harness.night.schedule")
 
 DEFAULT_CRON = "0 2 * * *"
 DEFAULT_TZ = "UTC"
@@ -238,13 +238,19 @@ def _read_json(path: Path) -> dict[str, Any] | None:
         return None
 
 
+#: Runs ``harness <argv>`` in this process and returns its exit code (``harness.cli.main``).
+RunCommand = Callable[[list[str]], int]
+
+
 def run_cycle(config_path: str | None, cron: str | None = None, tz: str | None = None, *,
-              quiet: bool = False) -> CycleResult:
-    """One nightly cycle now: lock, run (+ upload + diff), alerts. Never raises for a bad night."""
-    from harness import cli
+              run: RunCommand, quiet: bool = False) -> CycleResult:
+    """One nightly cycle now: lock, run (+ upload + diff), alerts. Never raises for a bad night.
+
+    ``run`` is the command line's own entry point, handed in by the CLI so that this module
+    never imports the command line (the data flows one way: cli -> night)."""
     from harness.config import load_config
-    from harness.runner import new_run_id
-    from harness.storage import list_pending, storage_config
+    from harness.run.runner import new_run_id
+    from harness.night.storage import list_pending, storage_config
 
     config = load_config(config_path)
     sc = schedule_config(config, cron, tz)
@@ -263,20 +269,20 @@ def run_cycle(config_path: str | None, cron: str | None = None, tz: str | None =
         return result
     try:
         log.info("nightly cycle: starting run %s (out %s)", run_id, out)
-        code = cli.main(run_argv(config_path, sc, run_id, quiet))
+        code = run(run_argv(config_path, sc, run_id, quiet))
         run_dir = out / run_id
         result = CycleResult(run_id=run_id, exit_code=code, run_dir=run_dir if run_dir.exists() else None)
         results = _read_json(run_dir / "results.json")
         if results is None:
             result.notes.append(f"the run wrote no results.json (exit {code})")
-            if code == 4:  # target/sandbox down: the run alerted already (harness.cli_cost.start_failed)
+            if code == 4:  # target/sandbox down: the run alerted already (harness.cli.cost.start_failed)
                 result.notes.append("start failure alerted by the run itself")
             else:
                 _alert(config, result, "start_failed", f"{config.target.name}: nightly run {run_id} failed to start",
                        f"harness run exited {code} without results; see the scheduler's log", "critical")
             return result
         result.verdict = str((results.get("summary") or {}).get("verdict", ""))
-        diff = _read_json(run_dir / "diff.json")  # written by the run (harness.nightly) when there is a base
+        diff = _read_json(run_dir / "diff.json")  # written by the run (harness.night.context) when there is a base
         if diff is not None:
             result.diff_against = str((diff.get("base_run") or {}).get("run_id", ""))
             result.regressions = [str(e.get("id")) for e in diff.get("regressions") or ()
@@ -288,8 +294,8 @@ def run_cycle(config_path: str | None, cron: str | None = None, tz: str | None =
             result.uploaded = run_id not in pending
             if not result.uploaded:
                 result.notes.append("upload failed: kept in the pending spool (harness upload --pending)")
-        # Budget breaches and failed cases are alerted by the run itself (harness.cli_cost.after_run,
-        # through harness.alerts); the cycle reports what was sent rather than sending it twice.
+        # Budget breaches and failed cases are alerted by the run itself (harness.cli.cost.after_run,
+        # through harness.night.alerts); the cycle reports what was sent rather than sending it twice.
         result.alerts += [n for n in results.get("notes") or () if str(n).startswith("alert ")]
         return result
     finally:
@@ -298,12 +304,12 @@ def run_cycle(config_path: str | None, cron: str | None = None, tz: str | None =
 
 
 def _alert(config: Any, result: CycleResult, kind: str, title: str, text: str, severity: str) -> None:
-    """Hand one alert to harness.alerts (the alerts developer's module) if it exists."""
+    """Hand one alert to harness.night.alerts (the alerts developer's module) if it exists."""
     try:
-        from harness import alerts as alerts_mod
+        from harness.night import alerts as alerts_mod
     except ImportError:
-        result.alerts.append(f"{kind}: {title} (not sent: harness.alerts is not available)")
-        log.warning("alert not sent (no harness.alerts module): %s: %s", title, text)
+        result.alerts.append(f"{kind}: {title} (not sent: harness.night.alerts is not available)")
+        log.warning("alert not sent (no harness.night.alerts module): %s: %s", title, text)
         return
     payload = {"kind": kind, "title": title, "details": text, "text": text, "message": text, "summary": title,
                "severity": severity, "level": severity, "run_id": result.run_id,
@@ -327,7 +333,7 @@ def _alert(config: Any, result: CycleResult, kind: str, title: str, text: str, s
 # --------------------------------------------------------------------------- the daemon
 
 
-def _configure_logging() -> None:
+def configure_logging() -> None:
     if not any(getattr(h, "_harness_schedule", False) for h in log.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -347,7 +353,8 @@ def wall_minute(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
-def make_scheduler(config_path: str | None, cron: str, tz: str, scheduler_cls: Any = None):
+def make_scheduler(config_path: str | None, cron: str, tz: str, scheduler_cls: Any = None, *,
+                   run: RunCommand):
     """The configured APScheduler (not started): one cron job running ``run_cycle``."""
     from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED
     from apscheduler.schedulers.blocking import BlockingScheduler
@@ -364,7 +371,7 @@ def make_scheduler(config_path: str | None, cron: str, tz: str, scheduler_cls: A
             log.info("skipping the second fire at %s: the clocks went back (daylight saving ended)", wall)
             return
         fired["wall"] = wall
-        result = run_cycle(config_path, cron, tz, quiet=True)
+        result = run_cycle(config_path, cron, tz, run=run, quiet=True)
         log.info("nightly cycle: %s", result.line())
         for line in result.alerts + result.notes:
             log.info("  %s", line)
@@ -385,9 +392,9 @@ def make_scheduler(config_path: str | None, cron: str, tz: str, scheduler_cls: A
     return scheduler
 
 
-def serve(config_path: str | None, cron: str, tz: str) -> int:
+def serve(config_path: str | None, cron: str, tz: str, *, run: RunCommand) -> int:
     """Run the daemon until SIGTERM / SIGINT."""
-    scheduler = make_scheduler(config_path, cron, tz)
+    scheduler = make_scheduler(config_path, cron, tz, run=run)
 
     def stop(signum, _frame) -> None:
         log.info("signal %d: stopping the scheduler (a running cycle finishes first)", signum)
@@ -404,33 +411,5 @@ def serve(config_path: str | None, cron: str, tz: str) -> int:
     return 0
 
 
-def cmd_schedule(args: Any) -> int:
-    from harness.config import load_config
-
-    _configure_logging()
-    config = load_config(args.config)
-    sc = schedule_config(config, args.cron, args.tz)
-    make_trigger(sc.cron, sc.tz)  # a bad expression or zone exits 2 before anything runs
-    if args.once:
-        result = run_cycle(args.config, sc.cron, sc.tz, quiet=args.quiet)
-        print(f"nightly cycle: {result.line()}")
-        for line in result.alerts + result.notes:
-            print(f"  {line}")
-        nxt = next_fire_times(sc.cron, sc.tz, 1)
-        if nxt:
-            print(f"next scheduled fire ({sc.cron} {sc.tz}): {nxt[0].isoformat()}")
-        return result.exit_code
-    return serve(args.config, sc.cron, sc.tz)
-
-
-def add_parser(sub: Any) -> None:
-    s = sub.add_parser("schedule", help="run the nightly cycle on a cron schedule (or once, now)")
-    s.add_argument("--config", help="config file (default: ./harness.toml)")
-    s.add_argument("--cron", default=None, metavar="EXPR", help=f'crontab expression (default [schedule] cron or "{DEFAULT_CRON}")')
-    s.add_argument("--tz", default=None, metavar="ZONE", help="IANA time zone (default [schedule] tz or UTC)")
-    s.add_argument("--once", action="store_true", help="run one cycle now and exit with the run's code")
-    s.add_argument("--quiet", action="store_true", help="no progress output from the run")
-
-
-__all__: Sequence[str] = ("CycleResult", "ScheduleConfig", "add_parser", "cmd_schedule", "make_scheduler",
+__all__: Sequence[str] = ("CycleResult", "RunCommand", "ScheduleConfig", "configure_logging", "make_scheduler",
                           "make_trigger", "next_fire_times", "run_cycle", "schedule_config", "serve")

@@ -16,13 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-from harness import cost as costs
-from harness.aggregate import case_status
-from harness.anomaly import History, anomalies, is_nightly_id, load_history
-from harness.budget import BudgetGuard, budget_settings
+from harness.run import cost as costs
+from harness.run.aggregate import case_status
+from harness.run.anomaly import History, anomalies, is_nightly_id, load_history
+from harness.run.budget import BudgetGuard, budget_settings
 from harness.types import Case, CaseResult, Evidence
 
-log = logging.getLogger("harness.perf")
+log = logging.getLogger("harness.run.perf")
 BUDGET_EXIT = 3
 
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from harness.channels import telegram as tg
 from harness.channels import whatsapp as wa
+from harness.run.delivery import Delivery
 from harness.textgen import render
 from harness.types import Case, Event, Turn
 
@@ -28,10 +29,8 @@ def is_scripted(turn: Turn) -> bool:
 
 async def deliver_scripted(driver, case: Case, turn: Turn, ident, timeout: float, last_bot_message_id: str = ""):
     """Build the turn's updates, then post them as the delivery fault says; returns a
-    ``driver.Delivery`` whose status is the worst answer the webhook gave."""
-    from harness.driver import Delivery, _CaseState
-
-    state = driver._state.setdefault(ident.chat_id, _CaseState())
+    ``Delivery`` whose status is the worst answer the webhook gave."""
+    state = driver.state_for(ident)
     values = driver.values_for(ident)
     if turn.kind == "burst":
         parts = [replace(turn, kind="text", send=t, options={}) for t in turn.options["texts"]]
@@ -41,10 +40,10 @@ async def deliver_scripted(driver, case: Case, turn: Turn, ident, timeout: float
     for part in parts:
         text = render(part.send, values) if part.send is not None else None
         if case.channel == "telegram":
-            update = driver._telegram_update(part, ident, state, text, last_bot_message_id)
+            update = driver.telegram_update(part, ident, state, text, last_bot_message_id)
         else:
-            update = driver._whatsapp_update(part, ident, state, text, last_bot_message_id)
-            driver._note_whatsapp(update, ident)
+            update = driver.whatsapp_update(part, ident, state, text, last_bot_message_id)
+            driver.note_whatsapp(update, ident)
         state.last_update = update
         updates.append(update)
     mode = (turn.faults or {}).get("delivery")

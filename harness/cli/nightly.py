@@ -53,7 +53,7 @@ def _reports_and_config(args) -> tuple[Path, Any]:
 
 def thresholds_of(config):
     """Drift thresholds from the config's ``[budget]`` table (``drift_*`` keys)."""
-    from harness.diff import DriftThresholds
+    from harness.night.diff import DriftThresholds
 
     return DriftThresholds.from_config((config.sections or {}).get("budget"))
 
@@ -61,13 +61,13 @@ def thresholds_of(config):
 def source_for(reports: Path, config, remote: bool = True):
     """Where runs are read from: the local reports folder, plus object storage when
     ``[storage]`` is configured (runs kept on other machines: CI, shards, earlier hosts)."""
-    from harness.history import CombinedRunSource, LocalRunSource, RemoteRunSource
+    from harness.night.history import CombinedRunSource, LocalRunSource, RemoteRunSource
 
     local = LocalRunSource(reports)
     if not remote:
         return local
     from harness.errors import StorageError
-    from harness.storage import open_store
+    from harness.night.storage import open_store
 
     try:
         store = open_store(config)
@@ -78,7 +78,7 @@ def source_for(reports: Path, config, remote: bool = True):
 
 
 def cmd_history(args) -> int:
-    from harness.history import load_history, render_history, write_parquet
+    from harness.night.history import load_history, render_history, write_parquet
 
     if args.last < 1:
         raise UsageError("--last must be at least 1")
@@ -92,10 +92,12 @@ def cmd_history(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from harness.baseline import choose_base, load_run, resolve_run_id
-    from harness.diff import diff_runs, render_diff_text
-    from harness.history import load_history
-    from harness.report.jsonfile import atomic_write_text, dumps
+    from harness.night.baseline import choose_base, load_run, resolve_run_id
+    from harness.night.diff import diff_runs
+    from harness.report.diff_text import render_diff_text
+    from harness.night.history import load_history
+    from harness.report.jsonfile import dumps
+    from harness.fileio import atomic_write_text
 
     reports, config = _reports_and_config(args)
     source = source_for(reports, config, remote=not args.local)
@@ -127,7 +129,7 @@ def cmd_diff(args) -> int:
 
 
 def cmd_baseline(args) -> int:
-    from harness.baseline import accept_baseline, read_baseline, render_baseline
+    from harness.night.baseline import accept_baseline, read_baseline, render_baseline
 
     reports, config = _reports_and_config(args)
     if args.baseline_command == "accept":
@@ -146,7 +148,7 @@ HANDLERS = {"history": cmd_history, "diff": cmd_diff, "baseline": cmd_baseline}
 
 def load_run_quarantine(fixtures_dir: Path):
     """fixtures/quarantine.yaml, validated before anything runs (a bad file exits 2)."""
-    from harness.quarantine import FILE, load_quarantine
+    from harness.night.quarantine import FILE, load_quarantine
 
     return load_quarantine(Path(fixtures_dir) / FILE)
 
@@ -154,8 +156,8 @@ def load_run_quarantine(fixtures_dir: Path):
 def finish_run(report, out: Path, config, quarantine) -> tuple[Any, dict[str, Any]]:
     """The runner's report with quarantine applied, and ``write_all`` keyword arguments
     carrying the history and diff of the reports folder ``out``."""
-    from harness.nightly import run_context
-    from harness.quarantine import apply_quarantine
+    from harness.night.context import run_context
+    from harness.night.quarantine import apply_quarantine
     from harness.report.jsonfile import report_to_dict
 
     report = apply_quarantine(report, quarantine)

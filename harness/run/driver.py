@@ -9,7 +9,6 @@ bot put in the webhook answer itself.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -17,53 +16,12 @@ import aiohttp
 from harness.channels import telegram as tg
 from harness.channels import whatsapp as wa
 from harness.config import Config
-from harness.driver_faults import deliver_scripted, is_scripted
+from harness.run.delivery import CaseState, Delivery, Identity, make_identity
+from harness.run.driver_faults import deliver_scripted, is_scripted
 from harness.sandbox.router import Router
 from harness.targets.base import Endpoints
 from harness.textgen import render
 from harness.types import Case, Event, Turn
-
-TELEGRAM_CHAT_BASE = 700_000_000
-WHATSAPP_BASE = 4_470_000_000_000
-
-
-@dataclass(frozen=True)
-class Identity:
-    """The ids one case attempt runs under: unique, so cases can run concurrently."""
-
-    chat_id: int
-    wa_id: str
-    doc_token: str
-
-    def keys(self) -> tuple[str, ...]:
-        return (f"tg:{self.chat_id}", f"wa:{self.wa_id}", f"user:{self.chat_id}", f"user:{self.wa_id}",
-                f"tok:{self.doc_token}")
-
-    def chat_for(self, channel: str) -> str:
-        return str(self.chat_id) if channel == "telegram" else self.wa_id
-
-
-def make_identity(n: int, token: str) -> Identity:
-    return Identity(chat_id=TELEGRAM_CHAT_BASE + n, wa_id=str(WHATSAPP_BASE + n), doc_token=token)
-
-
-@dataclass
-class Delivery:
-    """What happened when one turn's update was posted."""
-
-    status: int | None
-    error: str
-    sent_at: float
-    finished_at: float
-
-
-@dataclass
-class _CaseState:
-    last_update: dict | None = None
-    last_message_id: int | None = None
-    last_bot_message_id: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
 
 class Driver:
     def __init__(self, config: Config, endpoints: Endpoints, router: Router, session: aiohttp.ClientSession,
@@ -77,12 +35,16 @@ class Driver:
         self.tg = tg.TelegramUpdates()
         sb = config.sandbox
         self.wa = wa.WhatsAppUpdates(sb.phone_number_id, sb.display_phone_number, "102290129340398")
-        self._state: dict[int, _CaseState] = {}
+        self._state: dict[int, CaseState] = {}
 
     def values_for(self, ident: Identity) -> dict[str, str]:
         values = dict(self.placeholders)
         values["docs"] = f"{self.placeholders['docs']}/c/{ident.doc_token}"
         return values
+
+    def state_for(self, ident: Identity) -> CaseState:
+        """What the driver remembers of this attempt's chat (last update, last message id)."""
+        return self._state.setdefault(ident.chat_id, CaseState())
 
     def forget(self, ident: Identity) -> None:
         self._state.pop(ident.chat_id, None)
@@ -91,16 +53,16 @@ class Driver:
                       last_bot_message_id: str = "") -> Delivery:
         if is_scripted(turn):  # bursts, duplicate / out-of-order delivery (harness/driver_faults.py)
             return await deliver_scripted(self, case, turn, ident, timeout, last_bot_message_id)
-        state = self._state.setdefault(ident.chat_id, _CaseState())
+        state = self.state_for(ident)
         values = self.values_for(ident)
         text = render(turn.send, values) if turn.send is not None else None
         if case.channel == "telegram":
-            update = self._telegram_update(turn, ident, state, text, last_bot_message_id)
+            update = self.telegram_update(turn, ident, state, text, last_bot_message_id)
             url = self.endpoints.telegram_webhook
         else:
-            update = self._whatsapp_update(turn, ident, state, text, last_bot_message_id)
+            update = self.whatsapp_update(turn, ident, state, text, last_bot_message_id)
             url = self.endpoints.whatsapp_webhook
-            self._note_whatsapp(update, ident)
+            self.note_whatsapp(update, ident)
         state.last_update = update
         sent_at = time.time()
         # The update itself is part of the record (reports show what the user sent).
@@ -117,7 +79,7 @@ class Driver:
             result = await wa.deliver_payload(self.session, url, update, self.config.secrets.app_secret, timeout)
         return Delivery(result.status, result.error, sent_at, time.time())
 
-    def _note_whatsapp(self, update: dict, ident: Identity) -> None:
+    def note_whatsapp(self, update: dict, ident: Identity) -> None:
         """Tell the Graph emulator who the user is, so replies addressed by BSUID or mark-reads
         of this message are attributed to the case (clients such as pywa answer by BSUID)."""
         if self.whatsapp_emulator is None:
@@ -128,7 +90,7 @@ class Driver:
                 for msg in change.get("value", {}).get("messages", []):
                     self.whatsapp_emulator.note_inbound(msg["id"], ident.wa_id)
 
-    def _telegram_update(self, turn: Turn, ident: Identity, state: _CaseState, text: str | None,
+    def telegram_update(self, turn: Turn, ident: Identity, state: CaseState, text: str | None,
                          bot_message_id: str) -> dict:
         chat = ident.chat_id
         if turn.kind == "redeliver":
@@ -151,7 +113,7 @@ class Driver:
             return self.tg.sticker(chat, **({"emoji": opts["emoji"]} if "emoji" in opts else {}))
         raise ValueError(f"unknown turn kind {turn.kind!r}")
 
-    def _whatsapp_update(self, turn: Turn, ident: Identity, state: _CaseState, text: str | None,
+    def whatsapp_update(self, turn: Turn, ident: Identity, state: CaseState, text: str | None,
                          bot_message_id: str) -> dict:
         who = ident.wa_id
         if turn.kind == "redeliver":
@@ -169,3 +131,6 @@ class Driver:
         if turn.kind == "sticker":
             return self.wa.sticker(who)
         raise ValueError(f"unknown turn kind {turn.kind!r} for whatsapp")
+
+
+__all__ = ["CaseState", "Delivery", "Driver", "Identity", "make_identity"]

@@ -43,7 +43,7 @@ from typing import Any, Awaitable, Callable, Mapping
 
 import aiohttp
 
-log = logging.getLogger("harness.alerts")
+log = logging.getLogger("harness.night.alerts")
 
 KINDS = ("budget", "regression", "start_failed")
 OCI_BODY_MAX = 64 * 1024  # OCI Notifications: message body at most 64 KB

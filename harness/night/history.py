@@ -4,7 +4,7 @@ A *run source* lists run ids (oldest first) and loads one run's results.json dic
 
     RunSource            the interface (``run_ids()``, ``load(run_id)``, ``name``)
     ├── LocalRunSource     run folders under the reports directory (always there)
-    ├── RemoteRunSource    object storage, through ``harness.storage`` (its index.json)
+    ├── RemoteRunSource    object storage, through ``harness.night.storage`` (its index.json)
     └── CombinedRunSource  both: local first, remote for the nights this machine lacks
 
 Everything here is plain Python (the dashboard is drawn from ``run_records`` during every
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
-log = logging.getLogger("harness.history")
+log = logging.getLogger("harness.night.history")
 
 RESULTS = "results.json"
 SCHEMA = "harness.results/1"
@@ -73,11 +73,11 @@ class LocalRunSource:
 
 
 class RemoteRunSource:
-    """Runs in object storage (``harness.storage``): listed from its ``index.json``, each
+    """Runs in object storage (``harness.night.storage``): listed from its ``index.json``, each
     loaded from ``<prefix>/runs/YYYY/MM/DD/<run_id>/results.json``. The index is read once."""
 
     def __init__(self, store: Any):
-        from harness.storage import describe
+        from harness.night.storage import describe
 
         self.store = store
         self.name = describe(store.sc)
@@ -85,7 +85,7 @@ class RemoteRunSource:
 
     def _index(self) -> dict[str, Mapping[str, Any]]:
         if self._entries is None:
-            from harness.storage import read_index
+            from harness.night.storage import read_index
 
             self._entries = {str(e.get("run_id")): e for e in read_index(self.store).get("runs") or ()
                              if isinstance(e, Mapping) and e.get("run_id") and e.get("prefix")}

@@ -44,7 +44,7 @@ def merge_results(shards: Sequence[Mapping[str, Any]], count: int) -> dict[str, 
     planned counts are the sum of the shards' (a missing shard leaves its cases unplanned
     here, and the merged run says which shards are missing and is never a pass).
     """
-    from harness.aggregate import exit_code, summarize
+    from harness.run.aggregate import exit_code, summarize
     from harness.report.jsonfile import SCHEMA, case_from_dict, counts_to_dict
 
     if not shards:

@@ -79,7 +79,7 @@ def count(results: Sequence[CaseResult], planned: int) -> Counts:
     executed = len(results) - by["skipped"]
     decidable = by["pass"] + by["soft"] + by["fail"]
     cost = sum(r.cost_usd or 0.0 for r in results)
-    # Quarantined cases (harness.quarantine) are counted above but never decide the verdict.
+    # Quarantined cases (harness.night.quarantine) are counted above but never decide the verdict.
     vby = defaultdict(int)
     for r in results:
         if not getattr(r, "quarantined", False):

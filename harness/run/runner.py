@@ -20,15 +20,15 @@ from typing import Callable, Mapping, Sequence
 import aiohttp
 
 from harness import __version__
-from harness.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
-from harness.aggregate import apply_soft_budget
+from harness.run.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
+from harness.run.aggregate import apply_soft_budget
 from harness.models.settings import soft_budget
 from harness.soft import is_soft, reevaluate
 from harness.checks import REGISTRY
 from harness.checks.slots import layer_slot_metrics
 from harness.config import Config
-from harness.driver import Driver, Identity, make_identity
-from harness.perf import BUDGET_EXIT, RunMeter
+from harness.run.driver import Driver, Identity, make_identity
+from harness.run.perf import BUDGET_EXIT, RunMeter
 from harness.errors import TargetError
 from harness.report.journal import Journal
 from harness.report.jsonfile import case_to_dict
@@ -40,7 +40,7 @@ from harness.targets.http import HttpTarget
 from harness.targets.inprocess import InProcessTarget
 from harness.types import Case, CaseResult, Evidence, Observation, Reply, RunReport, Turn, TurnObservation
 
-log = logging.getLogger("harness.runner")
+log = logging.getLogger("harness.run.runner")
 
 # A turn whose update got no answer at all is not waited on for the full reply timeout.
 GRACE_AFTER_FAILED_DELIVERY_S = 1.0

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.errors import ConfigError, UsageError
-from harness.manifest import MANIFEST_FILE, finish_manifest, llm_models, start_manifest
-from harness.runlock import RunLock
+from harness.night.manifest import MANIFEST_FILE, finish_manifest, llm_models, start_manifest
+from harness.night.runlock import RunLock
 
 IDENTITY_RANGE = 1_000_000
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -48,9 +48,9 @@ class RunFlow:
 
     def __enter__(self) -> "RunFlow":
         from harness.config import load_config
-        from harness.runner import new_run_id
-        from harness.shards import parse_shard
-        from harness.storage import storage_config
+        from harness.run.runner import new_run_id
+        from harness.night.shards import parse_shard
+        from harness.night.storage import storage_config
 
         args = self.args
         config = self.config = load_config(args.config)
@@ -157,7 +157,7 @@ class RunFlow:
 
     def select(self, cases: Sequence[Any]) -> list[Any]:
         """The --shard slice of ``cases`` (all of them without --shard)."""
-        from harness.shards import select_shard
+        from harness.night.shards import select_shard
 
         if self.shard is None:
             return list(cases)
@@ -200,7 +200,7 @@ class RunFlow:
         """Upload this run, then retry the spool; never changes the run's exit code."""
         if not self.upload_enabled:
             return []
-        from harness.storage import upload_pending, upload_run
+        from harness.night.storage import upload_pending, upload_run
 
         results = [upload_run(self.config, run_dir, self.out)]
         if results[0].complete:

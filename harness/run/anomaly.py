@@ -10,7 +10,7 @@ Metrics: ``tokens`` (input + output), ``llm_calls``, ``cost_usd``, ``latency_ms`
 baseline has no ratio and is skipped; latency must also rise by at least
 ``anomaly_min_latency_ms`` (scheduling noise on a busy machine is not a regression).
 
-Reads earlier runs' ``results.json`` directly (small and local; harness.history may offer
+Reads earlier runs' ``results.json`` directly (small and local; harness.night.history may offer
 the same later).
 """
 
@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from harness.types import CaseResult, Evidence
 
-log = logging.getLogger("harness.anomaly")
+log = logging.getLogger("harness.run.anomaly")
 EVAL = "anomaly@1"
 METRICS = ("tokens", "llm_calls", "cost_usd", "latency_ms")
 

@@ -122,7 +122,7 @@ def apply_quarantine(report, entries: Sequence[QuarantineEntry], today: date | N
     Called by the CLI on the runner's report; a report without quarantined cases comes
     back unchanged (same object).
     """
-    from harness.aggregate import exit_code, summarize
+    from harness.run.aggregate import exit_code, summarize
 
     active = active_ids(entries, today)
     ids = {c.id for c in report.cases}

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from harness.config import Config, python_command
 from harness.errors import TargetError
-from harness.runner import RunOptions, run_suite
+from harness.run.runner import RunOptions, run_suite
 from harness.types import LAYERS, Case, RunReport
 
 NOISE_ENV = "DOCBOT_NOISE"

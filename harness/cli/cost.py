@@ -9,7 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from harness.alerts import notify, run_alerts, start_failed_alert
+from harness.night.alerts import notify, run_alerts, start_failed_alert
 from harness.report.jsonfile import report_to_dict
 from harness.types import RunReport
 

@@ -2,7 +2,7 @@
 
 Kept out of cli.py so the shared command-line module only gains a few hook lines; the
 ``harness run`` side of operations (lock, resume, shard, manifest, upload) is
-``harness.runflow``.
+``harness.night.runflow``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from harness.errors import StorageError, UsageError
 
 
 def add_parsers(sub: Any) -> None:
-    from harness.schedule import add_parser as add_schedule
 
     up = sub.add_parser("upload", help="put runs into object storage ([storage]); --pending retries the spool")
     up.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="local runs to upload")
@@ -28,11 +27,11 @@ def add_parsers(sub: Any) -> None:
     mg.add_argument("run_id")
     mg.add_argument("--config", help="config file (default: ./harness.toml)")
 
-    add_schedule(sub)
+    add_schedule_parser(sub)
 
 
 def _store(config):
-    from harness.storage import S3Store, describe, storage_config
+    from harness.night.storage import S3Store, describe, storage_config
 
     sc = storage_config(config)
     if sc is None:
@@ -43,8 +42,8 @@ def _store(config):
 
 def cmd_upload(args) -> int:
     from harness.config import load_config
-    from harness.runlock import RunLock
-    from harness.storage import list_pending, rebuild_index, upload_pending, upload_run
+    from harness.night.runlock import RunLock
+    from harness.night.storage import list_pending, rebuild_index, upload_pending, upload_run
 
     if not (args.run_ids or args.pending or args.reindex):
         raise UsageError("nothing to upload", fix="harness upload --pending, or harness upload RUN_ID")
@@ -76,7 +75,7 @@ def cmd_upload(args) -> int:
 
 def cmd_merge(args) -> int:
     from harness.config import load_config
-    from harness.storage import merge_shards, read_index
+    from harness.night.storage import merge_shards, read_index
 
     config = load_config(args.config)
     store, where = _store(config)
@@ -94,10 +93,39 @@ def cmd_merge(args) -> int:
     return merged["exit_code"]
 
 
-def cmd_schedule(args) -> int:
-    from harness.schedule import cmd_schedule as run
+def cmd_schedule(args: Any) -> int:
+    """``harness schedule``: one cycle now (``--once``) or the daemon; ``args.main`` is the CLI's entry point."""
+    from harness.config import load_config
+    from harness.night.schedule import (configure_logging, make_trigger, next_fire_times, run_cycle,
+                                        schedule_config, serve)
 
-    return run(args)
+    configure_logging()
+    config = load_config(args.config)
+    sc = schedule_config(config, args.cron, args.tz)
+    make_trigger(sc.cron, sc.tz)  # a bad expression or zone exits 2 before anything runs
+    if args.once:
+        result = run_cycle(args.config, sc.cron, sc.tz, run=args.main, quiet=args.quiet)
+        print(f"nightly cycle: {result.line()}")
+        for line in result.alerts + result.notes:
+            print(f"  {line}")
+        nxt = next_fire_times(sc.cron, sc.tz, 1)
+        if nxt:
+            print(f"next scheduled fire ({sc.cron} {sc.tz}): {nxt[0].isoformat()}")
+        return result.exit_code
+    return serve(args.config, sc.cron, sc.tz, run=args.main)
+
+
+def add_schedule_parser(sub: Any) -> None:
+    from harness.night.schedule import DEFAULT_CRON
+
+    s = sub.add_parser("schedule", help="run the nightly cycle on a cron schedule (or once, now)")
+    s.add_argument("--config", help="config file (default: ./harness.toml)")
+    s.add_argument("--cron", default=None, metavar="EXPR", help=f'crontab expression (default [schedule] cron or "{DEFAULT_CRON}")')
+    s.add_argument("--tz", default=None, metavar="ZONE", help="IANA time zone (default [schedule] tz or UTC)")
+    s.add_argument("--once", action="store_true", help="run one cycle now and exit with the run's code")
+    s.add_argument("--quiet", action="store_true", help="no progress output from the run")
+
+
 
 
 HANDLERS = {"upload": cmd_upload, "merge": cmd_merge, "schedule": cmd_schedule}
@@ -106,7 +134,7 @@ HANDLERS = {"upload": cmd_upload, "merge": cmd_merge, "schedule": cmd_schedule}
 def with_flow(cmd_run):
     """``harness run`` inside a ``RunFlow``: the run lock, --resume, --shard, manifest, upload."""
     def run(args) -> int:
-        from harness.runflow import RunFlow
+        from harness.night.runflow import RunFlow
 
         with RunFlow(args):
             return cmd_run(args)

@@ -68,10 +68,10 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--layer", action="append", default=[], choices=LAYERS)
     chk.add_argument("--case", action="append", default=[], metavar="GLOB")
 
-    from harness.cli_nightly import add_parsers as add_nightly_parsers  # history, diff, baseline
+    from harness.cli.nightly import add_parsers as add_nightly_parsers  # history, diff, baseline
 
     add_nightly_parsers(sub)
-    from harness.cli_ops import add_parsers as add_ops_parsers  # upload, merge, schedule
+    from harness.cli.ops import add_parsers as add_ops_parsers  # upload, merge, schedule
 
     add_ops_parsers(sub)
     return p
@@ -84,7 +84,7 @@ def _fixtures_dir(args, config) -> Path:
 def _cmd_calibrate(args) -> int:
     from datetime import datetime
 
-    from harness.calibrate import calibrate, matrix_lines, write_calibration
+    from harness.night.calibrate import calibrate, matrix_lines, write_calibration
     from harness.cases import load_cases
     from harness.config import load_config
 
@@ -112,7 +112,7 @@ def _cmd_calibrate(args) -> int:
 
 
 def _cmd_init(args) -> int:
-    from harness.scaffold import init_project
+    from harness.cli.scaffold import init_project
 
     written = init_project(args.dir, args.channel)
     for path in written:
@@ -126,13 +126,13 @@ def _validate_suite(args, config):
     """Everything a run reads, validated before anything runs (a problem exits 2): cases,
     quarantine, goldens, and the [embeddings] [critic] [budget] [alerts] [storage] sections.
     ``harness run`` and ``harness check`` share it, so check says what run would."""
-    from harness.alerts import validate as validate_alerts
-    from harness.budget import budget_settings
+    from harness.night.alerts import validate as validate_alerts
+    from harness.run.budget import budget_settings
     from harness.cases import load_cases
-    from harness.cli_nightly import load_run_quarantine
+    from harness.cli.nightly import load_run_quarantine
     from harness.golden import load_goldens
     from harness.models.settings import validate as validate_reasoning_settings
-    from harness.storage import storage_config
+    from harness.night.storage import storage_config
 
     cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case)
     quarantine = load_run_quarantine(_fixtures_dir(args, config))
@@ -171,7 +171,7 @@ def _cmd_run(args) -> int:
     from harness.config import load_config
     from harness.report import write_all
     from harness.report.terminal import Progress, print_table
-    from harness.runner import RunOptions, run_suite
+    from harness.run.runner import RunOptions, run_suite
 
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
@@ -181,8 +181,8 @@ def _cmd_run(args) -> int:
     cases, quarantine, golden_dir, goldens = _validate_suite(args, config)
     if not cases:
         raise UsageError("no case matches the selection", fix="check --layer and --case (harness check lists cases)")
-    cases = args.flow.select(cases)  # --shard (harness.runflow)
-    from harness.cli_nightly import diff_line, finish_run
+    cases = args.flow.select(cases)  # --shard (harness.night.runflow)
+    from harness.cli.nightly import diff_line, finish_run
 
     console = Console(stderr=False)
     progress = Progress(console) if not args.quiet else None
@@ -193,8 +193,7 @@ def _cmd_run(args) -> int:
                          golden_dir=golden_dir, golden_version=goldens.version, budget_usd=args.budget_usd)
     options.run_id, options.prior = args.flow.run_id, args.flow.begin(cases)  # lock, manifest, --resume
     options.identity_offset = args.flow.identity_offset
-    from harness import cli_cost
-
+    from harness.cli import cost as cli_cost
     try:
         report = asyncio.run(run_suite(config, cases, options))
     except (TargetError, SandboxError) as exc:  # exit 4: alert that the run failed to start
@@ -206,7 +205,7 @@ def _cmd_run(args) -> int:
     run_dir = out / report.run_id
     report, nightly = finish_run(report, out, config, quarantine)  # quarantine, history, diff
     report = cli_cost.after_run(config, report, run_dir)  # budget breach on stderr; alerts
-    files = write_all(args.flow.finish(report), run_dir, **nightly)  # + manifest, shard (harness.runflow)
+    files = write_all(args.flow.finish(report), run_dir, **nightly)  # + manifest, shard (harness.night.runflow)
     if not args.quiet:
         print_table(report, console)
         console.print(diff_line(nightly["diff"]), markup=False)
@@ -216,9 +215,10 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_report(args) -> int:
+    from harness.night.context import nights_around
     from harness.report import render
 
-    path = render(Path(args.run_dir), args.format)
+    path = render(Path(args.run_dir), args.format, context=nights_around)
     if args.format == "md":
         sys.stdout.write(path.read_text(encoding="utf-8"))
     print(f"wrote {path}")
@@ -234,15 +234,16 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors already
         return int(exc.code or 0)
     handlers = {"run": _cmd_run, "report": _cmd_report, "check": _cmd_check, "init": _cmd_init, "calibrate": _cmd_calibrate}
-    from harness.cli_nightly import HANDLERS as nightly_handlers
+    from harness.cli.nightly import HANDLERS as nightly_handlers
 
     handlers.update(nightly_handlers)
-    from harness.cli_ops import HANDLERS as ops_handlers, with_flow
+    from harness.cli.ops import HANDLERS as ops_handlers, with_flow
 
     handlers.update(ops_handlers)
     handlers["run"] = with_flow(handlers["run"])  # run lock, --resume, --shard, manifest, upload
     args.argv = argv if argv is not None else sys.argv[1:]
     try:
+        args.main = main  # for the scheduler's in-process runs (harness.night.schedule.run_cycle)
         return handlers[args.command](args)
     except HarnessError as exc:
         print(f"harness: {exc.render()}", file=sys.stderr)

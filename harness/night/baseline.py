@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness.errors import UsageError
-from harness.history import RunSource
+from harness.night.history import RunSource
 
 FILE = "baseline.json"
 SCHEMA = "harness.baseline/1"
@@ -52,7 +52,7 @@ def accept_baseline(reports_dir: str | os.PathLike[str], source: RunSource, run_
     run_id = resolve_run_id(source, run_id)
     record = {"schema": SCHEMA, "run_id": run_id, "accepted_by": _who(),
               "accepted_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "note": note}
-    from harness.report.jsonfile import atomic_write_text
+    from harness.fileio import atomic_write_text
 
     atomic_write_text(Path(reports_dir) / FILE, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     return record

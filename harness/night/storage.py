@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from harness.errors import ConfigError, StorageError
 
-log = logging.getLogger("harness.storage")
+log = logging.getLogger("harness.night.storage")
 
 INDEX_SCHEMA = "harness.index/1"
 PENDING_DIR = ".pending"
@@ -350,7 +350,7 @@ def _spool_path(out_dir: Path, pending: Pending) -> Path:
 
 
 def _save_spool(out_dir: Path, pending: Pending) -> None:
-    from harness.report.jsonfile import atomic_write_text
+    from harness.fileio import atomic_write_text
 
     atomic_write_text(_spool_path(out_dir, pending), json.dumps(pending.to_dict(), indent=1))
 
@@ -638,7 +638,7 @@ def merge_shards(store: S3Store, run_id: str, key_prefix: str, count: int | None
     last does it, and doing it twice writes the same report. Returns the merged dict or None
     when shards are still missing.
     """
-    from harness.shards import merge_results
+    from harness.night.shards import merge_results
 
     shard_results: dict[int, dict[str, Any]] = {}
     total = count
