@@ -138,6 +138,8 @@ def decide_followup(msg, session, cfg, text: str) -> Decision | None:
         return Decision("platform_switch", [], {"platform": platform}, Job(platform=platform, **stored))
     if _QUESTION.search(text):  # answered by the pipeline's question path (instructions.py)
         from .instructions import Instruction
+        if cfg.on("followup_reads_summary_only") and session.last_summary:
+            stored["text"] = session.last_summary  # REGRESSION followup_reads_summary_only: the summary as context
         return Decision("question", [], {}, Job(platform=session.platform, **stored,
                                                  instruction=Instruction(question=text.strip())))
     return None

@@ -105,6 +105,10 @@ class LLMClient:
             raise LLMError("malformed response") from None
         if not isinstance(content, str) or not content.strip():
             raise LLMError("empty completion")
+        if self.cfg.on("non_ascii_stripped"):  # REGRESSION non_ascii_stripped: an ASCII-only "sanitiser"
+            content = faults.ascii_only(content)
+        if self.cfg.on("numbers_rounded"):  # REGRESSION numbers_rounded: decimals made whole
+            content = faults.round_decimals(content)
         return content.strip()
 
     def _prompt(self, url: str, title: str, text: str) -> str:

@@ -38,6 +38,9 @@ class Pipeline:
         self.locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.jobs: dict[str, asyncio.Task] = {}
         self.tasks: set[asyncio.Task] = set()
+        self.current_chat: dict[str, str] = {}     # channel -> the chat that wrote last
+        self.answers: dict[tuple[str, str], str] = {}   # (chat, document) -> answer
+        self.posted: set[tuple[str, str]] = set()       # (chat, platform) already posted
 
     # -- scheduling -------------------------------------------------------------------------
 
@@ -57,6 +60,7 @@ class Pipeline:
         if not first and not self.cfg.on("no_update_dedup"):  # REGRESSION no_update_dedup
             return False
         key = f"{msg.channel}:{msg.chat_id}"
+        self.current_chat[msg.channel] = msg.chat_id
         stale = is_stale(self, msg)  # out-of-order delivery (followups.py)
         if is_cancel(msg.text) and key in self.jobs and self.cfg.on("cancel_ignored"):
             # REGRESSION cancel_ignored: 'stop' is acknowledged, the running job goes on
@@ -107,6 +111,10 @@ class Pipeline:
                         log.info("job cancelled chat=%s", msg.chat_id)
                     finally:
                         self.jobs.pop(key, None)
+                if self.cfg.on("slow_followup_turns"):
+                    # REGRESSION slow_followup_turns: "history compaction" after the reply, still
+                    # holding the chat's lock: the chat's next message waits for it
+                    await asyncio.sleep(4.0)
             except Exception:
                 log.exception("error while processing %s update %s (chat %s)", msg.channel,
                               msg.update_key, msg.chat_id)
@@ -114,9 +122,15 @@ class Pipeline:
     async def reply(self, msg: Incoming, text: str) -> None:
         channel = self.channels[msg.channel]
         buttons = getattr(text, "buttons", ())  # followups.Rich: a text with buttons
-        await (channel.send(msg.chat_id, text, buttons=buttons) if buttons else channel.send(msg.chat_id, text))
+        chat = msg.chat_id
+        if self.cfg.on("replies_cross_chats"):
+            # REGRESSION replies_cross_chats: the reply goes to the chat that wrote last
+            chat = self.current_chat.get(msg.channel, msg.chat_id)
+        if self.cfg.on("dates_shifted"):  # REGRESSION dates_shifted: dates a day early
+            text = type(text)(faults.shift_dates(text), buttons) if buttons else faults.shift_dates(text)
+        await (channel.send(chat, text, buttons=buttons) if buttons else channel.send(chat, text))
         if self.cfg.on("duplicate_replies"):
-            await channel.send(msg.chat_id, text)  # REGRESSION duplicate_replies
+            await channel.send(chat, text)  # REGRESSION duplicate_replies
 
     async def _run_job(self, msg: Incoming, job: Job) -> None:
         chat = msg.chat_id
@@ -153,10 +167,14 @@ class Pipeline:
                               **doc_fields(self.cfg, self.store.get(chat), doc, job))
             await self.reply(msg, ask_platform(msg.channel))
             return
-        self.store.update(chat, pending=None, **doc_fields(self.cfg, self.store.get(chat), doc, job))
+        before = self.store.get(chat)  # the session as the job found it
+        self.store.update(chat, pending=None, **doc_fields(self.cfg, before, doc, job))
+        text = doc.text
+        if self.cfg.on("summary_from_previous_document") and before.doc_text:
+            text = before.doc_text  # REGRESSION summary_from_previous_document: the session's old text
         try:
-            summary = await self.llm.summary(doc.url, doc.title, doc.text, chat, job.instruction)
-            post = await self.llm.post(doc.url, doc.title, doc.text, job.platform, chat,
+            summary = await self.llm.summary(doc.url, doc.title, text, chat, job.instruction)
+            post = await self.llm.post(doc.url, doc.title, text, job.platform, chat,
                                        job.instruction)
         except LLMError as e:
             log.warning("LLM call failed chat=%s: %s", chat, e)
@@ -165,8 +183,15 @@ class Pipeline:
             return
         if self.cfg.on("invent_number"):  # REGRESSION invent_number: a figure is inflated
             summary, post = faults.inflate_number(summary, doc.text), faults.inflate_number(post, doc.text)
-        post = finalize_post(post, doc.url, job.platform, platform_limit(self.cfg, job.platform))
-        await self.publisher.send(self.cfg.publish_to, post)
+        source = doc.url
+        if self.cfg.on("post_source_stale_link") and before.doc_url:
+            source = before.doc_url  # REGRESSION post_source_stale_link: the session's old link
+        post = finalize_post(post, source, job.platform, platform_limit(self.cfg, job.platform))
+        # REGRESSION post_to_user: the post is addressed to the user who asked
+        to = chat if self.cfg.on("post_to_user") else self.cfg.publish_to
+        if not (self.cfg.on("post_dedup_by_platform") and (chat, job.platform) in self.posted):
+            await self.publisher.send(to, post)  # REGRESSION post_dedup_by_platform skips repeats
+        self.posted.add((chat, job.platform))
         self.store.update(chat, task=None, pending=None, last_summary=summary)
         await self.reply(msg, M.DONE.format(title=doc.title, summary=summary,
                                             Platform=PLATFORM_NAMES[job.platform]))
@@ -176,8 +201,13 @@ class Pipeline:
         chat = msg.chat_id
         self.store.update(chat, pending=None, doc_url=doc.url, doc_title=doc.title,
                           doc_text=doc.text)
+        cached = self.answers.get((chat, doc.url))
         try:
-            answer = await self.llm.answer(doc.url, doc.title, doc.text, job.instruction.question, chat)
+            if self.cfg.on("stale_followup_answer") and cached is not None:
+                answer = cached  # REGRESSION stale_followup_answer: the cache key lacks the question
+            else:
+                answer = await self.llm.answer(doc.url, doc.title, doc.text, job.instruction.question, chat)
+            self.answers[(chat, doc.url)] = answer
         except LLMError as e:
             log.warning("LLM call failed chat=%s: %s", chat, e)
             self.store.update(chat, task=None)

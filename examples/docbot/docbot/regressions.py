@@ -58,6 +58,31 @@ REGISTRY: tuple[Regression, ...] = (
                "the summary and post state an inflated figure that is not in the document"),
     Regression("answer_unanswerable", "reasoning",
                "a question the document does not answer gets an invented answer instead of 'doesn't say'"),
+    # issue 11: where regressions hide (follow-ups, document switches, later turns, non-ASCII
+    # text, several chats at once, the post's recipient and link); switch points: pipeline.py,
+    # followups.py, llm.py, behaviour in faults.py
+    Regression("stale_followup_answer", "multiturn",
+               "answers are cached per chat and document, not per question: a follow-up question gets the previous answer"),
+    Regression("summary_from_previous_document", "multiturn",
+               "after a document switch the new document is fetched but the old one's text is summarized under the new title"),
+    Regression("slow_followup_turns", "multiturn",
+               "after each reply a history compaction holds the chat's lock for 4 s: the first turn is fast, the next message waits"),
+    Regression("replies_cross_chats", "multiturn",
+               "replies go to the chat that wrote last (a process-global current chat), not to the chat that asked"),
+    Regression("post_to_user", "multiturn",
+               "the platform post is sent to the requesting user's number instead of DOCBOT_PUBLISH_TO"),
+    Regression("post_source_stale_link", "multiturn",
+               "after a document switch the post's Source: line links the previous document"),
+    Regression("post_dedup_by_platform", "multiturn",
+               "a second post for the same platform in a chat is silently skipped (anti-spam keyed without the document), DONE still says sent"),
+    Regression("followup_reads_summary_only", "multiturn",
+               "follow-up questions are answered from the last summary instead of the document: details outside it 'are not in the document'"),
+    Regression("non_ascii_stripped", "reasoning",
+               "model output is filtered to ASCII: accents, non-Latin scripts and emoji vanish from summaries, posts and answers"),
+    Regression("numbers_rounded", "reasoning",
+               "decimals in model output are rounded to whole numbers (12.5% -> 13%, 3.75 million -> 4 million)"),
+    Regression("dates_shifted", "reasoning",
+               "dates in replies to the user come out one day early (a midnight UTC date shown in a zone west of UTC)"),
 )
 
 NAMES = frozenset(r.name for r in REGISTRY)
