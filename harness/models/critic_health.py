@@ -5,6 +5,12 @@ a reply (usually one claim), the document it is about (a file in fixtures/docume
 inline text), and whether the document supports it. The critic's factuality verdict on
 each is compared with the label: accuracy and Cohen's kappa, with the confusion counts,
 are reported beside the results, so a weak or drifting judge shows the night it changes.
+
+Two accuracies: ``accuracy`` over the decided examples only, and ``accuracy_all`` over every
+example with an undecided (or unavailable) verdict counted as wrong, so a judge cannot look
+good by abstaining. ``kappa`` is over the decided examples; ``kappa_all`` counts an undecided
+verdict as the wrong label. ``python -m harness.models.critic_health`` prints the figures of
+the configured offline critic on ``golden/critic``.
 """
 
 from __future__ import annotations
@@ -40,7 +46,10 @@ class Agreement:
     fp: int = 0
     fn: int = 0
     undecided: int = 0
-    """The critic gave no verdict (undecided or unavailable): not in accuracy or kappa."""
+    """The critic gave no verdict (undecided or unavailable): wrong in accuracy_all / kappa_all,
+    left out of accuracy / kappa."""
+    undecided_true: int = 0
+    """Of the undecided, how many were labelled true (the rest were labelled false)."""
     disagreements: list[str] = field(default_factory=list)
 
     @property
@@ -52,14 +61,33 @@ class Agreement:
         return (self.tp + self.tn) / self.decided if self.decided else None
 
     @property
+    def examples(self) -> int:
+        return self.decided + self.undecided
+
+    @property
+    def accuracy_all(self) -> float | None:
+        """Accuracy over every example, an undecided verdict counted as wrong."""
+        return (self.tp + self.tn) / self.examples if self.examples else None
+
+    @property
     def kappa(self) -> float | None:
         return cohen_kappa(self.tp, self.fp, self.fn, self.tn)
 
+    @property
+    def kappa_all(self) -> float | None:
+        """Kappa over every example, an undecided verdict counted as the wrong label."""
+        undecided_false = self.undecided - self.undecided_true
+        return cohen_kappa(self.tp, self.fp + undecided_false, self.fn + self.undecided_true, self.tn)
+
     def as_dict(self) -> dict[str, Any]:
-        acc, kappa = self.accuracy, self.kappa
-        return {"examples": self.decided + self.undecided, "decided": self.decided, "undecided": self.undecided,
-                "accuracy": round(acc, 4) if acc is not None else None,
-                "kappa": round(kappa, 4) if kappa is not None else None,
+        acc, kappa, acc_all, kappa_all = self.accuracy, self.kappa, self.accuracy_all, self.kappa_all
+
+        def r(x: float | None) -> float | None:
+            return round(x, 4) if x is not None else None
+
+        return {"examples": self.examples, "decided": self.decided, "undecided": self.undecided,
+                "accuracy": r(acc), "accuracy_all": r(acc_all),
+                "kappa": r(kappa), "kappa_all": r(kappa_all),
                 "kappa_defined": kappa is not None,
                 "counts": {"true_positive": self.tp, "true_negative": self.tn, "false_positive": self.fp,
                            "false_negative": self.fn},
@@ -123,6 +151,7 @@ async def score_critic(critic, examples: list[LabelledExample], read_source: Cal
             source = ex.source_text or read_source(ex.source)
         except OSError:
             agreement.undecided += 1
+            agreement.undecided_true += ex.verdict
             agreement.disagreements.append(f"{ex.source}: source unreadable")
             continue
         judgement = await critic.factuality(source, ex.reply)
@@ -137,6 +166,8 @@ async def score_critic(critic, examples: list[LabelledExample], read_source: Cal
             said = None
         if said is None:
             agreement.undecided += 1
+            agreement.undecided_true += ex.verdict
+            agreement.disagreements.append(f"undecided, labelled {str(ex.verdict).lower()}: {ex.reply[:80]!r}")
             continue
         if said and ex.verdict:
             agreement.tp += 1
@@ -156,5 +187,41 @@ def describe(critic_name: str, a: Agreement) -> str:
     if a.decided == 0:
         return f"critic health ({critic_name}): no verdicts on the {a.undecided} labelled examples"
     kappa = f"{a.kappa:.2f}" if a.kappa is not None else "undefined (the critic or the labels used one answer only)"
-    return (f"critic health ({critic_name}): accuracy {a.accuracy:.2f} ({a.tp + a.tn}/{a.decided} decided), "
+    return (f"critic health ({critic_name}): accuracy {a.accuracy_all:.2f} over all {a.examples} examples "
+            f"(undecided counted wrong), {a.accuracy:.2f} over the {a.decided} decided; "
             f"Cohen's kappa {kappa}; TP {a.tp} TN {a.tn} FP {a.fp} FN {a.fn}; undecided {a.undecided}")
+
+
+async def _main(argv: list[str] | None = None) -> int:
+    """Score the offline critic (the real embedder) on golden/critic and print the figures."""
+    import argparse
+    import json
+
+    from harness.models.claims import document_text
+    from harness.models.critic_offline import OfflineCritic
+    from harness.models.embedder import hash_embedder, minilm_embedder
+
+    root = Path(__file__).resolve().parents[2]
+    ap = argparse.ArgumentParser(prog="python -m harness.models.critic_health")
+    ap.add_argument("--golden", default=str(root / "golden" / "critic"))
+    ap.add_argument("--documents", default=str(root / "fixtures" / "documents"))
+    ap.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list every disagreement")
+    args = ap.parse_args(argv)
+    embedder = (minilm_embedder if args.embedder == "minilm" else hash_embedder)(root / ".harness-cache")
+    critic = OfflineCritic(embedder)
+    agreement = await score_critic(critic, load_examples(Path(args.golden)),
+                                   lambda name: document_text(Path(args.documents) / name))
+    await embedder.aclose()
+    out = agreement.as_dict()
+    shown = agreement.disagreements if args.verbose else out["disagreements"]
+    out["disagreements"] = shown
+    print(describe(critic.name, agreement))
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - a measuring tool
+    import asyncio
+
+    raise SystemExit(asyncio.run(_main()))
