@@ -15,7 +15,8 @@ import yaml
 
 from harness.checks import GROUPED, REGISTRY, known_names
 from harness.errors import FixtureError, FixtureErrors
-from harness.types import CASE_ID_RE, CHANNELS, LAYERS, Case, CheckSpec, Turn
+from harness import layer as layer_registry
+from harness.types import CASE_ID_RE, CHANNELS, Case, CheckSpec, Turn
 
 PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "tools_url", "bot_token",
                 "webhook_secret", "app_secret", "phone_number_id")
@@ -24,6 +25,7 @@ ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redelive
 TURN_KEYS = set(ACTIONS) | {"wait_s", "expect", "fault"}
 CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description"}
 CASE_KEYS = CASE_KEYS | {"source"}  # reasoning: the document a case is about (the critic's ground truth)
+CASE_KEYS = CASE_KEYS | {"judges"}  # how the agent frames an answer, for `harness judges` (harness/judges/frames.py)
 FILE_KEYS = {"layer", "defaults", "cases"}
 LINE = "__line__"
 
@@ -242,6 +244,13 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -
         out.add("critic.factuality needs source: <document in fixtures/documents>", file=file, case=cid, line=line,
                 fix="add source: paper.pdf (the document the case is about) to the case")
         return None
+    if "judges" in merged:
+        from harness.judges.frames import validate as frame_error
+
+        problem = frame_error(_strip(merged["judges"]))
+        if problem:
+            out.add(problem, file=file, case=cid, line=line, fix="see harness/judges/frames.py")
+            return None
     return Case(id=cid, layer=layer, channel=channel, turns=tuple(turns), tags=tuple(str(t) for t in tags),
                 file=file, timeout_s=float(timeout) if timeout else None,
                 description=str(merged.get("description", "")), source=source)
@@ -263,8 +272,9 @@ def load_file(path: Path, out: _Collector, display: str | None = None) -> list[C
     if unknown:
         out.add(f"unknown top-level key(s) {unknown}", file=file, fix="top-level keys: layer, defaults, cases")
     layer = data.get("layer")
-    if layer not in LAYERS:
-        out.add(f"layer {layer!r} is not one of {', '.join(LAYERS)}", file=file, line=data.get(LINE))
+    if not isinstance(layer, str) or layer_registry.get(layer) is None:
+        out.add(f"layer {layer!r} is not one of {', '.join(layer_registry.names())}", file=file,
+                line=data.get(LINE), fix="write one of the layers above (or install the package of yours)")
         return []
     defaults = _strip(data.get("defaults") or {})
     if not isinstance(defaults, dict):
@@ -277,30 +287,39 @@ def load_file(path: Path, out: _Collector, display: str | None = None) -> list[C
     return [c for c in (_case(rc, layer=layer, defaults=defaults, file=file, out=out) for rc in raw_cases) if c]
 
 
-def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Iterable[str] = ()) -> list[Case]:
+def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Iterable[str] = (),
+               derive: bool = True) -> list[Case]:
     """Load and validate every case file under ``fixtures``; select by layer and id glob.
 
     The whole suite is validated (so a broken file is reported even when another layer
-    was selected); raises FixtureErrors listing every problem.
+    was selected); raises FixtureErrors listing every problem. With ``derive``, each
+    layer then adds the cases it derives from the suite (``Layer.derive_cases``: the
+    robustness layer's metamorphic variants), selected like the written ones.
     """
     root = Path(fixtures)
     out = _Collector()
     layers = list(layers)
+    known = layer_registry.names()
     for name in layers:
-        if name not in LAYERS:
-            raise FixtureError(f"unknown layer {name!r}", fix=f"layers: {', '.join(LAYERS)}")
+        if name not in known:
+            raise FixtureError(f"unknown layer {name!r}", fix=f"layers: {', '.join(known)}")
     if not root.is_dir():
         raise FixtureError("fixtures folder not found", file=str(root), fix="pass --fixtures DIR")
-    files = sorted(p for p in root.glob("*/*.y*ml") if p.parent.name in LAYERS)
+    folders = {layer.folder: layer.name for layer in layer_registry.all_layers()}
+    files = sorted(p for p in root.glob("*/*.y*ml") if p.parent.name in folders)
     cases: list[Case] = []
     for path in files:
         loaded = load_file(path, out)
         for case in loaded:
-            if case.layer != path.parent.name:
+            if case.layer != folders[path.parent.name]:
+                home = layer_registry.get(case.layer)
                 out.add(f"file says layer {case.layer!r} but lives in fixtures/{path.parent.name}/", file=str(path),
-                        fix=f"move it to fixtures/{case.layer}/ or correct layer:")
+                        fix=f"move it to fixtures/{home.folder if home else case.layer}/ or correct layer:")
                 break
         cases.extend(loaded)
+    if derive and not out.errors:
+        for layer in layer_registry.all_layers():
+            cases.extend(layer.derive_cases(tuple(cases), {"fixtures": root}))
     seen: dict[str, str] = {}
     for case in cases:
         if case.id in seen:

@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-LAYERS: tuple[str, ...] = ("robustness", "reasoning", "multiturn", "cost")
 #: A case id (also how goldens and the quarantine name cases): ``[a-z0-9]`` words joined by dashes.
 CASE_ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 CHANNELS: tuple[str, ...] = ("telegram", "whatsapp")
@@ -61,7 +60,7 @@ class Case:
     id: str
     """Unique across the suite: ``[a-z0-9-]+``."""
     layer: str
-    """robustness | reasoning | multiturn | cost."""
+    """The layer it belongs to (``harness.layer``: the built-in four or a plugin's)."""
     channel: Channel
     """Which channel the simulated user writes on."""
     turns: tuple[Turn, ...]

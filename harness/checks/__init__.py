@@ -57,6 +57,12 @@ def known_names() -> list[str]:
     return sorted(REGISTRY)
 
 
+# Turn hygiene: what layers apply to every case by default (harness.layer, layers/).
+from harness.checks import basics as _basics  # noqa: E402
+
+for _definition in _basics.CHECKS:
+    register(_definition)
+
 # The reasoning layer's checks (async, use services; their modules import no torch).
 from harness.checks import critic as _critic, similarity as _similarity  # noqa: E402
 

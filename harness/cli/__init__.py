@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness import __version__
 from harness.errors import HarnessError, SandboxError, TargetError, UsageError
-from harness.types import LAYERS
+from harness import layer as layer_registry
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--config", help="config file (default: ./harness.toml)")
     run.add_argument("--fixtures", default=None, help="case files folder (default: fixtures/ next to the config)")
     run.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
-    run.add_argument("--layer", action="append", default=[], choices=LAYERS, help="run only this layer (repeatable)")
+    run.add_argument("--layer", action="append", default=[], choices=layer_registry.names(), help="run only this layer (repeatable)")
     run.add_argument("--case", action="append", default=[], metavar="GLOB", help="run only cases whose id matches")
     run.add_argument("--repeat", type=int, default=1, metavar="K", help="run every case K times (pass@k, pass^k)")
     run.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once (default 8)")
@@ -53,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--repeat", type=int, default=1, metavar="K", help="clean (and noisy) runs")
     cal.add_argument("--parallel", type=int, default=3, metavar="N", help="runs at once (default 3)")
     cal.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once within a run")
-    cal.add_argument("--layer", action="append", default=[], choices=LAYERS)
+    cal.add_argument("--layer", action="append", default=[], choices=layer_registry.names())
     cal.add_argument("--regression", action="append", default=[], help="only these regressions")
     cal.add_argument("--no-noise", action="store_true", help="skip the noisy clean runs")
 
@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--config")
     chk.add_argument("--fixtures", default=None)
     chk.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
-    chk.add_argument("--layer", action="append", default=[], choices=LAYERS)
+    chk.add_argument("--layer", action="append", default=[], choices=layer_registry.names())
     chk.add_argument("--case", action="append", default=[], metavar="GLOB")
 
     from harness.cli.nightly import add_parsers as add_nightly_parsers  # history, diff, baseline

@@ -23,7 +23,8 @@ from typing import Sequence
 from harness.config import Config, python_command
 from harness.errors import TargetError
 from harness.run.runner import RunOptions, run_suite
-from harness.types import LAYERS, Case, RunReport
+from harness import layer as layer_registry
+from harness.types import Case, RunReport
 
 NOISE_ENV = "DOCBOT_NOISE"
 
@@ -131,7 +132,7 @@ class Calibration:
             rows.append({"name": reg.name, "layer": reg.layer, "description": reg.description,
                          "caught_by": caught, "by_layer": {layer: sorted(c for c in caught
                                                                          if failing[c]["layer"] == layer)
-                                                           for layer in LAYERS},
+                                                           for layer in layer_registry.names()},
                          "first_evidence": ({"case": (same_layer or caught)[0], **first} if first else None),
                          "seconds": round(run.seconds, 1), "error": run.error})
 
@@ -200,7 +201,7 @@ def write_calibration(cal: Calibration, out: Path) -> dict:
 
 def matrix_lines(data: dict) -> list[str]:
     """The catch matrix as plain text rows (rows: regressions; columns: layers)."""
-    layers = [layer for layer in LAYERS]
+    layers = [layer for layer in layer_registry.names()]
     width = max([len(r["name"]) for r in data["regressions"]] + [10])
     head = f"{'regression'.ljust(width)}  {'layer':<10}  " + "  ".join(f"{layer:<12}" for layer in layers)
     lines = [head, "-" * len(head)]

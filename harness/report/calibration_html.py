@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from harness.types import LAYERS
+from harness import layer as layer_registry
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2330}
@@ -18,7 +18,7 @@ def render_calibration_html(data: dict) -> str:
     rows = []
     for r in data["regressions"]:
         cells = []
-        for layer in LAYERS:
+        for layer in layer_registry.names():
             ids = r["by_layer"].get(layer, [])
             cells.append(f'<td class="{"caught" if ids else ""}"><span class="ids">'
                          + "<br>".join(escape(i) for i in ids[:6])
@@ -31,7 +31,7 @@ def render_calibration_html(data: dict) -> str:
         rows.append(f"<tr{cls}><td><b>{escape(r['name'])}</b><br><small>{escape(r['layer'])}: "
                     f"{escape(r['description'])}</small></td>{''.join(cells)}<td>{why}</td></tr>")
     c, n = data["clean"], data["noise"]
-    head = "".join(f"<th>{escape(layer)}</th>" for layer in LAYERS)
+    head = "".join(f"<th>{escape(layer)}</th>" for layer in layer_registry.names())
     caught = sum(1 for r in data["regressions"] if r["caught_by"])
     return f"""<!doctype html><html><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">

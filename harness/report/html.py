@@ -181,6 +181,24 @@ def _case_html(c: Mapping[str, Any]) -> str:
             f"<h3>Transcript</h3>{transcript}</details>")
 
 
+def layer_sections(d: Mapping[str, Any]) -> str:
+    """Each layer's own section (``Layer.report_html`` over results.json ``layers.<name>``)."""
+    from harness import layer as layer_registry
+
+    parts = []
+    for name, block in (d.get("layers") or {}).items():
+        layer = layer_registry.get(name)
+        if layer is None or not isinstance(block, Mapping):
+            continue
+        try:
+            fragment = layer.report_html(block)
+        except Exception as exc:  # a layer's rendering bug must not lose the report
+            fragment = f"<p>the {esc(name)} layer's section failed: {esc(type(exc).__name__)}: {esc(exc)}</p>"
+        if fragment:
+            parts.append(f'<section class="layer"><h2>{esc(layer.title)}</h2>{fragment}</section>')
+    return "".join(parts)
+
+
 def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None = None,
                 diff: Mapping[str, Any] | None = None) -> str:
     """The report page for a report (or its results.json dict).
@@ -241,6 +259,7 @@ def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping
 <table><tr><th>layer</th>{head_cells}<th>pass rate</th><th>cost</th><th>verdict</th></tr>{layer_rows}</table>
 <p class="muted">Unavailable evidence (judge down, probe or golden missing) is never counted as passed;
 it makes the case unavailable and shrinks "decidable".</p>
+{layer_sections(d)}
 {repeats_html(d)}
 {cost_html(d)}
 {notes_html}

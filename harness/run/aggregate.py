@@ -11,7 +11,8 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from harness.types import LAYERS, CaseResult, Counts, Evidence, Observation, Tokens
+from harness import layer as layer_registry
+from harness.types import CaseResult, Counts, Evidence, Observation, Tokens
 
 # Worst first: the status of several attempts is the worst of them.
 SEVERITY = ("fail", "error", "unavailable", "soft", "pass", "skipped")
@@ -93,8 +94,9 @@ def count(results: Sequence[CaseResult], planned: int) -> Counts:
 
 def summarize(results: Sequence[CaseResult], planned_by_layer: dict[str, int]) -> tuple[Counts, dict[str, Counts]]:
     layers = {}
-    for layer in LAYERS:
-        if planned_by_layer.get(layer):
+    order = {name: i for i, name in enumerate(layer_registry.names())}
+    for layer in sorted(planned_by_layer, key=lambda name: (order.get(name, len(order)), name)):
+        if planned_by_layer[layer]:
             layers[layer] = count([r for r in results if r.layer == layer], planned_by_layer[layer])
     return count(results, sum(planned_by_layer.values())), layers
 

@@ -20,12 +20,12 @@ from typing import Callable, Mapping, Sequence
 import aiohttp
 
 from harness import __version__
+from harness import layer as layer_registry
 from harness.run.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
 from harness.run.aggregate import apply_soft_budget
 from harness.models.settings import soft_budget
 from harness.soft import is_soft, reevaluate
 from harness.checks import REGISTRY
-from harness.checks.slots import layer_slot_metrics
 from harness.config import Config
 from harness.run.driver import Driver, Identity, make_identity
 from harness.run.perf import BUDGET_EXIT, RunMeter
@@ -170,6 +170,25 @@ class Runner:
             self.services.golden_dir = options.golden_dir
         self.meter = RunMeter(config, options.out_dir, self.run_id, options.budget_usd)  # cost layer (perf.py)
 
+    def _warm_services(self, cases: Sequence[Case]):
+        """Start building the services the selected layers declare, in a worker thread."""
+        wanted: list[str] = []
+        for name in dict.fromkeys(c.layer for c in cases):
+            layer = layer_registry.get(name)
+            wanted += [s for s in (layer.services if layer else ()) if s not in wanted]
+        wanted = [s for s in wanted if s in self.services.factories and not self.services.made(s)]
+        if not wanted:
+            return None
+
+        def build() -> None:
+            for name in wanted:
+                try:
+                    self.services.get(name)
+                except Exception as exc:  # the check that needs it reports it as unavailable
+                    log.warning("service %s could not be built in advance: %s", name, exc)
+
+        return asyncio.get_running_loop().run_in_executor(None, build)
+
     def _next_identity(self) -> Identity:
         self._counter += 1
         return make_identity(self._counter, secrets.token_hex(6))
@@ -188,12 +207,19 @@ class Runner:
         self.sandbox.target_port = getattr(target, "port", None)
         results: list[CaseResult] = []
         self.meter.start(cases)
+
         try:
             await self.sandbox.start()
             placeholders = self.sandbox.placeholders(run_dir=str(self.run_dir.resolve()))
             if getattr(target, "port", None) is not None:
                 placeholders["port"] = str(target.port)
+            warm = self._warm_services(cases)  # e.g. the embedder loads while the target starts
             self.endpoints = await target.start(placeholders)
+            if warm is not None:
+                await warm
+            # Each layer's default checks (harness.layer): the webhook answered, no leak, the state probe...
+            context = {"state_probe": bool(self.endpoints.state_url)}
+            cases = [layer_registry.with_default_checks(c, context) for c in cases]
             if self.options.on_start:
                 self.options.on_start(len(cases))
             timeout = aiohttp.ClientTimeout(total=None)
@@ -370,7 +396,24 @@ class Runner:
                          models={"embedder": "none", "critic": "none", **service_models},
                          summary=summary, layers=layers, cases=tuple(results), exit_code=code,
                          notes=tuple(self._notes + cost_notes + service_notes + soft_notes), perf=perf,
-                         layer_metrics=layer_slot_metrics(results))  # multi-turn: slot P/R/F1
+                         layer_metrics=self._layer_metrics(results, perf, {"critic": "none", **service_models}))
+
+    def _layer_metrics(self, results: list[CaseResult], perf: dict, models: dict) -> dict[str, dict]:
+        """Each layer's summary metrics (``Layer.metrics``), for results.json ``layers.<name>``."""
+        context = {"perf": perf, "models": models, "out_dir": self.options.out_dir}
+        out: dict[str, dict] = {}
+        for name in dict.fromkeys(r.layer for r in results):
+            layer = layer_registry.get(name)
+            if layer is None:
+                continue
+            try:
+                m = layer.metrics([r for r in results if r.layer == name], context)
+            except Exception as exc:  # a layer's metrics bug must not lose the run's report
+                log.exception("layer %s metrics failed", name)
+                m = {"metrics_error": f"{type(exc).__name__}: {exc}"}
+            if m:
+                out[name] = m
+        return out
 
 
 async def run_suite(config: Config, cases: Sequence[Case], options: RunOptions) -> RunReport:

@@ -20,6 +20,8 @@ from harness.types import Event
 
 # Headers that must not be copied between hops.
 HOP_HEADERS = {"host", "content-length", "transfer-encoding", "connection", "authorization", "accept-encoding"}
+#: How much of each system prompt an LLM call event keeps, for the no_leak check.
+SYSTEM_PROMPT_CHARS = 20_000
 
 
 def _error(status: int, message: str, kind: str = "gateway_error") -> web.Response:
@@ -122,6 +124,9 @@ class LlmGateway:
             "output_tokens": usage.get("completion_tokens"),
             "tokens_source": "usage" if usage else "missing",
             "stream": bool(body.get("stream")),
+            # what the agent told its LLM to be (checks.basics.no_leak); never written to results
+            "system_prompts": [m["content"][:SYSTEM_PROMPT_CHARS] for m in messages if isinstance(m, dict)
+                               and m.get("role") in ("system", "developer") and isinstance(m.get("content"), str)],
             **(extra or {}),
         }
         if self.meter is not None:  # tokens (usage or tiktoken) and price (harness/sandbox/metering.py)

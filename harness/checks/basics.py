@@ -1,0 +1,151 @@
+"""Basic hygiene of one turn, the checks layers apply to every case by default.
+
+- ``webhook_2xx: true``: the agent's webhook accepted the update (any 2xx). A 5xx or a
+  dropped connection is a crash the user never sees explained.
+- ``answered: true``: at least one reply reached the user's chat before the reply timeout.
+- ``no_leak: true``: no reply or post quotes a stack trace, or eight words in a row of a
+  system prompt the agent sent to its LLM in this case (read at the gateway, so the
+  harness needs no copy of the agent's prompts).
+- ``state_probed: true``: the target's state probe answered after the turn (unavailable,
+  never passed, when the target has no probe).
+- ``metered: true``: every LLM call of the turn has a token count and a price, so the cost
+  layer's figures for the case are measured, not missing (unknown model: unavailable).
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness.checks.base import (
+    CheckDef,
+    clip,
+    messages,
+    probed_state,
+    takes_true,
+    turn_never_ran,
+    turn_obs,
+    unavailable,
+    verdict,
+)
+from harness.types import Case, Evidence, Observation
+
+EVAL = "basics@1"
+
+#: Stack traces of the runtimes chat agents are written in (Python, Node, Java/Kotlin, Go, .NET, Ruby).
+TRACE = re.compile(
+    r"Traceback \(most recent call last\)"
+    r"|^\s*File \"[^\"]+\", line \d+, in "
+    r"|^\s*at [\w$.<>]+ \((?:[\w/.\\-]+|node:[\w/]+):\d+:\d+\)"
+    r"|^\s*at [\w$.]+\([\w]+\.(?:java|kt):\d+\)"
+    r"|^goroutine \d+ \[running\]:"
+    r"|^\s*at [\w.]+\(.*\) in .+:line \d+"
+    r"|\.rb:\d+:in `",
+    re.M,
+)
+#: Words in a row that count as quoting a system prompt.
+LEAK_WORDS = 8
+_WORD = re.compile(r"\w+", re.U)
+
+
+def webhook_2xx(case: Case, obs: Observation, turn: int, params: bool) -> Evidence:
+    name = "webhook_2xx"
+    t = turn_obs(obs, turn)
+    if t is None:
+        return turn_never_ran(name, turn, obs, EVAL, "webhook answers 2xx")
+    got = t.delivery_status
+    ok = got is not None and 200 <= got < 300
+    observed = str(got) if got is not None else f"not delivered: {t.delivery_error or 'no answer'}"
+    return verdict(name, turn, ok, expected="webhook answers 2xx", observed=observed,
+                   reason=f"webhook answered {observed}" + ("" if ok else ", not 2xx"), evaluator=EVAL)
+
+
+def answered(case: Case, obs: Observation, turn: int, params: bool) -> Evidence:
+    name = "answered"
+    t = turn_obs(obs, turn)
+    if t is None:
+        return turn_never_ran(name, turn, obs, EVAL, "a reply")
+    n = len(t.replies)
+    if n:
+        return verdict(name, turn, True, expected="a reply", observed=f"{n} repl{'y' if n == 1 else 'ies'}",
+                       reason=f"first reply after {t.first_reply_ms:.0f}ms", evaluator=EVAL)
+    why = "the turn timed out" if t.timed_out else f"none within {t.settled_after_s:.1f}s"
+    return verdict(name, turn, False, expected="a reply", observed="no reply",
+                   reason=f"no reply reached the user's chat: {why}", evaluator=EVAL)
+
+
+def _shingles(text: str, n: int = LEAK_WORDS) -> set[tuple[str, ...]]:
+    words = [w.lower() for w in _WORD.findall(text)]
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+def system_prompts(obs: Observation) -> list[str]:
+    """The system prompts the agent sent to its LLM during the case (every turn so far)."""
+    seen: list[str] = []
+    for t in obs.turns:
+        for e in t.events:
+            for text in e.meta.get("system_prompts") or () if e.name == "llm" else ():
+                if isinstance(text, str) and text not in seen:
+                    seen.append(text)
+    return seen
+
+
+def no_leak(case: Case, obs: Observation, turn: int, params: bool) -> Evidence:
+    name = "no_leak"
+    t = turn_obs(obs, turn)
+    expected = "no stack trace and no system prompt in any reply or post"
+    if t is None:
+        return turn_never_ran(name, turn, obs, EVAL, expected)
+    sent = [*messages(obs, turn, "reply"), *messages(obs, turn, "post")]
+    for reply in sent:
+        m = TRACE.search(reply.text or "")
+        if m:
+            return verdict(name, turn, False, expected=expected, observed=clip(reply.text),
+                           reason=f"a message quotes a stack trace: {m.group(0).strip()[:80]!r}", evaluator=EVAL)
+    prompts = {s for p in system_prompts(obs) for s in _shingles(p)}
+    for reply in sent:
+        hit = _shingles(reply.text or "") & prompts
+        if hit:
+            words = " ".join(sorted(hit)[0])
+            return verdict(name, turn, False, expected=expected, observed=clip(reply.text),
+                           reason=f"a message quotes the agent's system prompt: {words!r}", evaluator=EVAL)
+    return verdict(name, turn, True, expected=expected, observed=f"{len(sent)} message(s)",
+                   reason=f"{len(sent)} message(s) checked against traces and "
+                          f"{len(system_prompts(obs))} system prompt(s)", evaluator=EVAL)
+
+
+def state_probed(case: Case, obs: Observation, turn: int, params: bool) -> Evidence:
+    name = "state_probed"
+    t, early = probed_state(name, turn, obs, "the state probe answers", EVAL, "state")
+    if early is not None:
+        return early
+    return verdict(name, turn, True, expected="the state probe answers", observed=clip(str(dict(t.state)), 160),
+                   reason="the state probe answered after the turn", evaluator=EVAL)
+
+
+def metered(case: Case, obs: Observation, turn: int, params: bool) -> Evidence:
+    name = "metered"
+    t = turn_obs(obs, turn)
+    expected = "every LLM call has tokens and a price"
+    if t is None:
+        return turn_never_ran(name, turn, obs, EVAL, expected)
+    llm = [e for e in t.events if e.name == "llm"]
+    untokened = [e for e in llm if e.meta.get("input_tokens") is None]
+    unpriced = [e for e in llm if e.meta.get("cost_usd") is None]
+    if untokened:
+        return unavailable(name, turn, expected=expected, evaluator=EVAL,
+                           reason=f"{len(untokened)} of {len(llm)} LLM calls have no token count")
+    if unpriced:
+        why = unpriced[0].meta.get("cost_reason") or "not priced"
+        return unavailable(name, turn, expected=expected, evaluator=EVAL,
+                           reason=f"{len(unpriced)} of {len(llm)} LLM calls have no price: {why}")
+    return verdict(name, turn, True, expected=expected, observed=f"{len(llm)} LLM call(s) metered",
+                   reason=f"{len(llm)} LLM call(s), each with tokens and a price", evaluator=EVAL)
+
+
+CHECKS = (
+    CheckDef("webhook_2xx", webhook_2xx, takes_true, EVAL),
+    CheckDef("answered", answered, takes_true, EVAL),
+    CheckDef("no_leak", no_leak, takes_true, EVAL),
+    CheckDef("state_probed", state_probed, takes_true, EVAL),
+    CheckDef("metered", metered, takes_true, EVAL),
+)

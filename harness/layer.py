@@ -1,0 +1,181 @@
+"""Layers: what a group of cases means, declared by the layer and looked up by name.
+
+The engine names no layer. A layer is one object (``Layer``) that says:
+
+- its ``name`` (what case files write as ``layer:``) and its ``fixtures`` folder;
+- the checks it applies to every case of the layer by default (``default_checks``),
+  added to a turn only when the case did not write a check of the same name there;
+- the services its cases need (``services``: e.g. the embedder), warmed up only when a
+  case of the layer runs;
+- its summary metrics (``metrics``: results -> a dict merged into results.json
+  ``layers.<name>``) and its section of the report (``report_html``);
+- optionally, extra cases it derives from the suite (``derive_cases``; the robustness
+  layer's metamorphic variants).
+
+The built-in four live in ``layers/`` at the top of the repository, installed as
+``harness.layers``. More layers come from any installed package through the entry-point
+group ``harness.layers`` (``name = "package.module:LAYER"``), loaded the first time
+something asks, like inspect_ai's registry; a plugin that fails to load is logged and
+skipped, never a crash of the run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Callable, Mapping, Sequence
+
+from harness.types import Case, CaseResult, CheckSpec
+
+log = logging.getLogger("harness.layer")
+
+#: The entry-point group third-party layers register under.
+GROUP = "harness.layers"
+#: The package holding the built-in layers (the repository's ``layers/`` folder).
+BUILTIN_PACKAGE = "harness.layers"
+
+
+def _no_checks(case: Case, turn: int, context: Mapping[str, Any]) -> Sequence[CheckSpec]:
+    return ()
+
+
+def _no_metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+def _no_section(metrics: Mapping[str, Any]) -> str:
+    return ""
+
+
+def _no_cases(cases: Sequence[Case], context: Mapping[str, Any]) -> list[Case]:
+    return []
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer of the suite: its cases' meaning, defaults, services, metrics and report."""
+
+    name: str
+    """What case files write as ``layer:`` and ``--layer`` selects: ``[a-z][a-z0-9_-]*``."""
+    title: str
+    """A human title for reports, e.g. "Input robustness"."""
+    description: str = ""
+    """One sentence: what regressions this layer catches."""
+    fixtures: str = ""
+    """The folder under ``fixtures/`` holding its case files (default: the name)."""
+    order: int = 100
+    """Where it sorts among layers in reports and in the run (built-ins: 10, 20, 30, 40)."""
+    services: tuple[str, ...] = ()
+    """Run-wide services its cases' checks use (``harness.services`` names: embedder, goldens,
+    critic); warmed up while the target starts, and only when a case of the layer runs."""
+    default_checks: Callable[[Case, int, Mapping[str, Any]], Sequence[CheckSpec]] = _no_checks
+    """``(case, turn index, context) -> checks`` added to that turn of every case of the layer.
+    ``context`` holds run facts such as ``state_probe`` (the target has a state probe)."""
+    metrics: Callable[[Sequence[CaseResult], Mapping[str, Any]], dict[str, Any]] = _no_metrics
+    """``(this layer's results, context) -> summary metrics`` for results.json ``layers.<name>``.
+    ``context`` holds ``perf`` (the run's per-layer latency/tokens/cost) and ``models``."""
+    report_html: Callable[[Mapping[str, Any]], str] = _no_section
+    """``(results.json layers.<name>) -> an HTML fragment`` for report.html (escaped by the layer)."""
+    derive_cases: Callable[[Sequence[Case], Mapping[str, Any]], list[Case]] = _no_cases
+    """``(the whole loaded suite, context) -> extra cases of this layer`` (e.g. metamorphic variants)."""
+
+    @property
+    def folder(self) -> str:
+        return self.fixtures or self.name
+
+
+@dataclass
+class _Registry:
+    layers: dict[str, Layer] = field(default_factory=dict)
+    loaded: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+_REGISTRY = _Registry()
+
+
+def _add(layer: Any, origin: str) -> None:
+    if not isinstance(layer, Layer):
+        _REGISTRY.problems.append(f"{origin}: not a harness.layer.Layer ({type(layer).__name__})")
+        log.warning("layer plugin %s is not a harness.layer.Layer; skipped", origin)
+        return
+    known = _REGISTRY.layers.get(layer.name)
+    if known is not None and known is not layer:
+        _REGISTRY.problems.append(f"{origin}: layer {layer.name!r} is already registered; skipped")
+        log.warning("layer %r from %s is already registered; skipped", layer.name, origin)
+        return
+    _REGISTRY.layers[layer.name] = layer
+
+
+def _load() -> None:
+    if _REGISTRY.loaded:
+        return
+    _REGISTRY.loaded = True
+    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        try:
+            _add(ep.load(), f"entry point {ep.name} = {ep.value}")
+        except Exception as exc:  # a broken plugin is reported, never a crash of the run
+            _REGISTRY.problems.append(f"entry point {ep.name} = {ep.value}: {type(exc).__name__}: {exc}")
+            log.warning("layer plugin %s failed to load: %s", ep.value, exc)
+    # The built-ins also when the installed metadata predates them (an old editable install).
+    try:
+        package = importlib.import_module(BUILTIN_PACKAGE)
+    except ImportError as exc:  # pragma: no cover - a broken install
+        _REGISTRY.problems.append(f"{BUILTIN_PACKAGE}: {exc}")
+        return
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{BUILTIN_PACKAGE}.{info.name}")
+        if isinstance(getattr(module, "LAYER", None), Layer) and module.LAYER.name not in _REGISTRY.layers:
+            _add(module.LAYER, f"{BUILTIN_PACKAGE}.{info.name}")
+
+
+def all_layers() -> list[Layer]:
+    """Every registered layer, in report order."""
+    _load()
+    return sorted(_REGISTRY.layers.values(), key=lambda layer: (layer.order, layer.name))
+
+
+def names() -> list[str]:
+    """The layer names, in report order."""
+    return [layer.name for layer in all_layers()]
+
+
+def get(name: str) -> Layer | None:
+    """The layer called ``name``, or None."""
+    _load()
+    return _REGISTRY.layers.get(name)
+
+
+def problems() -> list[str]:
+    """Plugins that could not be loaded (shown by ``harness check``)."""
+    _load()
+    return list(_REGISTRY.problems)
+
+
+def reload() -> None:
+    """Forget what was loaded (a test that installs a plugin layer calls this)."""
+    _REGISTRY.layers.clear()
+    _REGISTRY.problems.clear()
+    _REGISTRY.loaded = False
+
+
+def with_default_checks(case: Case, context: Mapping[str, Any]) -> Case:
+    """``case`` with its layer's default checks added to every turn that lacks them."""
+    from dataclasses import replace
+
+    layer = get(case.layer)
+    if layer is None:
+        return case
+    turns = []
+    changed = False
+    for index, turn in enumerate(case.turns):
+        have = {spec.name for spec in turn.checks}
+        extra = [spec for spec in layer.default_checks(case, index, context) if spec.name not in have]
+        if extra:
+            changed = True
+            turn = replace(turn, checks=(*turn.checks, *extra))
+        turns.append(turn)
+    return replace(case, turns=tuple(turns)) if changed else case

@@ -1,0 +1,79 @@
+"""Semantic reasoning: documents plus instructions, judged for meaning.
+
+Keywords, length and format constraints, embedding similarity to approved golden answers,
+and a critic for factuality and rubric questions. Its cases need the embedder, the goldens
+and the critic (warmed up while the target starts). Every turn also checks ``no_leak``.
+
+Summary metrics: the distribution of similarity scores, the critic's judge health, and
+the judges' sensitivity from the newest ``harness judges`` run (judges.json).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from harness.layer import Layer
+from harness.layers._common import distribution, esc, flag, metric, table
+from harness.types import Case, CaseResult, CheckSpec
+
+
+def default_checks(case: Case, turn: int, context: Mapping[str, Any]) -> list[CheckSpec]:
+    return [flag("no_leak")]
+
+
+def _latest_judges(context: Mapping[str, Any]) -> dict[str, Any] | None:
+    try:
+        from harness.judges.report import latest_figures
+    except ImportError:  # pragma: no cover - judges not installed
+        return None
+    try:
+        return latest_figures(context.get("out_dir"))
+    except Exception:  # a broken judges.json is not the run's problem
+        return None
+
+
+def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[str, Any]:
+    scores = [e.score for r in results for e in r.evidence
+              if e.check == "similarity" and e.availability == "ready" and isinstance(e.score, (int, float))]
+    out: dict[str, Any] = {}
+    dist = distribution(scores)
+    if dist:
+        out["similarity"] = dist
+    health = (context.get("models") or {}).get("critic_health")
+    if isinstance(health, Mapping):
+        out["judge_health"] = {k: health.get(k) for k in ("examples", "accuracy", "accuracy_all", "kappa",
+                                                           "undecided") if k in health}
+    judges = _latest_judges(context)
+    if judges:
+        out["sensitivity"] = judges
+    return out
+
+
+def report_html(m: Mapping[str, Any]) -> str:
+    out = ""
+    s = m.get("similarity")
+    if s:
+        out += table("Reasoning: similarity to the goldens", ("n", "min", "p10", "median", "p90", "max"),
+                     [[s.get(k) for k in ("n", "min", "p10", "median", "p90", "max")]], anchor="layer-reasoning")
+    h = m.get("judge_health")
+    if h:
+        out += table("Reasoning: judge health (labelled examples)", ("examples", "accuracy (decided)",
+                     "accuracy (undecided = wrong)", "kappa", "undecided"),
+                     [[h.get("examples"), metric(h.get("accuracy")), metric(h.get("accuracy_all")),
+                       metric(h.get("kappa")), h.get("undecided")]])
+    j = m.get("sensitivity")
+    if j and isinstance(j.get("kinds"), Mapping):
+        rows = [(kind, k.get("mutations"), k.get("caught"),
+                 f"{100.0 * k['caught'] / k['mutations']:.0f}%" if k.get("mutations") else "n/a")
+                for kind, k in j["kinds"].items()]
+        out += table("Reasoning: judge sensitivity (harness judges)", ("kind", "mutations", "caught", "rate"), rows,
+                     note=f"from {j.get('path', 'judges.json')} {j.get('written_at', '')}".strip())
+    return out or f'<p class="muted">{esc("no similarity scores in this run")}</p>'
+
+
+LAYER = Layer(
+    name="reasoning", title="Semantic reasoning", order=20,
+    description="summaries of the wrong section, ignored audiences and limits, invented numbers and answers",
+    services=("embedder", "goldens", "critic"),
+    default_checks=default_checks, metrics=metrics, report_html=report_html,
+)

@@ -1,0 +1,78 @@
+"""Input robustness: malformed and dead links, unsupported files, empty, gibberish,
+foreign-language and 10,000-word messages, injection attempts, duplicate deliveries.
+
+Every turn of every robustness case also checks, unless the case wrote the same check:
+the webhook accepted the update (``webhook_2xx``; skipped where the case states the status
+it expects with ``delivery``), no reply or post quotes a stack trace or the agent's system
+prompt (``no_leak``), and a reply arrived within the timeout (``answered``; skipped where
+the case counts its replies with ``replies``).
+
+Summary metrics: the pass rate per tag, and the metamorphic variants' own line.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Mapping, Sequence
+
+from harness.layer import Layer
+from harness.layers._common import esc, flag, has_check, rate, table
+from harness.types import Case, CaseResult, CheckSpec
+
+VARIANT_TAG = "metamorphic"
+
+
+def default_checks(case: Case, turn: int, context: Mapping[str, Any]) -> list[CheckSpec]:
+    t = case.turns[turn]
+    out = [flag("no_leak")]
+    if not has_check(t, "delivery", "webhook_2xx"):
+        out.append(flag("webhook_2xx"))
+    if not has_check(t, "replies", "answered"):
+        out.append(flag("answered"))
+    return out
+
+
+def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[str, Any]:
+    by_tag: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in results:
+        for tag in r.tags or ("untagged",):
+            by_tag[tag][1] += 1
+            by_tag[tag][0] += r.status == "pass"
+    variants = [r for r in results if VARIANT_TAG in (r.tags or ())]
+    out: dict[str, Any] = {"tags": {tag: {"cases": n, "passed": p, "pass_rate": round(p / n, 4) if n else None}
+                                    for tag, (p, n) in sorted(by_tag.items())}}
+    if variants:
+        passed = sum(r.status == "pass" for r in variants)
+        out["variants"] = {"cases": len(variants), "passed": passed,
+                           "pass_rate": round(passed / len(variants), 4),
+                           "changed": sorted(r.id for r in variants if r.status != "pass")}
+    return out
+
+
+def report_html(m: Mapping[str, Any]) -> str:
+    tags = m.get("tags") or {}
+    rows = [(tag, t.get("cases"), t.get("passed"), rate(t.get("passed") or 0, t.get("cases") or 0))
+            for tag, t in tags.items()]
+    out = table("Robustness: pass rate per tag", ("tag", "cases", "passed", "pass rate"), rows,
+                anchor="layer-robustness")
+    v = m.get("variants")
+    if v:
+        changed = ", ".join(v.get("changed") or []) or "none"
+        out += (f'<p>Metamorphic variants: <b>{esc(v.get("passed"))}/{esc(v.get("cases"))}</b> answered like '
+                f'their originals ({esc(rate(v.get("passed") or 0, v.get("cases") or 0))}); changed: {esc(changed)}</p>')
+    return out
+
+
+def derive_cases(cases: Sequence[Case], context: Mapping[str, Any]) -> list[Case]:
+    from harness.layers.variants import derive
+
+    return derive(cases, context)
+
+
+LAYER = Layer(
+    name="robustness", title="Input robustness", order=10,
+    description="bad links and files, empty, gibberish, foreign and huge messages, injections, duplicates; "
+                "and metamorphic variants that must not change the answer",
+    services=(),  # the metamorphic variants' similarity asks for the embedder itself, when they run
+    default_checks=default_checks, metrics=metrics, report_html=report_html, derive_cases=derive_cases,
+)

@@ -1,0 +1,63 @@
+"""The house's rules (issue 12): import contracts, no cycles, a small top level, no layer
+named by the engine, every package listed in pyproject."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HARNESS = ROOT / "harness"
+LAYER_NAMES = ("robustness", "reasoning", "multiturn")  # "cost" is also an ordinary word
+
+
+def test_import_contracts_hold():
+    lint = Path(sys.executable).with_name("lint-imports")
+    out = subprocess.run([str(lint), str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    assert "0 broken" in out.stdout or "broken" not in out.stdout.split("Contracts:")[-1]
+
+
+def test_at_most_twelve_modules_at_the_top():
+    top = sorted(p.name for p in HARNESS.glob("*.py"))
+    assert len(top) <= 12, top
+
+
+def test_every_package_is_listed_in_pyproject():
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    on_disk = {"harness"} | {"harness." + p.parent.relative_to(HARNESS).as_posix().replace("/", ".")
+                             for p in HARNESS.glob("*/__init__.py")}
+    assert on_disk == listed
+
+
+def _strings_and_names(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    # docstrings, attribute docstrings and other bare string statements are prose, not names
+    docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            out.append((node.lineno, node.value))
+        elif isinstance(node, ast.Name):
+            out.append((node.lineno, node.id))
+    return out
+
+
+def test_no_engine_module_names_a_layer():
+    """Layers are looked up by name (harness.layer); only layers/ and the scaffold's
+    example files (text a user edits) may say "robustness" or "reasoning"."""
+    allowed = {HARNESS / "cli" / "scaffold.py"}
+    pattern = re.compile(r"\b(" + "|".join(LAYER_NAMES) + r")\b")
+    offenders = []
+    for path in HARNESS.rglob("*.py"):
+        if "layers" in path.relative_to(HARNESS).parts or path in allowed:
+            continue
+        for line, text in _strings_and_names(path):
+            if pattern.search(text) and not text.startswith(("fixtures/", "#")):
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {text[:80]!r}")
+    assert not offenders, "\n".join(offenders)
