@@ -85,11 +85,13 @@ def which_document(candidates: list[str], channel: str) -> str:
     return Rich(text, [(n[:20], n) for n in names[:3]])
 
 
-def ask_document(text: str, channel: str, platform: str | None) -> Decision | None:
+def ask_document(text: str, channel: str, platform: str | None, cfg=None) -> Decision | None:
     """Two or more links in one message: ask which one (logic.decide, before step 8)."""
     links = all_links(text)
     if len(links) < 2:
         return None
+    if cfg is not None and cfg.on("document_choices_reordered"):
+        links = sorted(set(links))  # REGRESSION document_choices_reordered: deduplicated, order lost
     # the platform of this request only: a platform is never taken from an earlier turn
     changes = {"pending": "document", "candidates": json.dumps(links), "platform": platform}
     return Decision("ask_document", [which_document(links, channel)], changes)

@@ -146,7 +146,7 @@ def decide(msg: Incoming, session, cfg: Config) -> Decision:
         return Decision("no_url", [M.NO_URL])
 
     from .followups import ask_document  # multi-turn: two links -> which document?
-    ambiguous = ask_document(text, msg.channel, platform)
+    ambiguous = ask_document(text, msg.channel, platform, cfg)
     if ambiguous is not None:
         return ambiguous
 

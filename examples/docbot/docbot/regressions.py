@@ -77,6 +77,8 @@ REGISTRY: tuple[Regression, ...] = (
                "a second post for the same platform in a chat is silently skipped (anti-spam keyed without the document), DONE still says sent"),
     Regression("followup_reads_summary_only", "multiturn",
                "follow-up questions are answered from the last summary instead of the document: details outside it 'are not in the document'"),
+    Regression("document_choices_reordered", "multiturn",
+               "two links are deduplicated through sorted(set(...)): 'the first one' / 'the second' pick by alphabetical order, not the user's"),
     Regression("non_ascii_stripped", "reasoning",
                "model output is filtered to ASCII: accents, non-Latin scripts and emoji vanish from summaries, posts and answers"),
     Regression("numbers_rounded", "reasoning",

@@ -11,11 +11,11 @@ from test_docbot import _tg, _tg_update, stack  # noqa: F401  (stack is a fixtur
 
 NEW = ("stale_followup_answer", "summary_from_previous_document", "slow_followup_turns",
        "replies_cross_chats", "post_to_user", "post_source_stale_link", "post_dedup_by_platform",
-       "followup_reads_summary_only", "non_ascii_stripped", "numbers_rounded", "dates_shifted")
+       "followup_reads_summary_only", "document_choices_reordered", "non_ascii_stripped", "numbers_rounded", "dates_shifted")
 
 
 def test_registry_has_the_new_regressions():
-    assert len(regressions.REGISTRY) == 32 and len(regressions.NAMES) == 32
+    assert len(regressions.REGISTRY) == 33 and len(regressions.NAMES) == 33
     assert set(NEW) <= regressions.NAMES
 
 
@@ -104,3 +104,13 @@ async def test_crossed_chats_and_slow_turns(stack):
         await asyncio.sleep(0.05)
     assert loop.time() - t0 >= 3.9  # the second message waited for the first one's "compaction"
     await app[keys.PIPELINE].drain()
+
+
+async def test_document_choices_keep_the_users_order(stack):
+    texts = ["compare {base}/docs/notes.txt and {base}/docs/festival-report.txt", "the second one, for linkedin"]
+    _, clean = await _run(stack, "", texts)
+    assert clean.sent()[0] == "Which document do you mean? notes.txt or festival-report.txt?"
+    assert clean.sent()[1].startswith("Summary of Nordlys")
+    _, sorted_ = await _run(stack, "document_choices_reordered", texts)
+    assert sorted_.sent()[0] == "Which document do you mean? festival-report.txt or notes.txt?"
+    assert sorted_.sent()[1].startswith("Summary of Platform Team")
