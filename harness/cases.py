@@ -7,6 +7,7 @@ once with its file, line, case id and a fix: a bad suite exits 2 and runs nothin
 from __future__ import annotations
 
 import fnmatch
+import re
 import string
 from pathlib import Path
 from typing import Any, Iterable
@@ -22,8 +23,10 @@ PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "tools_u
                 "webhook_secret", "app_secret", "phone_number_id")
 GENERATORS = ("words",)
 ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redeliver", "burst")
-TURN_KEYS = set(ACTIONS) | {"wait_s", "expect", "fault"}
-CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description"}
+TURN_KEYS = set(ACTIONS) | {"wait_s", "expect", "fault", "as", "overlap"}
+CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description", "users"}
+USER_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+MAX_USERS = 8
 CASE_KEYS = CASE_KEYS | {"source"}  # reasoning: the document a case is about (the critic's ground truth)
 CASE_KEYS = CASE_KEYS | {"judges"}  # how the agent frames an answer, for `harness judges` (harness/judges/frames.py)
 FILE_KEYS = {"layer", "defaults", "cases"}
@@ -183,8 +186,70 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
         problem = fault_error(fault)
         if problem:
             out.add(f"turn {index}: {problem}", file=file, case=case, line=line)
+    user = raw.get("as", "")
+    if not isinstance(user, str):
+        out.add(f"turn {index}: as must be one of the case's users", file=file, case=case, line=line)
+        user = ""
+    overlap = raw.get("overlap", False)
+    if not isinstance(overlap, bool):
+        out.add(f"turn {index}: overlap must be true or false", file=file, case=case, line=line)
+        overlap = False
     return Turn(send=send, kind="text" if kind == "send" else kind, options=options, wait_s=float(wait), checks=checks,
-                faults=fault or {})
+                faults=fault or {}, user=user, overlap=overlap)
+
+
+def _users(merged: dict, turns: list[Turn], *, file: str, case: str, line: int | None, out: _Collector) -> tuple | None:
+    """Validate ``users:``, each turn's ``as:`` and the overlap groups; the users, or None."""
+    users = merged.get("users")
+    if users is None:
+        if any(t.user for t in turns):
+            out.add("a turn says as: but the case has no users", file=file, case=case, line=line,
+                    fix="add users: [alice, bob] to the case")
+            return None
+        if any(t.overlap for t in turns):
+            out.add("overlap needs several users", file=file, case=case, line=line,
+                    fix="add users: [alice, bob] and say who sends each turn with as:")
+            return None
+        return ()
+    users = _strip(users)
+    if (not isinstance(users, list) or not 2 <= len(users) <= MAX_USERS
+            or not all(isinstance(u, str) and USER_RE.match(u) for u in users) or len(set(users)) != len(users)):
+        out.add(f"users must be a list of 2 to {MAX_USERS} distinct names like alice, got {users!r}", file=file,
+                case=case, line=line, fix="users: [alice, bob]")
+        return None
+    for i, t in enumerate(turns):
+        if t.user and t.user not in users:
+            out.add(f"turn {i}: as: {t.user!r} is not one of the users {users}", file=file, case=case, line=line)
+            return None
+    if turns[-1].overlap:
+        out.add(f"turn {len(turns) - 1}: the last turn cannot overlap a next one", file=file, case=case, line=line,
+                fix="remove overlap: true from the last turn")
+        return None
+    for group in overlap_groups(turns):
+        who = [turns[i].user or users[0] for i in group]
+        if len(set(who)) != len(who):
+            out.add(f"turns {group[0]}-{group[-1]} overlap and one user sends two of them", file=file, case=case,
+                    line=line, fix="overlapping turns come from different users (their replies are told apart by chat)")
+            return None
+        if len(group) > 1 and any(turns[i].kind in ("redeliver", "edit") or turns[i].faults for i in group):
+            out.add(f"turns {group[0]}-{group[-1]}: overlapping turns take no redeliver, edit or fault", file=file,
+                    case=case, line=line)
+            return None
+    return tuple(users)
+
+
+def overlap_groups(turns) -> list[list[int]]:
+    """The turn indexes that are sent together: each overlapping turn with the ones after it."""
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for i, t in enumerate(turns):
+        current.append(i)
+        if not t.overlap:
+            groups.append(current)
+            current = []
+    if current:
+        groups.append(current)
+    return groups
 
 
 def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -> Case | None:
@@ -228,6 +293,9 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -
         if t is None:
             return None
         turns.append(t)
+    users = _users(merged, turns, file=file, case=cid, line=line, out=out)
+    if users is None:
+        return None
     if not any(t.checks for t in turns):
         out.add("has no checks: a case without a check can never fail", file=file, case=cid, line=line,
                 fix="add an expect table, e.g. expect: {replies: {min: 1}}")
@@ -253,7 +321,7 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -
             return None
     return Case(id=cid, layer=layer, channel=channel, turns=tuple(turns), tags=tuple(str(t) for t in tags),
                 file=file, timeout_s=float(timeout) if timeout else None,
-                description=str(merged.get("description", "")), source=source)
+                description=str(merged.get("description", "")), source=source, users=users)
 
 
 def load_file(path: Path, out: _Collector, display: str | None = None) -> list[Case]:

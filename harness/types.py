@@ -51,6 +51,12 @@ class Turn:
     faults: Mapping[str, Any] = field(default_factory=dict)
     """Scripted faults armed for this turn only (``fault:`` in the case file; see
     harness/sandbox/faults.py): LLM/document-server faults and delivery faults."""
+    user: str = ""
+    """Which of the case's ``users`` sends this turn (``as:``); '' = the first (or only) user."""
+    overlap: bool = False
+    """Send the next turn at once, without waiting for this one's replies (``overlap: true``):
+    consecutive overlapping turns and the turn after them settle together, each judged on
+    the replies its own user's chat received meanwhile."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,9 @@ class Case:
     """Optional human explanation of what the case protects against."""
     source: str = ""
     """The document in fixtures/documents the case is about: the critic's ground truth."""
+    users: tuple[str, ...] = ()
+    """Several simulated users in one case (``users: [alice, bob]``), each with a chat of its
+    own; turns say who sends them (``as:``). Empty: one user."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +163,8 @@ class TurnObservation:
     """State probe snapshot after the turn, if the target has a probe."""
     state_error: str = ""
     """Why the probe gave nothing ('' when it answered or is not configured)."""
+    chat: str = ""
+    """The chat of the user who sent this turn, when the case has several users ('' = the case's chat)."""
 
     @property
     def first_reply_ms(self) -> float | None:
@@ -182,6 +193,9 @@ class Observation:
     """Unix time the case finished."""
     error: str = ""
     """Harness-side failure during the case (timeout, crash), '' when none."""
+    user_chats: tuple[str, ...] = ()
+    """Every simulated user's chat, when the case has several users (messages to them are
+    replies, never posts)."""
 
     @property
     def events(self) -> tuple[Event, ...]:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import budget, storage
+from harness.night import storage
+from harness.run import budget
 from harness.night.alerts import AlertSettings
 from harness.checks import REGISTRY
 from harness.config import SECTIONS, SandboxConfig, TargetConfig

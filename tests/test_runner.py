@@ -103,3 +103,44 @@ async def test_concurrent_cases_are_attributed_by_their_own_ids(tmp_path):
     report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", concurrency=6))
     assert {c.status for c in report.cases} == {"pass"}
     assert report.notes == ()
+
+
+TWO_USERS = """
+layer: robustness
+cases:
+  - id: two-users-at-once
+    users: [alice, bob]
+    turns:
+      - {as: alice, send: "one", overlap: true,
+         expect: {reply: {regex: "^echo: one$"}, replies: {exact: 1}}}
+      - {as: bob, send: "two", expect: {reply: {regex: "^echo: two$"}, replies: {exact: 1}}}
+      - {as: alice, send: "three", expect: {reply: {regex: "^echo: three$"}, replies: {exact: 1}}}
+"""
+
+
+async def test_two_users_in_one_case_each_judged_on_their_own_chat(tmp_path):
+    config, cases = setup(tmp_path, cases=TWO_USERS)
+    report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", concurrency=1))
+    (case,) = report.cases
+    assert case.status == "pass", [e.reason for e in case.evidence if not e.passed]
+    chats = [t.chat for t in case.observation.turns]
+    assert chats[0] == chats[2] != chats[1] and len(set(case.observation.user_chats)) == 2
+
+
+async def test_replies_crossing_chats_are_caught_at_concurrency_1(tmp_path):
+    config, cases = setup(tmp_path, mode="cross", cases=TWO_USERS)
+    report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", concurrency=1))
+    (case,) = report.cases
+    assert case.status == "fail"
+    failed = {(e.turn, e.check) for e in case.evidence if e.passed is False}
+    assert (0, "replies") in failed and (1, "replies") in failed  # alice got none, bob got both
+
+
+def test_users_are_validated(tmp_path):
+    import pytest
+
+    from harness.errors import FixtureErrors
+
+    bad = TWO_USERS.replace("users: [alice, bob]", "users: [alice]")
+    with pytest.raises(FixtureErrors, match="users must be a list of 2"):
+        setup(tmp_path, cases=bad)

@@ -54,8 +54,9 @@ def posts(obs: Observation, turn: int) -> tuple[Reply, ...]:
     if t is None:
         return ()
     own = {id(r) for r in t.replies}
+    users = {obs.chat_id, *obs.user_chats}
     return tuple(e.reply for e in t.events if e.reply is not None and id(e.reply) not in own
-                 and (e.reply.channel, e.reply.chat) != (obs.channel, obs.chat_id))
+                 and not (e.reply.channel == obs.channel and e.reply.chat in users))
 
 
 def messages(obs: Observation, turn: int, of: str = "reply") -> tuple[Reply, ...]:

@@ -21,6 +21,7 @@ import aiohttp
 
 from harness import __version__
 from harness import layer as layer_registry
+from harness.cases import overlap_groups
 from harness.run.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
 from harness.run.aggregate import apply_soft_budget
 from harness.models.settings import soft_budget
@@ -85,11 +86,21 @@ class _Attempt:
 
     case: Case
     ident: Identity
+    """The first (or only) user's identity: the case's chat."""
     rec: CaseRecorder
+    users: dict[str, Identity] = field(default_factory=dict)
+    """Every simulated user's identity, by name (``users:``); one entry '' for a one-user case."""
     turns: list[TurnObservation] = field(default_factory=list)
     current: int = -1
     current_sent_at: float = 0.0
-    bot_message_id: str = ""
+    bot_message_ids: dict[str, str] = field(default_factory=dict)
+    """The last message the agent sent each user (callbacks press its buttons)."""
+
+    def ident_of(self, turn: Turn) -> Identity:
+        return self.users.get(turn.user or next(iter(self.users)), self.ident)
+
+    def user_of(self, turn: Turn) -> str:
+        return turn.user or next(iter(self.users))
 
 
 def _expected_reply_bounds(turn: Turn) -> tuple[int, int | None]:
@@ -275,9 +286,10 @@ class Runner:
         results.sort(key=lambda r: order.get(r.id, 0))
 
     async def _attempt(self, case: Case, driver: Driver) -> CaseResult:
-        ident = self._next_identity()
-        rec = self.sandbox.router.open(case.id, ident.keys())
-        att = _Attempt(case=case, ident=ident, rec=rec)
+        users = {name: self._next_identity() for name in (case.users or ("",))}
+        ident = next(iter(users.values()))
+        rec = self.sandbox.router.open(case.id, [k for u in users.values() for k in u.keys()])
+        att = _Attempt(case=case, ident=ident, rec=rec, users=users)
         started = time.time()
         error = ""
         timeout = case.timeout_s or self.config.sandbox.case_timeout_s
@@ -287,17 +299,20 @@ class Runner:
             error = f"case timed out after {timeout:.0f}s"
             if att.current >= len(att.turns):  # the turn in flight: keep what it saw
                 att.turns.append(self._turn_observation(att, att.current, att.current_sent_at, None,
-                                                        "timed out", time.time() - att.current_sent_at, True))
+                                                        "timed out", time.time() - att.current_sent_at, True,
+                                                        turn=case.turns[att.current]))
         except Exception as exc:
             log.error("case %s: %s", case.id, traceback.format_exc())
             error = f"harness error: {type(exc).__name__}: {exc}"
         finally:
             self.sandbox.router.close(rec)
-            driver.forget(ident)
+            for user in users.values():
+                driver.forget(user)
         if not error and not self._target.alive():
             error = "the target process exited during the case"
         obs = Observation(case_id=case.id, channel=case.channel, chat_id=ident.chat_for(case.channel),
-                          turns=tuple(att.turns), started_at=started, finished_at=time.time(), error=error)
+                          turns=tuple(att.turns), started_at=started, finished_at=time.time(), error=error,
+                          user_chats=tuple(u.chat_for(case.channel) for u in users.values()) if case.users else ())
         evidence = await evaluate(case, obs, self.services)
         latency, calls, tokens = observation_metrics(obs)
         return CaseResult(id=case.id, layer=case.layer, channel=case.channel, status=case_status(evidence, error),
@@ -305,65 +320,86 @@ class Runner:
                           cost_usd=None, error=error, file=case.file, tags=case.tags, observation=obs)
 
     async def _turns(self, att: _Attempt, driver: Driver) -> None:
+        """Deliver the turns in order; overlapping turns (several users) go out together and
+        settle together (``cases.overlap_groups``)."""
         sb = self.config.sandbox
-        for index, turn in enumerate(att.case.turns):
-            att.current = index
-            att.rec.turn = index
-            if turn.wait_s:
-                await asyncio.sleep(turn.wait_s)
-            att.current_sent_at = time.time()
-            # scripted faults live exactly as long as the turn (harness/sandbox/faults.py)
-            armed = self.sandbox.faults.arm(att.ident.keys(), turn.faults) if turn.faults else None
+        for group in overlap_groups(att.case.turns):
+            first = group[0]
+            att.current = first
+            att.rec.turn = first  # a group's events are recorded under its first turn
+            deliveries = []
+            armed = []
             try:
-                delivery = await driver.deliver(att.case, turn, att.ident, sb.reply_timeout_s, att.bot_message_id)
-                waited = await self._settle(att, turn, delivery.status is not None and delivery.status < 500)
+                for index in group:
+                    turn = att.case.turns[index]
+                    if turn.wait_s:
+                        await asyncio.sleep(turn.wait_s)
+                    if index == first:
+                        att.current_sent_at = time.time()
+                    # scripted faults live exactly as long as the turn (harness/sandbox/faults.py)
+                    ident = att.ident_of(turn)
+                    if turn.faults:
+                        armed.append(self.sandbox.faults.arm(ident.keys(), turn.faults))
+                    deliveries.append(await driver.deliver(
+                        att.case, turn, ident, sb.reply_timeout_s, att.bot_message_ids.get(att.user_of(turn), "")))
+                waited = await self._settle(att, [(att.case.turns[i], d.status is not None and d.status < 500)
+                                                  for i, d in zip(group, deliveries)])
             finally:
-                self.sandbox.faults.disarm(armed)
-            t_obs = self._turn_observation(att, index, delivery.sent_at, delivery.status, delivery.error, waited,
-                                           waited >= sb.reply_timeout_s)
-            if self.endpoints.state_url:
-                t_obs = await self._probe_state(att, t_obs, driver)
-            att.turns.append(t_obs)
-            if t_obs.replies:
-                att.bot_message_id = t_obs.replies[-1].message_id
+                for a in armed:
+                    self.sandbox.faults.disarm(a)
+            for index, delivery in zip(group, deliveries):
+                turn = att.case.turns[index]
+                t_obs = self._turn_observation(att, index, delivery.sent_at, delivery.status, delivery.error, waited,
+                                               waited >= sb.reply_timeout_s, turn=turn, recorded=first)
+                if self.endpoints.state_url:
+                    t_obs = await self._probe_state(att, t_obs, driver, att.ident_of(turn))
+                att.turns.append(t_obs)
+                if t_obs.replies:
+                    att.bot_message_ids[att.user_of(turn)] = t_obs.replies[-1].message_id
 
-    def _own(self, att: _Attempt, index: int) -> list[Reply]:
-        chat = att.ident.chat_for(att.case.channel)
+    def _own(self, att: _Attempt, index: int, turn: Turn | None = None) -> list[Reply]:
+        """Replies recorded under turn ``index`` in the chat of ``turn``'s user (default: the case's chat)."""
+        chat = (att.ident_of(turn) if turn is not None else att.ident).chat_for(att.case.channel)
         return [e.reply for e in att.rec.of_turn(index)
                 if e.reply is not None and e.reply.channel == att.case.channel and e.reply.chat == chat]
 
-    async def _settle(self, att: _Attempt, turn: Turn, delivered: bool) -> float:
-        """Wait until the agent has been quiet for settle_s with the expected replies in,
-        or the reply timeout passes. Returns the seconds waited."""
+    async def _settle(self, att: _Attempt, turns: list[tuple[Turn, bool]]) -> float:
+        """Wait until the agent has been quiet for settle_s with every turn's expected replies
+        in (each in its own user's chat), or the reply timeout passes. Returns the seconds waited."""
         sb = self.config.sandbox
-        want_min, want_max = _expected_reply_bounds(turn)
-        if not delivered:
-            want_min = 0
+        wants = [(turn, *(_expected_reply_bounds(turn) if delivered else (0, _expected_reply_bounds(turn)[1])))
+                 for turn, delivered in turns]
         start = time.time()
         quiet_since_floor = start
         while True:
             now = time.time()
-            n = len(self._own(att, att.current))
+            counts = [(len(self._own(att, att.current, turn)), lo, hi) for turn, lo, hi in wants]
             quiet = now - max(att.rec.last_activity, quiet_since_floor)
-            needed_quiet = min(sb.settle_s, EXTRA_REPLY_GRACE_S) if want_max is not None and n >= want_max \
-                else sb.settle_s
-            if n >= want_min and quiet >= needed_quiet:
+            all_in = all(hi is not None and n >= hi for n, _, hi in counts)
+            needed_quiet = min(sb.settle_s, EXTRA_REPLY_GRACE_S) if all_in else sb.settle_s
+            if all(n >= lo for n, lo, _ in counts) and quiet >= needed_quiet:
                 return now - start
             if now - start >= sb.reply_timeout_s:
                 return now - start
             await att.rec.wait_activity(min(0.05 + max(0.0, needed_quiet - quiet), sb.reply_timeout_s))
 
     def _turn_observation(self, att: _Attempt, index: int, sent_at: float, status: int | None, error: str,
-                          waited: float, timed_out: bool) -> TurnObservation:
-        events = tuple(att.rec.of_turn(index))
+                          waited: float, timed_out: bool, *, turn: Turn | None = None,
+                          recorded: int | None = None) -> TurnObservation:
+        """``recorded``: the turn whose events these are (an overlap group's first turn)."""
+        recorded = index if recorded is None else recorded
+        events = tuple(att.rec.of_turn(recorded))
+        chat = att.ident_of(turn).chat_for(att.case.channel) if turn is not None and att.case.users else ""
+        if chat:  # an overlap group's events are shared, but each turn's own update is its user's
+            key = ("tg:" if att.case.channel == "telegram" else "wa:") + chat
+            events = tuple(e for e in events if e.source != "driver" or key in e.keys)
         return TurnObservation(index=index, sent_at=sent_at, delivery_status=status, delivery_error=error or "",
-                               replies=tuple(self._own(att, index)), events=events, settled_after_s=waited,
-                               timed_out=timed_out)
+                               replies=tuple(self._own(att, recorded, turn)), events=events, settled_after_s=waited,
+                               timed_out=timed_out, chat=chat)
 
-    async def _probe_state(self, att: _Attempt, t_obs: TurnObservation, driver: Driver) -> TurnObservation:
-        from dataclasses import replace
-
-        url = self.endpoints.state_url.replace("{chat_id}", att.ident.chat_for(att.case.channel))
+    async def _probe_state(self, att: _Attempt, t_obs: TurnObservation, driver: Driver,
+                           ident: Identity | None = None) -> TurnObservation:
+        url = self.endpoints.state_url.replace("{chat_id}", (ident or att.ident).chat_for(att.case.channel))
         try:
             async with driver.session.get(url, timeout=aiohttp.ClientTimeout(total=5)) as resp:
                 if resp.status != 200:

@@ -3,7 +3,8 @@
 It speaks the real protocols through the sandbox's emulators, so runner tests exercise
 the whole path: driver -> webhook -> agent -> Bot API / Graph API emulator -> evidence.
 Behaviour switches (env ECHO_MODE): 'double' replies twice, 'silent' never replies,
-'slow' waits 1.5 s before replying, 'crash' answers 500 and never replies.
+'slow' waits 1.5 s before replying, 'crash' answers 500 and never replies, 'cross' waits
+0.3 s and then replies to whichever Telegram chat wrote last (replies crossing chats).
 """
 
 from __future__ import annotations
@@ -41,9 +42,14 @@ def make_app(env: dict) -> web.Application:
             sessions["s"] = aiohttp.ClientSession()
         return sessions["s"]
 
+    last_chat: dict = {}
+
     async def reply_telegram(chat_id: int, text: str) -> None:
         if mode == "slow":
             await asyncio.sleep(1.5)
+        if mode == "cross":
+            await asyncio.sleep(0.3)
+            chat_id = last_chat.get("id", chat_id)
         s = await session()
         for _ in range(2 if mode == "double" else 1):
             async with s.post(f"{tg_base}/sendMessage", json={"chat_id": chat_id, "text": text}) as r:
@@ -68,6 +74,8 @@ def make_app(env: dict) -> web.Application:
             return web.Response(status=500)
         update = await request.json()
         msg = update.get("message") or update.get("edited_message") or {}
+        if "chat" in msg:
+            last_chat["id"] = msg["chat"]["id"]
         if mode != "silent" and "text" in msg:
             spawn(reply_telegram(msg["chat"]["id"], f"echo: {msg['text']}"))
         return web.Response(status=200)
