@@ -116,12 +116,22 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+def is_heading(s: str) -> bool:
+    """A Title Case line without sentence punctuation: a headline (judged like any claim)."""
+    return _heading(s)
+
+
 def claims(reply: str) -> list[str]:
     """Claim sentences of a reply: sentences with at least four words once hashtags, mentions,
-    URLs and ``Source:`` lines are gone (a question or a greeting asserts nothing)."""
+    URLs and ``Source:`` lines are gone (a question or a greeting asserts nothing, nor does the
+    bot talking about itself: "I couldn't find...", "Your post was sent..."). Headlines are
+    claims too: "Heat Pump Installations Halve" says something the source may contradict."""
+    from harness.models.claim_pairs import conversational
+
     out = []
     for sentence in sentences(reply):
-        if re.match(r"(?i)^(source|link|read more|via)\b", sentence) or sentence.endswith("?"):
+        if re.match(r"(?i)^(source|link|read more|via)\b", sentence) or sentence.endswith("?") \
+                or conversational(sentence):
             continue
         # "According to <title>: <claim>", "Key finding: <claim>": the lead-in is not part of the claim
         while True:
@@ -131,7 +141,7 @@ def claims(reply: str) -> list[str]:
             sentence = rest
         for s in [sentence]:
             s = _HASHTAG.sub("", s).strip(" \t-–—:;")
-            if len(_WORD.findall(s)) >= 4 and not _heading(s):
+            if len(_WORD.findall(s)) >= 4:
                 out.append(s)
     return out
 

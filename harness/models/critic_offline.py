@@ -1,11 +1,23 @@
-"""The offline critic: grounding claims in the source by sentence embeddings and facts.
+"""The offline critic: claims aligned with source sentences, then compared within the pair.
 
-A claim is supported when a source sentence says nearly the same thing (max cosine at or
-above ``support_min``) AND every number, month and capitalised name in the claim occurs
-in the source AND the claim does not negate what its closest source sentence affirms (or
-the reverse). A claim with a number, date or name the source lacks is unsupported, however
-similar it sounds; a claim whose closest sentence is below ``unsupported_below`` is
-unsupported; in between it is undecided (soft).
+Each claim sentence of the reply (headlines included) is aligned with its closest source
+sentences (sentence-embedding cosine, plus shared numbers and content words), and then read
+for meaning against them (harness.models.claim_pairs):
+
+- every number, month and capitalised name must occur in the source (else unsupported);
+- numbers are bound to what they count: a number the source uses for something else, two
+  numbers swapped, a number rescaled or turned from percent into an amount is unsupported;
+- dates: day and month, month and year, must occur together in the source;
+- direction words and antonyms (rose/fell, longer/shorter, kept/lost, more/less, before/after)
+  and negation are compared with the aligned source clause;
+- names: a name of the document put where the aligned sentence names someone else, or two
+  names (or two groups: coated/uncoated, intervention/control) trading places;
+- "the document doesn't say X" is judged too: unsupported when a source sentence says X.
+
+With nothing contradicted, similarity decides: at or above ``support_min`` supported, below
+``unsupported_below`` unsupported; in between, a claim whose content words all occur in the
+source is supported, one with several words the source never uses is unsupported (invented),
+else undecided (soft).
 
 Rubric questions: an embedding cannot read a question, so the offline critic answers a
 rubric only through the machine-checkable hints ``about`` / ``not_about`` written in the
@@ -17,13 +29,14 @@ from __future__ import annotations
 
 import re
 
+from harness.models import claim_pairs as P
 from harness.models import claims as C
 from harness.models.critic import ClaimVerdict, CriticStats, Judgement, RubricHints
 from harness.models.embedder import cosine_matrix
 
-VERSION = 1
-#: A claim's numbers and names must occur in its TOP_K closest source sentences.
-TOP_K = 2
+VERSION = 2
+#: How many aligned source sentences a claim is compared with.
+TOP_K = 3
 
 
 def _clip(s: str, n: int = 160) -> str:
@@ -36,6 +49,10 @@ def _mentions(text: str, term: str) -> bool:
     return re.search(r"(?<!\w)" + re.escape(term.lower()), text.lower()) is not None
 
 
+def _content_stems(text: str) -> set[str]:
+    return {P.stem(w) for w in C._WORD.findall(text) if w.lower() not in P._STOP and len(w) > 2}
+
+
 class OfflineCritic:
     def __init__(self, embedder, *, support_min: float = 0.55, unsupported_below: float = 0.35):
         self.embedder = embedder
@@ -44,6 +61,15 @@ class OfflineCritic:
         self.name = f"offline-grounding@{VERSION}+{embedder.name}"
         self.source = embedder.source
         self.stats = CriticStats()
+        self._index: dict[str, P.SourceIndex] = {}
+
+    def _source_index(self, source: str, src: list[str]) -> P.SourceIndex:
+        key = str(hash(source))
+        if key not in self._index:
+            if len(self._index) > 32:
+                self._index.clear()
+            self._index[key] = P.SourceIndex(src, C.names(source))
+        return self._index[key]
 
     async def factuality(self, source: str, reply: str) -> Judgement:
         self.stats.calls += 1
@@ -56,46 +82,83 @@ class OfflineCritic:
         src_vecs = await self.embedder.embed(src, cache=True)
         claim_vecs = await self.embedder.embed(claim_list)
         sims = cosine_matrix(claim_vecs, src_vecs)
+        index = self._source_index(source, src)
         src_numbers = C.source_numbers(source)
-        src_names = C.names(source)
         src_words = {w.lower().strip("'’-") for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", source)}
         src_words |= {w.removesuffix("'s").removesuffix("’s") for w in src_words}
-        verdicts = []
-        for i, claim in enumerate(claim_list):
-            j = int(sims[i].argmax())
-            best, sent = float(sims[i][j]), src[j]
-            claim_numbers, claim_names = C.claim_numbers(claim), C.names(claim, src_names) | C.months(claim)
-            missing_n = sorted(claim_numbers - src_numbers)
-            missing_names = sorted(n for n in claim_names if n not in src_words)
-            # Facts present in the source but far from what supports the claim: a swapped name
-            # or a number moved from another finding.
-            near = " ".join(src[k] for k in sims[i].argsort()[::-1][:TOP_K])
-            near_words = {w.lower().strip("'’-") for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", near)}
-            near_words |= {w.removesuffix("'s").removesuffix("’s") for w in near_words}
-            far_n = sorted(claim_numbers - set(missing_n) - C.source_numbers(near))
-            far_names = sorted(n for n in claim_names if n in src_words and n not in near_words
-                               and n.removesuffix("'s") not in near_words)
-            closest = f"closest source sentence ({best:.2f}): \"{_clip(sent)}\""
-            if missing_n or missing_names:
-                what = ", ".join([f"number {n}" for n in missing_n] + [f"name {n!r}" for n in missing_names])
-                verdicts.append(ClaimVerdict(claim, False, f"not in the source: {what}; {closest}", best))
-            elif best < self.unsupported_below:
-                verdicts.append(ClaimVerdict(claim, False, f"no source sentence says this; {closest}", best))
-            elif far_n or far_names:
-                what = ", ".join([f"number {n}" for n in far_n] + [f"name {n!r}" for n in far_names])
-                verdicts.append(ClaimVerdict(claim, False, f"{what} occur in the source but not in the sentences "
-                                                           f"that support this claim; {closest}", best))
-            elif C.negations(claim) != C.negations(sent):
-                verdicts.append(ClaimVerdict(claim, False if best >= self.support_min else None,
-                                             f"the claim's negation differs from its closest source sentence; {closest}",
-                                             best))
-            elif best >= self.support_min:
-                verdicts.append(ClaimVerdict(claim, True, f"supported by {closest}", best))
-            else:
-                verdicts.append(ClaimVerdict(claim, None, f"weakly related to the source; {closest}", best))
+        src_words |= {p for w in list(src_words) for p in w.split("-")}
+        verdicts = [self._judge(claim, sims[i], src, index, src_numbers, src_words)
+                    for i, claim in enumerate(claim_list)]
         supported = sum(1 for v in verdicts if v.supported)
         return Judgement(supported / len(verdicts), f"{supported}/{len(verdicts)} claims supported",
                          claims=tuple(verdicts))
+
+    def _align(self, claim: str, sims_row, index: P.SourceIndex) -> list[int]:
+        """Source sentences by closeness: cosine, plus shared numbers and content words."""
+        claim_stems = _content_stems(claim)
+        claim_nums = C.claim_numbers(claim)
+        scored = []
+        for k in sims_row.argsort()[::-1][:12]:
+            k = int(k)
+            shared = len(claim_stems & index.stems[k]) / max(1.0, len(claim_stems) ** 0.5 * 2)
+            nums = len(claim_nums & {u.value for u in index.uses[k]})
+            scored.append((float(sims_row[k]) + 0.25 * shared + 0.08 * nums, k))
+        for k, uses in enumerate(index.uses):  # a sentence holding two of the claim's numbers is a candidate
+            if len(claim_nums & {u.value for u in uses}) >= 2 and all(k != j for _, j in scored):
+                shared = len(claim_stems & index.stems[k]) / max(1.0, len(claim_stems) ** 0.5 * 2)
+                scored.append((float(sims_row[k]) + 0.25 * shared + 0.08 * 2, k))
+        return [k for _, k in sorted(scored, reverse=True)]
+
+    def _judge(self, claim: str, sims_row, src: list[str], index: P.SourceIndex, src_numbers: set[str],
+               src_words: set[str]) -> ClaimVerdict:
+        j = int(sims_row.argmax())
+        best, sent = float(sims_row[j]), src[j]
+        closest = f"closest source sentence ({best:.2f}): \"{_clip(sent)}\""
+        heading = C.is_heading(claim)
+
+        topic = P.refusal_topic(claim)
+        if topic is not None:
+            finding = P.check_refusal(topic, index)
+            if finding:
+                return ClaimVerdict(claim, False, f"says the document does not say it, but {finding.what}", best)
+            return ClaimVerdict(claim, True, "says the document does not cover "
+                                + (" ".join(topic) if topic else "the question")
+                                + "; no source sentence does", best)
+
+        claim_numbers = C.claim_numbers(claim)
+        names = set() if heading else C.names(claim, index.names)
+        names |= C.months(claim)
+        missing_n = sorted(claim_numbers - src_numbers)
+        missing_names = sorted(n for n in names if n not in src_words)
+        if missing_n or missing_names:
+            what = ", ".join([f"number {n}" for n in missing_n] + [f"name {n!r}" for n in missing_names])
+            return ClaimVerdict(claim, False, f"not in the source: {what}; {closest}", best)
+
+        aligned = self._align(claim, sims_row, index)[:TOP_K]
+        toks = P.tokenize(claim)
+        findings = (P.check_dates(claim, index)
+                    or P.check_numbers(toks, index, aligned)
+                    or P.check_names(claim, names - set(C._MONTHS), index, aligned)
+                    or P.check_word_swaps(toks, index, aligned)
+                    or P.check_polarity(claim, [src[k] for k in aligned]))
+        if findings:
+            f = findings[0]
+            return ClaimVerdict(claim, False, f"{f.kind}: {f.what}", best)
+
+        top = aligned[0] if aligned else j
+        near = f"aligned source sentence ({float(sims_row[top]):.2f}): \"{_clip(src[top])}\""
+        if best >= self.support_min:
+            return ClaimVerdict(claim, True, f"supported by {near}", best)
+        novel = sorted(s for s in _content_stems(claim) if s not in index.all_stems)
+        if heading and len(novel) <= 1:
+            return ClaimVerdict(claim, True, f"a headline nothing in the source contradicts; {near}", best)
+        if best < self.unsupported_below:
+            return ClaimVerdict(claim, False, f"no source sentence says this; {closest}", best)
+        if not novel:
+            return ClaimVerdict(claim, True, f"every word of it is the source's; {near}", best)
+        if len(novel) >= 3 or len(novel) / max(1, len(_content_stems(claim))) >= 0.4:
+            return ClaimVerdict(claim, False, f"the source never speaks of {', '.join(novel[:4])}; {closest}", best)
+        return ClaimVerdict(claim, None, f"weakly related to the source; {closest}", best)
 
     async def rubric(self, source: str, reply: str, question: str, hints: RubricHints) -> Judgement:
         self.stats.calls += 1

@@ -1,0 +1,601 @@
+"""Comparing a claim with the source sentence(s) it is aligned to: meaning, not tokens.
+
+The offline critic (critic_offline.py) aligns each claim sentence with its closest source
+sentences; this module compares the two within the pair and says what contradicts:
+
+- numbers bound to what they count: every number of the claim is looked up where the source
+  says it, with the words around it (side-aware context windows). A number whose every
+  occurrence in the source is about something else was moved from another finding; two
+  numbers (or names) whose contexts cross were swapped; a number whose unit differs
+  (percent against an absolute amount, million against billion) was rescaled;
+- dates: a day and month, or a month and year, must occur together in the source;
+- direction and antonyms (rose/fell, longer/shorter, kept/lost, more/less, before/after,
+  coated/uncoated...): the claim's word against the words of its aligned source clause;
+- negation: parity of negation cues in the claim against the aligned clause, with "did not
+  differ / change" read as "the same";
+- names: a name the aligned sentence does not hold, while that sentence holds another name
+  of the document the claim lacks, replaced it;
+- refusals ("the document doesn't say X") are claims too: false when one source sentence
+  holds what X is about.
+
+Everything here is plain functions over strings: no embeddings, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from harness.models import claims as C
+
+_TOKEN = re.compile(
+    r"\d{1,2}:\d{2}"                                   # a clock time, one token
+    r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"      # numbers
+    r"|[A-Za-z][A-Za-z'’]*(?:-[A-Za-z]+)*"               # words (hyphenated kept whole)
+    r"|%|[;:()]|[.,!?]")
+_STOP = {
+    "the", "a", "an", "of", "in", "on", "at", "for", "by", "and", "or", "is", "are", "was", "were", "be", "been",
+    "it", "its", "this", "that", "these", "those", "with", "as", "which", "who", "whom", "their", "they", "them",
+    "there", "has", "have", "had", "will", "would", "can", "could", "should", "may", "might", "about", "into",
+    "per", "each", "every", "some", "such", "also", "only", "just", "very", "so", "than", "then", "we", "our",
+    "he", "she", "his", "her", "you", "your", "i", "do", "does", "did", "not", "no", "but", "while", "whereas",
+    "said", "says", "say", "all", "both", "any", "one", "new", "s", "around", "roughly", "almost", "nearly",
+    "average", "on", "if", "when", "where", "what", "how",
+}
+#: Function words that carry order or comparison: kept as context features.
+_RELATIONAL = {"from", "to", "than", "against", "before", "after", "between", "versus", "vs", "compared",
+               "above", "below", "over", "under", "up", "down"}
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9, "m": 1e6, "k": 1e3}
+_PERCENT = {"percent", "per", "%", "percentage", "pc"}
+_RANGE_JOIN = {"to", "and", "or", "-", "–", "through"}
+_NEG_CUES = {"not", "no", "never", "none", "neither", "nor", "cannot", "without", "nobody", "nothing", "unable",
+             "isn't", "wasn't", "weren't", "aren't", "didn't", "doesn't", "don't", "can't", "won't", "hasn't",
+             "haven't", "hadn't", "couldn't", "wouldn't", "shouldn't", "isn’t", "wasn’t", "didn’t", "doesn’t",
+             "don’t", "can’t", "won’t"}
+_SAME = re.compile(r"\b(?:(?:did|do|does|has|have|had|was|were|is|are)\s+not|didn'?t|doesn'?t|don'?t|never)\s+"
+                   r"(?:\w+ly\s+)?(?:differ|change|vary|varied|move)\w*\b|\bno (?:significant |clear )?"
+                   r"(?:difference|change)\b", re.I)
+_SAME_WORDS = re.compile(r"\b(?:unchanged|same|similar|equally|stayed|steady|stable|flat)\b", re.I)
+_CHANGE_WORDS = re.compile(r"\b(?:differ|differed|differs|different|changed|varied|improved|worsened)\b", re.I)
+
+# Direction and antonym groups: a claim word of one side against its aligned source clause.
+_UP = ("longer larger bigger rise rose risen rising rises increase increased increases increasing grew grow grows growing up gain "
+       "gained gains boost boosted raise raised raises lift lifts lifted climbed jumped higher more doubled double "
+       "expanded widened greater extend extended extends add added adding")
+_DOWN = ("shorter smaller fall fell fallen falling falls decrease decreased decreases decreasing decline declined declines "
+         "declining drop dropped drops down shrank shrink shrunk cut cuts reduce reduced reduces reducing lower "
+         "lowered lowers less fewer halve halved halves narrowed narrow slowed smaller saving saved save")
+ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
+    (frozenset(_UP.split()), frozenset(_DOWN.split())),
+    (frozenset({"longer"}), frozenset({"shorter"})),
+    (frozenset({"unchanged", "steady", "maintained"}),
+     frozenset({"cut", "raised", "reduced", "increased", "lowered", "slashed", "changed", "rose", "fell"})),
+    (frozenset({"larger", "bigger"}), frozenset({"smaller"})),
+    (frozenset({"largest", "biggest"}), frozenset({"smallest"})),
+    (frozenset({"highest"}), frozenset({"lowest"})),
+    (frozenset({"most"}), frozenset({"least", "fewest"})),
+    (frozenset({"before"}), frozenset({"after"})),
+    (frozenset({"earlier", "early", "earliest", "sooner"}), frozenset({"later", "late", "latest"})),
+    (frozenset({"cheaper", "cheap", "cheapest"}), frozenset({"dearer", "costlier", "expensive"})),
+    (frozenset({"warmer", "hotter", "warm", "hot", "heat"}), frozenset({"cooler", "colder", "cool", "cold", "cooling"})),
+    (frozenset({"faster", "quicker", "fast", "quickly"}), frozenset({"slower", "slow", "slowly"})),
+    (frozenset({"kept", "keep", "keeps", "retained", "retain", "retains"}), frozenset({"lost", "lose", "loses"})),
+    (frozenset({"above", "over", "exceeded", "exceeds"}), frozenset({"below", "under", "within"})),
+    (frozenset({"first"}), frozenset({"last"})),
+    (frozenset({"best"}), frozenset({"worst"})),
+    (frozenset({"better", "improve", "improved", "improves"}), frozenset({"worse", "worsened", "worsen"})),
+    (frozenset({"overestimate", "overestimated", "overestimates"}),
+     frozenset({"underestimate", "underestimated", "underestimates"})),
+    (frozenset({"maximum"}), frozenset({"minimum"})),
+    (frozenset({"welcomed", "supported", "backed", "praised"}), frozenset({"opposed", "criticised", "criticized"})),
+    (frozenset({"approved", "accepted"}), frozenset({"rejected", "refused"})),
+    (frozenset({"easy", "easier", "simple"}), frozenset({"difficult", "hard", "harder"})),
+    (frozenset({"stronger", "strong"}), frozenset({"weaker", "weak", "weaken"})),
+    (frozenset({"allowed", "permitted"}), frozenset({"forbidden", "banned", "prohibited"})),
+    (frozenset({"success", "succeeded", "passed"}), frozenset({"failure", "failed"})),
+    (frozenset({"profit"}), frozenset({"loss"})),
+    (frozenset({"inside", "indoor", "indoors"}), frozenset({"outside", "outdoor", "outdoors"})),
+    (frozenset({"double", "doubled", "twice"}), frozenset({"halve", "halved", "half"})),
+]
+_MULTI_ANTONYMS = [(("at", "least"), ("up", "to")), (("at", "least"), ("at", "most")),
+                   (("more", "likely"), ("less", "likely")), (("more", "than"), ("less", "than")),
+                   (("more", "than"), ("fewer", "than"))]
+_CLAUSE_SPLIT = re.compile(r"\s*(?:[;:,]|\b(?:but|while|whereas|although|compared with|against)\b|\band\s+(?=(?:said|says|"
+                           r"would|will|is|was|has|had|it|they|their|its|the|only)\b))\s*", re.I)
+_MONTH_RE = "|".join(C._MONTHS)
+_DATE = re.compile(rf"(?:\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?)?\b({_MONTH_RE})\b(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?,?)?"
+                   rf"(?:\s+(?:of\s+)?(\d{{4}}))?", re.I)
+_ORDINAL_DAYS = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "tenth": "10",
+                 "fifteenth": "15", "twentieth": "20"}
+_REFUSAL = re.compile(
+    r"^(?:the|this)\s+(?:document|paper|article|report|policy|manual|text|notes|study|source|page|file|story)\s+"
+    r"(?:\w+\s+){0,2}?(?:does\s+not|doesn't|doesn’t|did\s+not|didn't|never|can\s*not|can't|has\s+no|gives\s+no|"
+    r"contains\s+no|says\s+nothing|makes\s+no|is\s+silent)\b(.*)$", re.I)
+_TOPIC_STOP = _STOP | {"anything", "information", "mention", "mentions", "say", "says", "discuss", "discusses",
+                       "cover", "covers", "answer", "answers", "give", "gives", "provide", "provides", "include",
+                       "includes", "specify", "state", "states", "report", "recommend", "recommends", "contain",
+                       "address", "addresses", "question", "details", "detail", "any", "many", "much", "often",
+                       "long", "whether", "why", "which", "who", "much", "there", "data", "figures", "said",
+                       "talk", "tell", "tells", "nothing", "silent", "makes", "has", "no", "document", "paper",
+                       "article", "policy", "manual", "so", "can't", "cannot", "from", "i", "it", "that", "on",
+                       "does", "doesn't", "not", "explain", "explains", "describe", "describes"}
+
+
+def stem(word: str) -> str:
+    w = word.lower().strip("'’")
+    w = w.removesuffix("'s").removesuffix("’s")
+    return w[:5] if len(w) > 5 else w
+
+
+@dataclass
+class Tok:
+    text: str
+    low: str
+    kind: str  # "num" | "word" | "punct"
+    value: str = ""
+
+
+def tokenize(text: str) -> list[Tok]:
+    out: list[Tok] = []
+    for m in _TOKEN.finditer(text):
+        t = m.group(0)
+        if t[0].isdigit():
+            out.append(Tok(t, t, "num", t if ":" in t else C._norm_number(t)))
+        elif t[0].isalpha():
+            low = t.lower()
+            if low in C._WORD_NUMBERS and low not in ("one", "half", "third", "second"):
+                out.append(Tok(t, low, "num", C._WORD_NUMBERS[low]))
+            elif "-" in low and all(p in C._WORD_NUMBERS for p in low.split("-")[:2]) and len(low.split("-")) == 2:
+                a, b = low.split("-")
+                try:
+                    out.append(Tok(t, low, "num", str(int(C._WORD_NUMBERS[a]) + int(C._WORD_NUMBERS[b]))))
+                except ValueError:
+                    out.append(Tok(t, low, "word"))
+            else:
+                out.append(Tok(t, low, "word"))
+        else:
+            out.append(Tok(t, t, "punct"))
+    return out
+
+
+def _content(tok: Tok) -> bool:
+    return tok.kind == "word" and (tok.low in _RELATIONAL or (tok.low not in _STOP and len(tok.low) > 1))
+
+
+def context(toks: list[Tok], i: int, width: int = 4) -> dict[tuple[str, str], float]:
+    """Side-aware context of token i: {(side, stem): weight}, weight 1/distance in content
+    tokens, stopping at ; : ( ) and sentence ends; numbers occupy a position."""
+    feats: dict[tuple[str, str], float] = {}
+    for side, step in (("L", -1), ("R", 1)):
+        d, j = 0, i + step
+        while 0 <= j < len(toks) and d < width:
+            t = toks[j]
+            if t.kind == "punct" and t.text in ";:().!?":
+                break
+            if t.kind == "num" or _content(t):
+                d += 1
+                if t.kind == "word":
+                    key = (side, stem(t.low))
+                    feats[key] = max(feats.get(key, 0.0), 1.0 / d)
+            j += step
+    return feats
+
+
+def _overlap(a: dict, b: dict) -> float:
+    return sum(min(w, b[k]) for k, w in a.items() if k in b)
+
+
+def _flat(feats: dict) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for (_, s), w in feats.items():
+        out[s] = max(out.get(s, 0.0), w)
+    return out
+
+
+# -- numbers ---------------------------------------------------------------------------------
+
+@dataclass
+class NumberUse:
+    value: str
+    index: int
+    scale: str
+    unit: str  # "percent" | "absolute" | ""
+
+
+def number_uses(toks: list[Tok]) -> list[NumberUse]:
+    out = []
+    for i, t in enumerate(toks):
+        if t.kind != "num":
+            continue
+        if i > 0 and toks[i - 1].text in ("-", "–") and i > 1 and toks[i - 2].kind == "word" \
+                and toks[i - 2].text.isupper():
+            continue  # a code like AN-400
+        if i > 0 and toks[i - 1].kind == "word" and toks[i - 1].text[:1].isupper() and toks[i - 1].text.isupper() \
+                and len(toks[i - 1].text) > 1:
+            continue  # "PM2.5", "H13": part of a name
+        scale, unit = "", ""
+        j = i + 1
+        if j < len(toks) and toks[j].low in _SCALES and (toks[j].low not in ("m", "k") or toks[j].text.islower()):
+            scale = toks[j].low if toks[j].low not in ("bn", "m", "k") else {"bn": "billion", "m": "million",
+                                                                            "k": "thousand"}[toks[j].low]
+            j += 1
+        if j < len(toks):
+            nxt = toks[j].low
+            if nxt in _PERCENT:
+                unit = "percent"
+            elif scale or (toks[j].kind == "word" and nxt not in _STOP and nxt not in _RELATIONAL
+                           and nxt not in _RANGE_JOIN and len(nxt) > 2):
+                unit = "absolute"
+            elif nxt in _RANGE_JOIN and j + 1 < len(toks) and toks[j + 1].kind == "num":
+                unit = "?range"
+        out.append(NumberUse(t.value, i, scale, unit))
+    # a range or a list ("from 66 to 89 percent", "21 and 39 percent") takes its unit from the last member
+    for k in range(len(out) - 2, -1, -1):
+        if out[k].unit == "?range":
+            out[k].unit = out[k + 1].unit
+            out[k].scale = out[k].scale or out[k + 1].scale
+    return out
+
+
+@dataclass
+class Finding:
+    kind: str  # number | date | polarity | negation | entity | refusal
+    what: str
+
+
+def _unit_clash(claim_use: NumberUse, src_uses: list[NumberUse]) -> str:
+    same = [u for u in src_uses if u.value == claim_use.value]
+    if not same:
+        return ""
+    if claim_use.scale and all(u.scale != claim_use.scale for u in same) and any(u.scale or u.unit for u in same):
+        return (f"{claim_use.value} {claim_use.scale} where the source says "
+                f"{claim_use.value} {same[0].scale or same[0].unit or '(no scale)'}")
+    if claim_use.unit == "percent" and all(u.unit == "absolute" for u in same):
+        return f"{claim_use.value} percent where the source's {claim_use.value} is an absolute amount"
+    if claim_use.unit == "absolute" and all(u.unit == "percent" for u in same):
+        return f"{claim_use.value} as an absolute amount where the source says {claim_use.value} percent"
+    return ""
+
+
+class SourceIndex:
+    """The source's sentences, tokenised once, with where every number and name occurs."""
+
+    def __init__(self, sentences: list[str], names: set[str]):
+        self.sentences = sentences
+        self.toks = [tokenize(s) for s in sentences]
+        self.uses = [number_uses(t) for t in self.toks]
+        self.names = names
+        self.stems = [{stem(t.low) for t in ts if t.kind == "word"} for ts in self.toks]
+        self.all_stems = set().union(*self.stems) if self.stems else set()
+        self.lows = [{t.low for t in ts if t.kind == "word"} for ts in self.toks]
+        #: words the source also writes in lower case: common nouns, not names
+        self.common = {t.text for ts in self.toks for t in ts if t.kind == "word" and t.text.islower()}
+        text = "\n".join(sentences)
+        self.dates = _dates(text)
+
+    def occurrences(self, value: str) -> list[tuple[int, NumberUse]]:
+        return [(k, u) for k, uses in enumerate(self.uses) for u in uses if u.value == value]
+
+
+def _dates(text: str) -> list[tuple[str | None, str, str | None]]:
+    out = []
+    for m in _DATE.finditer(text):
+        day = m.group(1) or m.group(3)
+        out.append((day, m.group(2).lower(), m.group(4)))
+    for m in re.finditer(rf"\b(first|second|third|fourth|fifth|tenth|fifteenth|twentieth) of ({_MONTH_RE})\b",
+                         text, re.I):
+        out.append((_ORDINAL_DAYS[m.group(1).lower()], m.group(2).lower(), None))
+    return out
+
+
+def check_dates(claim: str, src: SourceIndex) -> list[Finding]:
+    found = []
+    for day, month, year in _dates(claim):
+        ok = False
+        for sd, sm, sy in src.dates:
+            if sm != month:
+                continue
+            if day and sd != day:
+                continue
+            if year and sy and sy != year:
+                continue
+            if year and not sy and not day:
+                continue  # "March" alone in the source does not say "March 2022"
+            ok = True
+            break
+        if not ok:
+            shown = " ".join(x for x in (day, month.capitalize(), year) if x)
+            found.append(Finding("date", f"the date {shown!r} does not occur in the source"))
+    return found
+
+
+def check_numbers(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]) -> list[Finding]:
+    """Numbers against where the source says them: moved, rescaled, or swapped."""
+    found: list[Finding] = []
+    uses = number_uses(claim_toks)
+    bound: dict[int, tuple[int, NumberUse]] = {}
+    for u in uses:
+        occ = src.occurrences(u.value)
+        if not occ:
+            continue  # a number the source lacks: the caller reports it
+        ctx = _flat(context(claim_toks, u.index, width=6))
+        best, best_score = None, -1.0
+        for k, su in occ:
+            score = _overlap(ctx, _flat(context(src.toks[k], su.index, width=6)))
+            if k in aligned[:3]:
+                score += 0.25
+            if score > best_score:
+                best, best_score = (k, su), score
+        assert best is not None
+        if best_score < 0.3 and best[0] not in aligned[:2] and ctx:
+            found.append(Finding("number", f"number {u.value} occurs in the source, but not with what the claim "
+                                           f"says it counts (there: \"{C_clip(src.sentences[best[0]])}\")"))
+            continue
+        moved = _rebound(u, claim_toks, src, aligned[:2], occ)
+        if moved:
+            found.append(Finding("number", moved))
+            continue
+        clash = _unit_clash(u, [su for _, su in occ])
+        if clash:
+            found.append(Finding("number", clash))
+            continue
+        bound[u.index] = best
+    found += _crossings(claim_toks, src, bound)
+    return found
+
+
+def _rebound(u: NumberUse, claim_toks: list[Tok], src: SourceIndex, aligned: list[int],
+             occ: list[tuple[int, NumberUse]]) -> str:
+    """The aligned sentence says another number where the claim puts this one: what the
+    claim's number is bound to (its side-aware context) fits that other number clearly
+    better than any place the source uses the claim's own number."""
+    ctx = context(claim_toks, u.index)
+    if not ctx:
+        return ""
+    own = max((_overlap(ctx, context(src.toks[k], su.index)) for k, su in occ), default=0.0)
+    best_alt, alt_at = 0.0, None
+    for k in aligned:
+        for su in src.uses[k]:
+            if su.value == u.value or (u.unit and su.unit and u.unit != su.unit and "?" not in su.unit + u.unit):
+                continue
+            score = _overlap(ctx, context(src.toks[k], su.index))
+            if score > best_alt:
+                best_alt, alt_at = score, (k, su)
+    if alt_at and best_alt >= 0.8 and best_alt >= own + 0.5:
+        k, su = alt_at
+        return (f"the claim says {u.value} where the source says {su.value}: \"{C_clip(src.sentences[k])}\"")
+    return ""
+
+
+def C_clip(s: str, n: int = 110) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _crossings(claim_toks: list[Tok], src: SourceIndex, bound: dict[int, tuple[int, NumberUse]]) -> list[Finding]:
+    """Two numbers of one source sentence whose contexts are crossed in the claim: swapped."""
+    by_sentence: dict[int, list[tuple[int, NumberUse]]] = {}
+    for ci, (k, su) in bound.items():
+        by_sentence.setdefault(k, []).append((ci, su))
+    found = []
+    for k, pairs in by_sentence.items():
+        values = {su.value for _, su in pairs}
+        if len(values) < 2:
+            continue
+        for x in range(len(pairs)):
+            for y in range(x + 1, len(pairs)):
+                (ca, sa), (cb, sb) = pairs[x], pairs[y]
+                if sa.value == sb.value:
+                    continue
+                if _swapped(context(claim_toks, ca), context(claim_toks, cb),
+                            context(src.toks[k], sa.index), context(src.toks[k], sb.index)):
+                    found.append(Finding("number", f"numbers {sa.value} and {sb.value} are swapped: the source "
+                                                   f"says \"{C_clip(src.sentences[k])}\""))
+    return found
+
+
+def _swapped(ca: dict, cb: dict, sa: dict, sb: dict, margin: float = 0.45) -> bool:
+    """True when claim contexts (ca, cb) fit the source contexts crossed (sb, sa) clearly
+    better than straight (sa, sb), counting only features that tell sa from sb."""
+    disc_a = {k: w for k, w in sa.items() if k not in sb or sb[k] < w / 2}
+    disc_b = {k: w for k, w in sb.items() if k not in sa or sa[k] < w / 2}
+    straight = _overlap(ca, disc_a) + _overlap(cb, disc_b)
+    crossed = _overlap(ca, disc_b) + _overlap(cb, disc_a)
+    return crossed >= straight + margin and _overlap(ca, disc_b) > 0 and _overlap(cb, disc_a) > 0
+
+
+# -- names -------------------------------------------------------------------------------------
+
+def check_names(claim: str, claim_names: set[str], src: SourceIndex, aligned: list[int]) -> list[Finding]:
+    """A name of the document put where the aligned sentence has another name; two names swapped."""
+    found = []
+    if not claim_names or not aligned:
+        return found
+    top = aligned[0]
+    if C.is_heading(src.sentences[top]):
+        return found
+    top_names = C.names(src.sentences[top], src.names) & src.names
+    claim_low = claim.lower()
+    for n in sorted(claim_names):
+        if n not in src.names or n in src.common:
+            continue
+        near = n in src.lows[top] or stem(n) in src.stems[top]
+        if near:
+            continue
+        others = {m for m in top_names if m not in claim_low and m != n}
+        if others:
+            found.append(Finding("entity", f"name {n!r} is not in the sentence that supports this claim, which names "
+                                           f"{', '.join(sorted(others))} instead: \"{C_clip(src.sentences[top])}\""))
+    return found
+
+
+def check_word_swaps(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]) -> list[Finding]:
+    """Two content words (names, groups, antonym pairs) that trade places within the aligned
+    sentence: 'coated ... 19 percent, uncoated ... 6 percent' told the other way round."""
+    if not aligned:
+        return []
+    k = aligned[0]
+    stoks = src.toks[k]
+    s_index: dict[str, list[int]] = {}
+    for i, t in enumerate(stoks):
+        if _content(t) and t.low not in _RELATIONAL:
+            s_index.setdefault(t.low, []).append(i)
+    c_index: dict[str, list[int]] = {}
+    for i, t in enumerate(claim_toks):
+        if _content(t) and t.low not in _RELATIONAL:
+            c_index.setdefault(t.low, []).append(i)
+    shared = [w for w in c_index if w in s_index and len(s_index[w]) == 1 and len(c_index[w]) == 1]
+    found = []
+    for x in range(len(shared)):
+        for y in range(x + 1, len(shared)):
+            a, b = shared[x], shared[y]
+            sa, sb = s_index[a][0], s_index[b][0]
+            if abs(sa - sb) < 4:
+                continue
+            if _swapped(context(claim_toks, c_index[a][0], 3), context(claim_toks, c_index[b][0], 3),
+                        context(stoks, sa, 3), context(stoks, sb, 3), margin=0.9):
+                found.append(Finding("entity", f"{a!r} and {b!r} trade places: the source says "
+                                               f"\"{C_clip(src.sentences[k])}\""))
+                return found
+    return found
+
+
+# -- polarity ------------------------------------------------------------------------------------
+
+def clauses(sentence: str) -> list[str]:
+    return [c for c in _CLAUSE_SPLIT.split(sentence) if c and len(C._WORD.findall(c)) >= 2]
+
+
+def best_clause(claim: str, sentence: str) -> tuple[str, float]:
+    cs = {stem(w) for w in C._WORD.findall(claim) if w.lower() not in _STOP}
+    best, score = sentence, -1.0
+    for cl in clauses(sentence) or [sentence]:
+        ws = {stem(w) for w in C._WORD.findall(cl) if w.lower() not in _STOP}
+        s = len(cs & ws) / max(1, len(ws | cs) ** 0.5)
+        if s > score:
+            best, score = cl, s
+    return best, score
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower().strip("'’") for w in C._WORD.findall(text)]
+
+
+def _pwords(text: str) -> set[str]:
+    """Words that can carry polarity: capitalised words inside a sentence are names ("Lower
+    Ashford"), except in a headline, where every word is capitalised."""
+    words = C._WORD.findall(text)
+    if C.is_heading(text):
+        return {w.lower().strip("'’") for w in words}
+    return {w.lower().strip("'’") for i, w in enumerate(words) if i == 0 or not w[0].isupper()}
+
+
+def _neg_parity(text: str) -> int:
+    text = _SAME.sub(" SAMEMARK ", text)
+    n = 0
+    for w in _words(text):
+        if w in _NEG_CUES or w.endswith("n't") or w.endswith("n’t"):
+            n += 1
+    return n % 2
+
+
+def check_polarity(claim: str, aligned_sentences: list[str]) -> list[Finding]:
+    """Direction words, antonyms and negation of the claim against its aligned source clause."""
+    if not aligned_sentences:
+        return []
+    found = []
+    region = " ".join(aligned_sentences[:2])
+    region_words = set(_words(region))
+    claim_words = _words(claim)
+    cw = _pwords(claim)
+    claim_clauses = clauses(claim) or [claim]
+    for cl in claim_clauses:
+        clause, score = best_clause(cl, aligned_sentences[0])
+        if score <= 0.5:
+            continue  # the claim's clause is not about this source clause
+        clause_words = _pwords(clause)
+        for a, b in ANTONYMS:
+            for mine, theirs in ((a, b), (b, a)):
+                hit = cw & mine
+                if not hit or not (_pwords(cl) & mine):
+                    continue
+                if (clause_words & theirs) and not (clause_words & mine):
+                    found.append(Finding("polarity", f"{sorted(hit)[0]!r} where the source says "
+                                                     f"{sorted(clause_words & theirs)[0]!r}: \"{C_clip(clause)}\""))
+                    break
+            if found:
+                return found
+        # "un-" antonyms: coated/uncoated, treated/untreated
+        for w in set(_words(cl)):
+            if w.startswith("un") and w[2:] in clause_words and w not in region_words:
+                return [Finding("polarity", f"{w!r} where the source says {w[2:]!r}: \"{C_clip(clause)}\"")]
+            if ("un" + w) in clause_words and w not in clause_words:
+                return [Finding("polarity", f"{w!r} where the source says {'un' + w!r}: \"{C_clip(clause)}\"")]
+    joined = " ".join(claim_words)
+    rjoined = " ".join(_words(aligned_sentences[0]))
+    for mine, theirs in _MULTI_ANTONYMS:
+        for m1, t1 in ((mine, theirs), (theirs, mine)):
+            if " ".join(m1) in joined and " ".join(t1) in rjoined and " ".join(m1) not in rjoined:
+                return [Finding("polarity", f"{' '.join(m1)!r} where the source says {' '.join(t1)!r}")]
+    # negation, clause by clause
+    for cl in claim_clauses:
+        clause, score = best_clause(cl, aligned_sentences[0])
+        if score <= 0.5:
+            continue
+        c_same, s_same = bool(_SAME.search(cl) or _SAME_WORDS.search(cl)), bool(_SAME.search(clause)
+                                                                              or _SAME_WORDS.search(clause))
+        if s_same and not c_same and _CHANGE_WORDS.search(cl):
+            return [Finding("negation", f"the claim says it changed where the source says it did not: "
+                                        f"\"{C_clip(clause)}\"")]
+        if c_same and not s_same and _CHANGE_WORDS.search(clause) and not _SAME.search(cl):
+            return [Finding("negation", f"the claim says it did not change where the source says it did: "
+                                        f"\"{C_clip(clause)}\"")]
+        if c_same or s_same:
+            continue
+        if _neg_parity(cl) != _neg_parity(clause):
+            return [Finding("negation", f"the claim {'negates' if _neg_parity(cl) else 'affirms'} what the source "
+                                        f"{'affirms' if _neg_parity(cl) else 'negates'}: \"{C_clip(clause)}\"")]
+    return found
+
+
+# -- refusals ---------------------------------------------------------------------------------------
+
+_REFUSAL_PASSIVE = re.compile(
+    r"^(.*?)\b(?:(?:is|are|was|were)\s+(?:not|never)|(?:isn't|aren't|wasn't|weren't))\s+(?:\w+ly\s+)?(?:mentioned|"
+    r"discussed|covered|addressed|given|stated|included|reported|named|listed|described)\b.*\b(?:document|paper|"
+    r"article|report|policy|manual|text|notes|study|source)\b", re.I)
+_REFUSAL_NONE = re.compile(r"^(?:there\s+is\s+|there's\s+)?no\s+(.*?)\s+(?:is\s+|are\s+)?(?:\w+\s+)?anywhere\s+"
+                           r"in\s+the\s+(?:document|paper|article|report|policy|manual|text|notes|study|source)\b",
+                           re.I)
+
+
+def refusal_topic(claim: str) -> list[str] | None:
+    """For "the document doesn't say X" ("X is not mentioned in the paper", "there is no X
+    anywhere in the manual"): X's content words (maybe none); None if not a refusal."""
+    m = _REFUSAL.match(claim.strip()) or _REFUSAL_PASSIVE.match(claim.strip()) or _REFUSAL_NONE.match(claim.strip())
+    if not m:
+        return None
+    rest = m.group(1)
+    return [w for w in _words(rest) if w not in _TOPIC_STOP and len(w) > 2]
+
+
+def check_refusal(topic: list[str], src: SourceIndex) -> Finding | None:
+    """A refusal is contradicted when one source sentence holds (nearly) all it is about."""
+    if not topic:
+        return None
+    stems = {stem(w) for w in topic}
+    need = len(stems) if len(stems) <= 2 else max(2, int(len(stems) * 0.75 + 0.999))
+    for k, ss in enumerate(src.stems):
+        if len(stems & ss) >= need:
+            return Finding("refusal", f"the source does say it: \"{C_clip(src.sentences[k])}\"")
+    return None
+
+
+_CHAT = re.compile(r"^(?:I\b|I['’](?:m|ve|ll|d)\b|your\s+\w+(?:\s+\w+)?\s+(?:post|message|summary|thread|tweet|reply)"
+                   r"\s+(?:was|has been|is)\b|here(?:'s| is| are)\b|let me\b|sorry\b)", re.I)
+
+
+def conversational(sentence: str) -> bool:
+    """The bot talking about itself or the delivery ("I couldn't find...", "Your post was sent"):
+    not a claim about the document."""
+    return bool(_CHAT.match(sentence.strip()))
