@@ -4,6 +4,15 @@ Score = the best cosine over the golden's answers (all-MiniLM-L6-v2, offline). B
 score >= min passes, score < fail_below fails, in between is a soft error (passed None,
 re-evaluated once by the runner). A missing golden, or one whose answers all expired, is
 ``unavailable``: never passed. ``golden: other-id`` shares another case's golden.
+
+Contrastive judging (``contrast: [case-id, ...]``): the goldens of those cases (other
+answers on the same document, written for other requests) are negative references. The
+reply must be closer to its own golden than to every negative by ``margin`` (default
+``MARGIN``), else it fails whatever its score: an on-topic but wrong answer is often as
+close to the golden as a right one, but it is closer still to the answer it really is.
+The evidence gives both scores and the nearest negative. ``reason`` says why a case's
+``min`` is below the default threshold (every such case carries one; ``harness judges``
+measures what the threshold should be).
 """
 
 from __future__ import annotations
@@ -16,7 +25,11 @@ from harness.types import Case, Evidence, Observation
 
 NAME = "similarity"
 EVAL = "similarity@1"
-KEYS = ("min", "golden", "of", "fail_below")
+KEYS = ("min", "golden", "of", "fail_below", "contrast", "margin", "reason")
+#: How much closer to its golden than to any negative reference a reply must be.
+MARGIN = 0.02
+#: The default threshold a case may go below only with a reason (``[embeddings] threshold``).
+DEFAULT_MIN = 0.75
 
 
 def band(score: float, minimum: float, fail_below: float) -> bool | None:
@@ -42,6 +55,12 @@ def validate(params: Any) -> str | None:
             return "golden must be a case id"
         if k == "of" and v not in ("reply", "post"):
             return f"of must be reply or post, got {v!r}"
+        if k == "margin" and (isinstance(v, bool) or not isinstance(v, (int, float)) or not -1 <= v <= 1):
+            return f"margin must be a number from -1 to 1, got {v!r}"
+        if k == "contrast" and not (isinstance(v, list) and v and all(isinstance(c, str) and c for c in v)):
+            return "contrast must be a list of case ids whose goldens are negative references"
+        if k == "reason" and (not isinstance(v, str) or not v.strip()):
+            return "reason must say why the threshold is what it is"
     if params.get("fail_below", 0) > params.get("min", 1):
         return "fail_below must not exceed min"
     return None
@@ -93,11 +112,45 @@ async def similarity(case: Case, obs: Observation, turn: int, params: Any, servi
               f"{winner.approved}) {word}: threshold {minimum:.2f}, fail below {fail_below:.2f}")
     if len(live) > 1:
         reason += "; other answers " + ", ".join(f"#{i} {float(s):.2f}" for (i, _), s in zip(live, sims) if i != index)
+    if params.get("contrast"):
+        margin = float(params.get("margin", MARGIN))
+        negatives = negative_references(goldens, params["contrast"], today)
+        if negatives:
+            neg_vecs = await embedder.embed([t for _, t in negatives], cache=True)
+            neg_sims = cosine_matrix(text_vec, neg_vecs)[0]
+            j = int(neg_sims.argmax())
+            neg = round(max(0.0, float(neg_sims[j])), 4)
+            expected += f"; closer to it than to {len(negatives)} negative reference(s) by {margin:.2f}"
+            closer = score - neg >= margin
+            reason += (f"; contrast: golden {score:.2f} vs nearest negative {neg:.2f} ({negatives[j][0]}), "
+                       f"{'holds' if closer else 'fails'} (margin {margin:.2f})")
+            if not closer:
+                verdict = False
+                reason = (f"closer to another answer than to its golden: {score:.2f} to {golden_id!r} vs "
+                          f"{neg:.2f} to {negatives[j][0]} (margin {margin:.2f}); " + reason)
     if expired:
         goldens.expired_used.add(f"{golden_id} ({len(expired)} of {len(golden.answers)} answers)")
         reason += f"; {len(expired)} expired answer(s) not used"
     return Evidence(check=NAME, turn=turn, availability="ready", passed=verdict, score=score, expected=expected,
                     observed=clip(text), reason=reason, evaluator=evaluator, source=embedder.source)
+
+
+def negative_references(goldens, ids, today) -> list[tuple[str, str]]:
+    """(label, text) of every live answer of the named goldens (missing ones are skipped)."""
+    out = []
+    for gid in ids:
+        g = goldens.get(gid)
+        if g is None:
+            goldens.missing_used.add(gid)
+            continue
+        out.extend((f"{gid} #{i}", a.text) for i, a in enumerate(g.answers) if not a.expired(today))
+    return out
+
+
+def below_default_without_reason(params: Any, default: float = DEFAULT_MIN) -> bool:
+    """A case threshold under the default with no ``reason`` (harness judges and check warn)."""
+    p = params if isinstance(params, dict) else {}
+    return float(p.get("min", default)) < default and not str(p.get("reason", "")).strip()
 
 
 CHECKS = (CheckDef(NAME, similarity, validate, EVAL, uses_services=True),)

@@ -74,6 +74,8 @@ def _parser() -> argparse.ArgumentParser:
     from harness.cli.ops import add_parsers as add_ops_parsers  # upload, merge, schedule
 
     add_ops_parsers(sub)
+    from harness.cli.judges import add_parser as add_judges_parser  # judges (mutation testing)
+    add_judges_parser(sub)
     return p
 
 
@@ -240,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     from harness.cli.ops import HANDLERS as ops_handlers, with_flow
 
     handlers.update(ops_handlers)
+    from harness.cli.judges import run as judges_handler
+    handlers["judges"] = judges_handler
     handlers["run"] = with_flow(handlers["run"])  # run lock, --resume, --shard, manifest, upload
     args.argv = argv if argv is not None else sys.argv[1:]
     try:

@@ -1,0 +1,360 @@
+"""Wrong answers derived from right ones, by kind. Pure text functions, deterministic.
+
+Each mutator takes a golden answer's text (and what it needs about the case) and returns
+``(mutated_text, detail)`` or None when the kind does not apply to that text (no number to
+change, no name to swap). A mutation always differs from its input; the detail says what
+changed (``'34' -> '35'``). Randomness comes only from ``rng(seed, *parts)``: the same
+suite and seed give the same mutations on every machine.
+
+Kinds (``KINDS``): number, polarity, entity, omission, substitution, stale, format. The
+suite-level kinds (substitution, stale) pick their texts in ``harness.judges.suite``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from typing import Iterable
+
+KINDS = ("number", "polarity", "entity", "omission", "substitution", "stale", "format")
+
+Result = "tuple[str, str] | None"
+
+
+def rng(seed: int, *parts: object) -> random.Random:
+    """A Random seeded by the seed and the parts (stable across processes, unlike hash())."""
+    digest = hashlib.sha256("\x1f".join([str(seed), *map(str, parts)]).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+# --- sentences --------------------------------------------------------------------------
+
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(-])|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences and lines (a bullet line is one sentence), stripped, in order."""
+    return [s.strip() for s in _SENT_END.split(text) if s and s.strip()]
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for m in _SENT_END.finditer(text):
+        if text[start:m.start()].strip():
+            spans.append((start, m.start()))
+        start = m.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return spans
+
+
+# --- number -----------------------------------------------------------------------------
+
+NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d+(?:\.\d+)?(?![\w])")
+NUMBER_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
+
+
+def _fmt(value: float, like: str) -> str:
+    decimals = len(like.split(".")[1]) if "." in like else 0
+    text = f"{value:,.{decimals}f}" if "," in like or value >= 10000 and "," in like else f"{value:.{decimals}f}"
+    return text
+
+
+def _case_like(word: str, like: str) -> str:
+    return word.capitalize() if like[:1].isupper() else word
+
+
+def number_digit(text: str, r: random.Random) -> "Result":
+    """Change one digit of one number (or a number word: 'two' -> 'three')."""
+    found = list(NUMBER.finditer(text))
+    if found:
+        m = r.choice(found)
+        token = m.group()
+        positions = [i for i, ch in enumerate(token) if ch.isdigit()]
+        i = positions[-1] if len(positions) == 1 or r.random() < 0.5 else r.choice(positions)
+        old = int(token[i])
+        new = (old + r.randint(1, 8)) % 10
+        if i == 0 and new == 0 and len(positions) > 1:
+            new = (old % 9) + 1
+        mutated = token[:i] + str(new) + token[i + 1:]
+        return text[:m.start()] + mutated + text[m.end():], f"digit: {token!r} -> {mutated!r}"
+    words = list(_NUMBER_WORD.finditer(text))
+    if words:
+        m = r.choice(words)
+        k = NUMBER_WORDS.index(m.group().lower())
+        new = NUMBER_WORDS[(k + r.randint(1, 3)) % len(NUMBER_WORDS)]
+        new = _case_like(new, m.group())
+        return text[:m.start()] + new + text[m.end():], f"digit: {m.group()!r} -> {new!r}"
+    return None
+
+
+def number_scale(text: str, r: random.Random) -> "Result":
+    """Scale one number by ten (or a number word doubled): 3,412 -> 34,120."""
+    found = [m for m in NUMBER.finditer(text)]
+    if not found:
+        words = list(_NUMBER_WORD.finditer(text))
+        if not words:
+            return None
+        m = r.choice(words)
+        k = NUMBER_WORDS.index(m.group().lower())
+        new = _case_like(NUMBER_WORDS[min(2 * (k + 1), 12) - 1] if k < 5 else NUMBER_WORDS[k // 2], m.group())
+        if new.lower() == m.group().lower():
+            return None
+        return text[:m.start()] + new + text[m.end():], f"scale: {m.group()!r} -> {new!r}"
+    m = r.choice(found)
+    token = m.group()
+    value = float(token.replace(",", ""))
+    factor = 10 if r.random() < 0.5 or value < 10 else 0.5
+    new_value = value * factor
+    if "." not in token and new_value != int(new_value):
+        new_value = int(new_value)
+    plain = token.replace(",", "")
+    decimals = len(plain.split(".")[1]) if "." in plain else 0
+    new = f"{new_value:,.{decimals}f}" if "," in token else f"{new_value:.{decimals}f}"
+    if new == token:
+        return None
+    return text[:m.start()] + new + text[m.end():], f"scale: {token!r} -> {new!r} (x{factor:g})"
+
+
+def number_swap(text: str, r: random.Random) -> "Result":
+    """Swap two different numbers within one sentence."""
+    candidates = []
+    for start, end in _sentence_spans(text):
+        nums = [m for m in NUMBER.finditer(text, start, end)]
+        pairs = [(a, b) for i, a in enumerate(nums) for b in nums[i + 1:] if a.group() != b.group()]
+        candidates.extend(pairs)
+    if not candidates:
+        return None
+    a, b = r.choice(candidates)
+    out = text[:a.start()] + b.group() + text[a.end():b.start()] + a.group() + text[b.end():]
+    return out, f"swap: {a.group()!r} <-> {b.group()!r}"
+
+
+# --- polarity ---------------------------------------------------------------------------
+
+# Direction words and antonyms, both ways. Whole words, case kept.
+_ANTONYM_PAIRS = [
+    ("increase", "decrease"), ("increased", "decreased"), ("increases", "decreases"),
+    ("rose", "fell"), ("rise", "fall"), ("rises", "falls"), ("higher", "lower"), ("more", "fewer"),
+    ("longer", "shorter"), ("kept", "lost"), ("keep", "lose"), ("gained", "lost"), ("up", "down"),
+    ("better", "worse"), ("less", "more"), ("reduced", "raised"), ("reduce", "raise"), ("reduces", "raises"),
+    ("cheaper", "dearer"), ("improved", "worsened"), ("improve", "worsen"), ("above", "below"),
+    ("before", "after"), ("faster", "slower"), ("larger", "smaller"), ("lifts", "cuts"), ("lifted", "cut"),
+    ("growth", "decline"), ("grew", "shrank"), ("grow", "shrink"), ("most", "fewest"), ("least", "most"),
+    ("lowered", "raised"), ("cut", "raised"), ("earlier", "later"), ("later", "earlier"), ("early", "late"),
+    ("late", "early"), ("less", "more"), ("protect", "endanger"), ("allowed", "forbidden"), ("may", "may not"),
+    ("success", "failure"), ("successful", "unsuccessful"), ("safe", "unsafe"), ("easier", "harder"),
+    ("harder", "easier"), ("unchanged", "changed"), ("dropped", "kept"), ("added", "removed"),
+    ("gain", "loss"), ("positive", "negative"), ("strong", "weak"), ("stronger", "weaker"),
+    ("high", "low"), ("low", "high"), ("hot", "cold"), ("warmer", "cooler"), ("cooler", "warmer"),
+    ("sooner", "later"), ("extended", "shortened"), ("completed", "abandoned"), ("boost", "hurt"),
+    ("boosted", "hurt"), ("helped", "hurt"), ("cheaper", "more expensive"), ("heavier", "lighter"),
+    ("rising", "falling"), ("growing", "shrinking"), ("increasing", "decreasing"), ("stayed", "changed"),
+]
+ANTONYMS: dict[str, str] = {}
+for _a, _b in _ANTONYM_PAIRS:
+    ANTONYMS.setdefault(_a, _b)
+    if " " not in _b:
+        ANTONYMS.setdefault(_b, _a)
+_ANTONYM_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ANTONYMS), key=len, reverse=True)) + r")\b",
+                         re.IGNORECASE)
+_AUX = re.compile(r"\b(is|are|was|were|can|will|would|could|should|has|have|had|does|did|must)\b(?! not\b)(?!n't)")
+_NEGATION = re.compile(r"\b(?:(is|are|was|were|can|will|would|could|should|has|have|had|does|did|do|must) not"
+                       r"|(does|did|do|is|are|was|were|has|have|had)n't|no longer|never)\b", re.IGNORECASE)
+
+
+def polarity_flip(text: str, r: random.Random) -> "Result":
+    """Flip one direction word or antonym: 'longer' -> 'shorter', 'kept' -> 'lost'."""
+    found = list(_ANTONYM_RE.finditer(text))
+    if not found:
+        return None
+    m = r.choice(found)
+    word = m.group()
+    new = ANTONYMS[word.lower()]
+    new = new.capitalize() if word[:1].isupper() else new
+    return text[:m.start()] + new + text[m.end():], f"flip: {word!r} -> {new!r}"
+
+
+def polarity_negation(text: str, r: random.Random) -> "Result":
+    """Remove a negation if there is one, else add one after an auxiliary verb."""
+    neg = list(_NEGATION.finditer(text))
+    if neg:
+        m = r.choice(neg)
+        aux = m.group(1) or m.group(2)
+        new = aux if aux else "still"
+        return text[:m.start()] + new + text[m.end():], f"negation removed: {m.group()!r} -> {new!r}"
+    found = list(_AUX.finditer(text))
+    if not found:
+        return None
+    m = r.choice(found)
+    return text[:m.end()] + " not" + text[m.end():], f"negation added: {m.group()!r} -> '{m.group()} not'"
+
+
+# --- entity -----------------------------------------------------------------------------
+
+_CAP = r"(?:[A-Z][\w'’-]*[a-z0-9][\w'’-]*|[A-Z]{2,}[\w-]*)"
+_NAME = re.compile(rf"\b{_CAP}(?:\s+(?:of\s+|de\s+|the\s+)?{_CAP})*(?:\s+\d+)?")
+_STOP_NAMES = {"The", "A", "An", "In", "On", "At", "For", "With", "From", "By", "After", "Before", "It", "This",
+               "That", "These", "Those", "They", "We", "I", "You", "He", "She", "Its", "Their", "Our", "Some", "When",
+               "If", "But", "And", "Or", "So", "As", "Also", "Students", "Teenagers", "Exposed", "New", "Later",
+               "Starting", "According", "Replace", "Eligible", "Estimated", "Initial", "Cheaper", "Cold", "Source",
+               "Summary", "Your", "Key", "Most", "More", "Less", "Only", "All", "Each", "Every", "No", "Not", "Yes",
+               "Coated", "Sodium", "Schools", "Researchers", "Bees", "Colonies", "Sleep", "Later", "Text", "Patients",
+               "Here", "There", "Both", "One", "Two", "Three", "What", "How", "Why", "Who", "Which", "Where",
+               "Under", "Over", "About", "Around", "Between", "Despite", "While", "During", "Up", "Down"}
+
+
+def names_in(text: str, proper: set[str] | None = None) -> list[re.Match]:
+    """Capitalised names in ``text``. A single capitalised word at a sentence start counts only
+    if ``proper`` (words seen capitalised mid-sentence in the document) has it."""
+    out = []
+    starts = {s for s, _ in _sentence_spans(text)} | {0}
+    for m in _NAME.finditer(text):
+        words = m.group().split()
+        while words and words[0] in _STOP_NAMES:
+            words = words[1:]
+        if not words:
+            continue
+        name = " ".join(words)
+        start = m.start() + m.group().index(name)
+        at_start = start in starts or text[max(0, start - 2):start] in ("- ", ": ") or start == 0
+        if len(words) == 1 and at_start and not (proper and name in proper):
+            continue
+        if name.lower() in ANTONYMS or name.lower() in NUMBER_WORDS:
+            continue
+        out.append(_Span(name, start))
+    return out
+
+
+class _Span:
+    """A found name (``group()``, ``start()``, ``end()`` like a match)."""
+
+    def __init__(self, name: str, start: int):
+        self._name, self._start = name, start
+
+    def group(self) -> str:
+        return self._name
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._start + len(self._name)
+
+
+def proper_words(document: str) -> set[str]:
+    """Words the document capitalises in the middle of a sentence (proper nouns)."""
+    out = set()
+    for m in re.finditer(r"(?<=[a-z,;] )([A-Z][a-z][\w-]*)", document):
+        out.add(m.group(1))
+    return out
+
+
+def document_names(document: str) -> list[str]:
+    """Multi-word or mid-sentence capitalised names of a document, first-seen order, unique."""
+    proper = proper_words(document)
+    seen: dict[str, None] = {}
+    for line in document.splitlines():
+        for m in names_in(line, proper):
+            name = m.group()
+            if len(name) >= 3 and name not in seen:
+                seen[name] = None
+    return list(seen)
+
+
+def entity_swap(text: str, r: random.Random, proper: set[str] | None = None) -> "Result":
+    """Swap two different names within the answer."""
+    found = names_in(text, proper)
+    distinct = []
+    for m in found:
+        if all(m.group() != d.group() and m.group() not in d.group() and d.group() not in m.group() for d in distinct):
+            distinct.append(m)
+    if len(distinct) < 2:
+        return None
+    i, j = sorted(r.sample(range(len(distinct)), 2))
+    a, b = distinct[i], distinct[j]
+    out = text[:a.start()] + b.group() + text[a.end():b.start()] + a.group() + text[b.end():]
+    return out, f"swap: {a.group()!r} <-> {b.group()!r}"
+
+
+def entity_replace(text: str, r: random.Random, document_names_: Iterable[str],
+                   proper: set[str] | None = None) -> "Result":
+    """Replace one name with another name from the same document."""
+    found = names_in(text, proper)
+    if not found:
+        return None
+    m = r.choice(found)
+    others = [n for n in document_names_ if n not in text and m.group() not in n and n not in m.group()]
+    if not others:
+        return None
+    # prefer a name of the same shape (one word for one word, several for several)
+    same = [n for n in others if (len(n.split()) > 1) == (len(m.group().split()) > 1)]
+    new = r.choice(same or others)
+    return text[:m.start()] + new + text[m.end():], f"replace: {m.group()!r} -> {new!r}"
+
+
+# --- omission ---------------------------------------------------------------------------
+
+def key_sentence_index(parts: list[str], keys: Iterable[str]) -> int:
+    """Which part carries the key fact: the first holding a key string (case-insensitive),
+    else the one with most numbers, else the first."""
+    keys = [k.lower() for k in keys if k]
+    for i, p in enumerate(parts):
+        if any(k in p.lower() for k in keys):
+            return i
+    counts = [len(NUMBER.findall(p)) for p in parts]
+    return counts.index(max(counts)) if counts and max(counts) > 0 else 0
+
+
+def omission(text: str, keys: Iterable[str]) -> "Result":
+    """Drop the sentence (or bullet line) that carries the key fact; in a one-sentence answer,
+    drop the clause that carries it."""
+    keys = list(keys)
+    parts = sentences(text)
+    if len(parts) >= 2:
+        i = key_sentence_index(parts, keys)
+        lines_mode = "\n" in text
+        kept = parts[:i] + parts[i + 1:]
+        out = ("\n" if lines_mode else " ").join(kept)
+        return out, f"dropped sentence {i + 1}/{len(parts)}: {parts[i][:80]!r}"
+    clauses = [c for c in re.split(r"(?<=[,;:])\s+|\s+(?=and\s|but\s|while\s|compared\s)", text) if c.strip()]
+    if len(clauses) < 2:
+        return None
+    i = key_sentence_index(clauses, keys)
+    kept = clauses[:i] + clauses[i + 1:]
+    out = " ".join(kept).strip(" ,;:")
+    out = out[:1].upper() + out[1:]
+    if not out.endswith((".", "!", "?")):
+        out += "."
+    if out == text:
+        return None
+    return out, f"dropped clause {i + 1}/{len(clauses)}: {clauses[i][:80]!r}"
+
+
+# --- format -----------------------------------------------------------------------------
+
+BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
+
+
+def bullets_removed(text: str) -> "Result":
+    """Bullet lines joined into one paragraph of prose."""
+    if not BULLET.search(text):
+        return None
+    items = [BULLET.sub("", line).strip() for line in text.splitlines() if line.strip()]
+    items = [i if i.endswith((".", "!", "?")) else i + "." for i in items]
+    return " ".join(items), f"{len(items)} bullet lines joined into prose"
+
+
+def too_long(text: str, limit: int, filler: list[str]) -> "Result":
+    """The answer followed by more of the document's sentences until it passes ``limit`` chars."""
+    out = text
+    for s in filler * 10:
+        if len(out) > limit:
+            break
+        out = f"{out} {s}"
+    if len(out) <= limit:
+        out = (out + " ") * (limit // max(1, len(out)) + 2)
+        out = out.strip()
+    return out, f"extended to {len(out)} chars (limit {limit})"

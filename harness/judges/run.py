@@ -1,0 +1,204 @@
+"""``harness judges``: derive wrong answers, judge them with the case's own checks, report.
+
+``run_judges(config, options)`` returns the judges.json dict (and writes it with
+judges.html). Services are the run's own (harness.services: the configured embedder and
+critic); an LLM critic backend is used only with ``llm_critic=True`` (it costs money),
+otherwise the offline critic stands in and the report says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.judges import cache as C
+from harness.judges import thresholds as T
+from harness.judges.evaluate import judge
+from harness.judges.mutate import KINDS
+from harness.judges.suite import Mutation, Subject, mutations, subjects
+
+JUDGED_LAYERS = ("reasoning", "multiturn")
+CONCURRENCY = 8
+
+
+@dataclass
+class JudgeOptions:
+    out: Path
+    fixtures: Path | None = None
+    golden: Path | None = None
+    min_catch: float = 0.9
+    seed: int = 11
+    llm_critic: bool = False
+    use_cache: bool = True
+    globs: tuple[str, ...] = ()
+    progress: Callable[[str], None] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def make_services(config, options: JudgeOptions):
+    from harness.models import settings as S
+    from harness.services import Services, default_factories
+
+    factories = default_factories()
+    cfg = S.critic_settings(config)
+    if cfg.backend != "offline" and not options.llm_critic:
+        from harness.models.critic_offline import OfflineCritic
+        from harness.models.factories import CriticService, golden_dir
+
+        def offline(services):
+            backend = OfflineCritic(services.get("embedder"), support_min=cfg.support_min,
+                                    unsupported_below=cfg.unsupported_below)
+            return CriticService(backend, config.resolve(config.sandbox.docs_dir), golden_dir(services) / "critic")
+
+        factories["critic"] = offline
+        options.notes.append(f"[critic] backend {cfg.backend!r} not used (it costs money): the offline critic judged; "
+                             "pass --llm-critic to use it")
+    return Services(config, factories=factories, golden_dir=options.golden)
+
+
+def _settings(config) -> dict:
+    from harness.models import settings as S
+
+    return {"embeddings": S.embedding_settings(config).__dict__, "critic": {
+        k: v for k, v in S.critic_settings(config).__dict__.items() if k != "api_key_env"}}
+
+
+def _checks_of(subject: Subject) -> list:
+    return [(s.name, s.params) for s in subject.case.turns[subject.turn].checks]
+
+
+async def run_judges(config, options: JudgeOptions) -> dict[str, Any]:
+    from harness.cases import load_cases
+    from harness.golden import load_goldens
+    from harness.models import critic_health as H
+
+    say = options.progress or _stderr
+    started = time.monotonic()
+    fixtures = options.fixtures or config.resolve("fixtures")
+    golden_path = Path(options.golden or config.resolve("golden"))
+    cases = load_cases(fixtures, layers=JUDGED_LAYERS, globs=options.globs)
+    goldens = load_goldens(golden_path)
+    services = make_services(config, options)
+    critic = services.get("critic")
+    subs, notes = subjects(cases, goldens, critic.source_text)
+    options.notes.extend(notes)
+    muts: dict[str, list[Mutation]] = {s.case.id: mutations(s, subs, options.seed) for s in subs}
+    total = sum(len(v) for v in muts.values())
+    say(f"judges: {len(subs)} judged cases, {sum(len(s.answers) for s in subs)} golden answers, {total} mutations "
+        f"(critic {critic.name})")
+    from harness.models import settings as S
+
+    cache = C.VerdictCache(S.cache_dir(config) if options.use_cache else None)
+    base = C.digest(C.code_digest(), C.files_digest(golden_path.glob("*.y*ml")), _settings(config), critic.name)
+    sem = asyncio.Semaphore(CONCURRENCY)
+    done = [0]
+
+    async def verdict(subject: Subject, reply: str, post: str, *, all_checks: bool = False) -> dict:
+        key = C.digest(base, subject.case.id, subject.turn, _checks_of(subject), subject.source,
+                       C.digest(subject.document), reply, post, all_checks)
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        async with sem:
+            v = await judge(subject.case, subject.turn, reply, post, services, all_checks=all_checks)
+        value = {"caught_by": v.caught_by, "passed": v.passed, "soft": v.soft, "unavailable": v.unavailable,
+                 "failures": [f"{e.check}: {e.reason}" for e in v.evidence if e.passed is not True][:4]}
+        cache.put(key, value)
+        return value
+
+    async def tick(coro):
+        result = await coro
+        done[0] += 1
+        if done[0] % 50 == 0:
+            say(f"judges: {done[0]}/{total + sum(len(s.answers) for s in subs)} judged "
+                f"({cache.hits} from the cache, {time.monotonic() - started:.0f}s)")
+        return result
+
+    golden_jobs = [(s, i, s.render(a)) for s in subs for i, a in enumerate(s.answers)]
+    golden_results = await asyncio.gather(*(tick(verdict(s, r, p, all_checks=True)) for s, _, (r, p) in golden_jobs))
+    mut_list = [(subjects_by_id, m) for subjects_by_id in [{s.case.id: s for s in subs}] for ms in muts.values()
+                for m in ms]
+    mut_results = await asyncio.gather(*(tick(verdict(sid[m.case], m.reply, m.post)) for sid, m in mut_list))
+
+    # A check catches a mutation only if it held on the right answer the mutation came from:
+    # a check that already fails the golden (a judge's false alarm) proves nothing.
+    failed_on: dict[tuple[str, int], set[str]] = {(s.case.id, i): set(res["caught_by"])
+                                                  for (s, i, _), res in zip(golden_jobs, golden_results)}
+    kinds: dict[str, dict[str, int]] = {k: {"mutations": 0, "caught": 0} for k in KINDS}
+    entries = []
+    discounted = 0
+    for (sid, m), res in zip(mut_list, mut_results):
+        if m.answer >= 0:
+            origin = failed_on.get((m.case, m.answer), set())
+        else:
+            sets = [failed_on[(m.case, i)] for i in range(len(sid[m.case].answers))]
+            origin = set.intersection(*sets) if sets else set()
+        caught_by = [c for c in res["caught_by"] if c not in origin]
+        discounted += bool(res["caught_by"]) and not caught_by
+        kinds[m.kind]["mutations"] += 1
+        kinds[m.kind]["caught"] += bool(caught_by)
+        entries.append({"id": m.case, "kind": m.kind, "mutation": m.label, "caught_by": caught_by})
+    if discounted:
+        options.notes.append(f"{discounted} mutation(s) failed only checks that also fail the golden answer they "
+                             "came from: not counted as caught")
+    golden_failures = [{"id": s.case.id, "answer": i, "failures": res["failures"]}
+                       for (s, i, _), res in zip(golden_jobs, golden_results) if not res["passed"]]
+
+    say("judges: similarity scores for threshold proposals")
+    proposals = await T.propose(subs, muts, services, cache, base)
+
+    say("judges: critic health")
+    health_dir = golden_path / "critic"
+    hkey = C.digest(base, "health", C.files_digest(health_dir.glob("*.y*ml")) if health_dir.is_dir() else "")
+    health = cache.get(hkey)
+    if health is None:
+        try:
+            examples = H.load_examples(health_dir)
+            a = await H.score_critic(critic.backend, examples, critic.source_text)
+            n = a.decided + a.undecided
+            health = {"examples": n, "accuracy_all": round((a.tp + a.tn) / n, 4) if n else None,
+                      "kappa": round(a.kappa, 4) if a.kappa is not None else None, "undecided": a.undecided,
+                      "accuracy_decided": round(a.accuracy, 4) if a.accuracy is not None else None,
+                      "counts": {"true_positive": a.tp, "true_negative": a.tn, "false_positive": a.fp,
+                                 "false_negative": a.fn}}
+            cache.put(hkey, health)
+        except Exception as exc:  # a broken health set is reported, not fatal
+            health = {"examples": 0, "accuracy_all": None, "kappa": None, "undecided": 0, "error": str(exc)}
+    cache.save()
+    await services.aclose()
+
+    below = {k: v for k, v in kinds.items() if v["mutations"] and v["caught"] / v["mutations"] < options.min_catch}
+    result = {
+        "kinds": kinds,
+        "goldens": {"total": len(golden_jobs), "passed": len(golden_jobs) - len(golden_failures)},
+        "health": {k: health.get(k) for k in ("examples", "accuracy_all", "kappa", "undecided")},
+        "cases": entries,
+        # beyond the contract: what the figures rest on
+        "thresholds": proposals,
+        "golden_failures": golden_failures,
+        "health_detail": health,
+        "meta": {"seed": options.seed, "min_catch": options.min_catch, "critic": critic.name,
+                 "embedder": services.get("embedder").name, "judged_cases": len(subs),
+                 "cache": {"hits": cache.hits, "misses": cache.misses}, "seconds": round(time.monotonic() - started, 1),
+                 "below_min_catch": sorted(below), "notes": options.notes,
+                 "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+    }
+    from harness.judges.report import write
+
+    write(options.out, result)
+    say(f"judges: wrote {options.out / 'judges.json'} and judges.html in {result['meta']['seconds']}s "
+        f"({cache.hits} cached verdicts)")
+    return result
+
+
+def exit_code(result: dict) -> int:
+    """1 when a kind's catch rate is under --min-catch or a golden fails its own checks."""
+    return 1 if result["meta"]["below_min_catch"] or result["golden_failures"] else 0

@@ -1,0 +1,121 @@
+"""harness judges end to end on a small suite (hash embedder test double, offline critic)."""
+
+import asyncio
+import json
+import textwrap
+from pathlib import Path
+
+from harness.config import load_config
+from harness.judges.evaluate import judge
+from harness.judges.report import latest_figures
+from harness.judges.run import JudgeOptions, exit_code, run_judges
+from harness.cases import load_cases
+
+CASES = """
+layer: reasoning
+defaults: {channel: telegram, judges: {reply: "The document says: {answer}"}}
+cases:
+  - id: q-effect
+    source: doc.txt
+    tags: [question, answerable]
+    send: "what did the trial in {docs}/doc.txt find?"
+    expect:
+      reply: {regex: "(?i)^the document says: .*30 percent"}
+      similarity: {min: 0.5}
+      critic: {factuality: {}}
+  - id: q-funder
+    source: doc.txt
+    tags: [question, answerable]
+    send: "who funded {docs}/doc.txt?"
+    expect:
+      reply: {regex: "(?i)^the document says:"}
+      similarity: {min: 0.5, contrast: [q-effect], reason: "hash embedder in a test"}
+"""
+DOC = ("The Harbour Trial reduced symptoms by 30 percent in 240 adults. It was funded by the Lindqvist Trust "
+       "and the Morrow Foundation.\n")
+GOLDENS = {"q-effect": "The Harbour Trial reduced symptoms by 30 percent in 240 adults.",
+           "q-funder": "It was funded by the Lindqvist Trust and the Morrow Foundation."}
+
+
+def setup(tmp_path: Path):
+    (tmp_path / "fixtures" / "reasoning").mkdir(parents=True)
+    (tmp_path / "fixtures" / "reasoning" / "r.yaml").write_text(textwrap.dedent(CASES))
+    docs = tmp_path / "fixtures" / "documents"
+    docs.mkdir()
+    (docs / "doc.txt").write_text(DOC)
+    gold = tmp_path / "golden"
+    (gold / "critic").mkdir(parents=True)
+    (gold / "VERSION").write_text("1\n")
+    for cid, text in GOLDENS.items():
+        (gold / f"{cid}.yaml").write_text(f"case: {cid}\nanswers:\n  - {{text: '{text}', author: human, "
+                                          "approved: 2026-11-30}\n")
+    (gold / "critic" / "h.yaml").write_text(
+        "examples:\n"
+        "  - {source: doc.txt, reply: 'The trial reduced symptoms by 30 percent.', verdict: true}\n"
+        "  - {source: doc.txt, reply: 'The trial reduced symptoms by 60 percent.', verdict: false}\n")
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text('[target]\nname = "t"\ntelegram_webhook = "http://127.0.0.1:1/t"\n'
+                   f'[embeddings]\nbackend = "hash"\ncache_dir = "{tmp_path / "cache"}"\n')
+    return load_config(cfg, environ={})
+
+
+def options(tmp_path, out="out", **kw):
+    return JudgeOptions(out=tmp_path / out, progress=lambda line: None, **kw)
+
+
+def test_judges_json_has_the_contract_shape_and_the_cache_is_hit_on_an_unchanged_suite(tmp_path):
+    config = setup(tmp_path)
+    first = asyncio.run(run_judges(config, options(tmp_path)))
+    data = json.loads((tmp_path / "out" / "judges.json").read_text())
+    assert (tmp_path / "out" / "judges.html").read_text().startswith("<!doctype html>")
+    assert set(data) >= {"kinds", "goldens", "health", "cases"}
+    assert set(data["kinds"]) == {"number", "polarity", "entity", "omission", "substitution", "stale", "format"}
+    for k in data["kinds"].values():
+        assert set(k) == {"mutations", "caught"} and 0 <= k["caught"] <= k["mutations"]
+    assert set(data["goldens"]) == {"total", "passed"} and data["goldens"]["total"] == 2
+    assert set(data["health"]) == {"examples", "accuracy_all", "kappa", "undecided"}
+    assert data["health"]["examples"] == 2
+    assert data["cases"] and all(set(c) == {"id", "kind", "mutation", "caught_by"} for c in data["cases"])
+    assert sum(k["mutations"] for k in data["kinds"].values()) == len(data["cases"])
+    assert sum(k["caught"] for k in data["kinds"].values()) == sum(bool(c["caught_by"]) for c in data["cases"])
+    assert data["kinds"]["number"]["mutations"] >= 2 and data["kinds"]["substitution"]["mutations"] == 2
+    assert set(data["thresholds"]) == {"q-effect", "q-funder"}
+    assert first["meta"]["cache"]["misses"] > 0
+
+    second = asyncio.run(run_judges(config, options(tmp_path, "out2")))
+    assert second["meta"]["cache"]["misses"] == 0 and second["meta"]["cache"]["hits"] > 0
+    assert second["kinds"] == first["kinds"] and second["cases"] == first["cases"]
+    latest = latest_figures(tmp_path)
+    assert latest is not None and latest["path"].endswith("judges.json") and latest["lines"]
+
+
+def test_min_catch_sets_the_exit_code(tmp_path):
+    config = setup(tmp_path)
+    strict = asyncio.run(run_judges(config, options(tmp_path, min_catch=1.0, use_cache=False)))
+    lenient = asyncio.run(run_judges(config, options(tmp_path, "o2", min_catch=0.0, use_cache=False)))
+    missed = [k for k, v in strict["kinds"].items() if v["mutations"] and v["caught"] < v["mutations"]]
+    assert strict["meta"]["below_min_catch"] == sorted(missed)
+    assert lenient["meta"]["below_min_catch"] == []
+    assert exit_code(strict) == (1 if missed or strict["golden_failures"] else 0)
+
+
+def test_caught_means_a_judged_check_failed(tmp_path):
+    config = setup(tmp_path)
+    from harness.judges.run import make_services
+
+    case = {c.id: c for c in load_cases(tmp_path / "fixtures")}["q-effect"]
+    services = make_services(config, options(tmp_path))
+
+    async def go():
+        right = await judge(case, 0, "The document says: " + GOLDENS["q-effect"], "", services)
+        wrong_regex = await judge(case, 0, "The document says: it reduced symptoms by 60 percent.", "", services)
+        invented = await judge(case, 0, "The document says: The Harbour Trial reduced symptoms by 30 percent "
+                                        "in 990 adults.", "", services)
+        await services.aclose()
+        return right, wrong_regex, invented
+
+    right, wrong_regex, invented = asyncio.run(go())
+    assert right.passed and not right.caught
+    assert wrong_regex.caught_by == ["reply.regex"]  # pure check failed: services not asked (like the runner)
+    assert all(e.check == "reply.regex" for e in wrong_regex.evidence)
+    assert invented.caught and "critic.factuality" in invented.caught_by
