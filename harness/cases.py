@@ -24,7 +24,7 @@ PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "tools_u
 GENERATORS = ("words",)
 ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redeliver", "burst")
 TURN_KEYS = set(ACTIONS) | {"wait_s", "expect", "fault", "as", "overlap"}
-CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description", "users"}
+CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description", "users", "variants"}
 USER_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 MAX_USERS = 8
 CASE_KEYS = CASE_KEYS | {"source"}  # reasoning: the document a case is about (the critic's ground truth)
@@ -296,6 +296,14 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -
     users = _users(merged, turns, file=file, case=cid, line=line, out=out)
     if users is None:
         return None
+    variants = _strip(merged.get("variants"))
+    if variants == "none":
+        variants = ()
+    elif variants is not None and not (isinstance(variants, list) and variants
+                                       and all(isinstance(v, str) and v for v in variants)):
+        out.add(f"variants must be a list of variant kinds or none, got {variants!r}", file=file, case=cid, line=line,
+                fix="e.g. variants: [typos, case] (docs/CASES.md lists the kinds), or variants: none")
+        return None
     if not any(t.checks for t in turns):
         out.add("has no checks: a case without a check can never fail", file=file, case=cid, line=line,
                 fix="add an expect table, e.g. expect: {replies: {min: 1}}")
@@ -321,7 +329,8 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -
             return None
     return Case(id=cid, layer=layer, channel=channel, turns=tuple(turns), tags=tuple(str(t) for t in tags),
                 file=file, timeout_s=float(timeout) if timeout else None,
-                description=str(merged.get("description", "")), source=source, users=users)
+                description=str(merged.get("description", "")), source=source, users=users,
+                variants=tuple(variants) if variants is not None else None)
 
 
 def load_file(path: Path, out: _Collector, display: str | None = None) -> list[Case]:
@@ -387,7 +396,12 @@ def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Itera
         cases.extend(loaded)
     if derive and not out.errors:
         for layer in layer_registry.all_layers():
-            cases.extend(layer.derive_cases(tuple(cases), {"fixtures": root}))
+            try:
+                cases.extend(layer.derive_cases(tuple(cases), {"fixtures": root}))
+            except FixtureErrors as exc:
+                out.errors.extend(exc.errors)
+            except FixtureError as exc:
+                out.errors.append(exc)
     seen: dict[str, str] = {}
     for case in cases:
         if case.id in seen:

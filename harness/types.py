@@ -81,6 +81,9 @@ class Case:
     """Optional human explanation of what the case protects against."""
     source: str = ""
     """The document in fixtures/documents the case is about: the critic's ground truth."""
+    variants: tuple[str, ...] | None = None
+    """Which metamorphic variants of its requests to derive (``variants: [typos, case]``);
+    ``()`` for none (``variants: none``); None: the deriving layer's default."""
     users: tuple[str, ...] = ()
     """Several simulated users in one case (``users: [alice, bob]``), each with a chat of its
     own; turns say who sends them (``as:``). Empty: one user."""

@@ -66,13 +66,13 @@ def report_html(m: Mapping[str, Any]) -> str:
 def derive_cases(cases: Sequence[Case], context: Mapping[str, Any]) -> list[Case]:
     from harness.layers.variants import derive
 
-    return derive(cases, context)
+    return derive(cases, context, layer="robustness")
 
 
 LAYER = Layer(
     name="robustness", title="Input robustness", order=10,
     description="bad links and files, empty, gibberish, foreign and huge messages, injections, duplicates; "
                 "and metamorphic variants that must not change the answer",
-    services=(),  # the metamorphic variants' similarity asks for the embedder itself, when they run
+    services=("embedder",),  # the metamorphic variants' equivalence (warmed only when they run)
     default_checks=default_checks, metrics=metrics, report_html=report_html, derive_cases=derive_cases,
 )

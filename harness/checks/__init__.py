@@ -64,9 +64,9 @@ for _definition in _basics.CHECKS:
     register(_definition)
 
 # The reasoning layer's checks (async, use services; their modules import no torch).
-from harness.checks import critic as _critic, similarity as _similarity  # noqa: E402
+from harness.checks import critic as _critic, equivalence as _equivalence, similarity as _similarity  # noqa: E402
 
-for _definition in (*_similarity.CHECKS, *_critic.CHECKS):
+for _definition in (*_similarity.CHECKS, *_critic.CHECKS, *_equivalence.CHECKS):
     register(_definition)
 
 # The multi-turn layer's checks: state probe, trajectories over time, rich replies, slots.

@@ -184,7 +184,9 @@ class Runner:
     def _warm_services(self, cases: Sequence[Case]):
         """Start building the services the selected layers declare, in a worker thread."""
         wanted: list[str] = []
-        for name in dict.fromkeys(c.layer for c in cases):
+        judged = {c.layer for c in cases if any(REGISTRY[s.name].uses_services for t in c.turns for s in t.checks
+                                                if s.name in REGISTRY)}
+        for name in dict.fromkeys(c.layer for c in cases if c.layer in judged):
             layer = layer_registry.get(name)
             wanted += [s for s in (layer.services if layer else ()) if s not in wanted]
         wanted = [s for s in wanted if s in self.services.factories and not self.services.made(s)]

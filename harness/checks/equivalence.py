@@ -1,0 +1,103 @@
+"""``equivalent``: this turn's answer is the same answer as an earlier turn's (metamorphic).
+
+``equivalent: {to: 0, min: 0.85}`` compares the turn with turn ``to`` of the same case,
+typically one user's original request and another user's variant of it (a typo, other
+letter case, a greeting...), which must not change the answer:
+
+- the same number of replies;
+- the same tool trajectory: the same calls to the document server, the tools and the LLM
+  (by name, with their counts), and the same number of posts;
+- replies that mean the same: cosine of the two joined texts (all-MiniLM-L6-v2) at least
+  ``min`` (default ``DEFAULT_MIN``); identical texts need no model.
+
+Counts and trajectory failures fail without asking the embedder; an unreachable embedder
+is unavailable evidence, never a pass.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from harness.checks.base import CheckDef, clip, joined_text, posts, turn_never_ran, turn_obs, unavailable, verdict
+from harness.types import Case, Evidence, Observation
+
+NAME = "equivalent"
+EVAL = "equivalent@1"
+DEFAULT_MIN = 0.85
+#: Boundary calls that make up a trajectory (the channel sends are the replies, compared by count).
+TRAJECTORY_SOURCES = ("docs", "tools", "gateway")
+
+
+def validate(params: Any) -> str | None:
+    if not isinstance(params, dict) or "to" not in params:
+        return "expects a table such as {to: 0, min: 0.85}"
+    for k, v in params.items():
+        if k not in ("to", "min", "trajectory"):
+            return f"unknown key {k!r} (known: to, min, trajectory)"
+    to = params["to"]
+    if isinstance(to, bool) or not isinstance(to, int) or to < 0:
+        return f"to must be an earlier turn's index, got {to!r}"
+    m = params.get("min", DEFAULT_MIN)
+    if isinstance(m, bool) or not isinstance(m, (int, float)) or not 0 <= m <= 1:
+        return f"min must be a number from 0 to 1, got {m!r}"
+    if not isinstance(params.get("trajectory", True), bool):
+        return "trajectory must be true or false"
+    return None
+
+
+def trajectory(obs: Observation, turn: int) -> Counter:
+    t = turn_obs(obs, turn)
+    return Counter(e.name for e in (t.events if t else ()) if e.source in TRAJECTORY_SOURCES)
+
+
+def _fmt(c: Counter) -> str:
+    return ", ".join(f"{name}×{n}" for name, n in sorted(c.items())) or "no calls"
+
+
+async def equivalent(case: Case, obs: Observation, turn: int, params: Any, services) -> Evidence:
+    to = int(params["to"])
+    minimum = float(params.get("min", DEFAULT_MIN))
+    expected = f"the same answer as turn {to}: reply count, trajectory, cosine >= {minimum:.2f}"
+    mine, theirs = turn_obs(obs, turn), turn_obs(obs, to)
+    if mine is None or theirs is None:
+        return turn_never_ran(NAME, turn if mine is None else to, obs, EVAL, expected)
+    if to >= turn:
+        return unavailable(NAME, turn, expected=expected, evaluator=EVAL,
+                           reason=f"turn {to} is not earlier than turn {turn}")
+    n_mine, n_theirs = len(mine.replies), len(theirs.replies)
+    if n_mine != n_theirs:
+        return verdict(NAME, turn, False, expected=expected, observed=f"{n_mine} vs {n_theirs} replies",
+                       reason=f"{n_mine} repl{'y' if n_mine == 1 else 'ies'} to the variant, {n_theirs} to the "
+                              f"original (turn {to})", evaluator=EVAL)
+    if params.get("trajectory", True):
+        a, b = trajectory(obs, turn), trajectory(obs, to)
+        pa, pb = len(posts(obs, turn)), len(posts(obs, to))
+        if a != b or pa != pb:
+            return verdict(NAME, turn, False, expected=expected, observed=f"{_fmt(a)}; {pa} posts",
+                           reason=f"another trajectory: variant {_fmt(a)}, {pa} post(s); original (turn {to}) "
+                                  f"{_fmt(b)}, {pb} post(s)", evaluator=EVAL)
+    text, original = joined_text(obs, turn), joined_text(obs, to)
+    if text == original:
+        return Evidence(check=NAME, turn=turn, availability="ready", passed=True, score=1.0, expected=expected,
+                        observed=clip(text), reason=f"the same {n_mine} repl{'y' if n_mine == 1 else 'ies'}, "
+                                                    f"word for word, and the same trajectory as turn {to}",
+                        evaluator=EVAL)
+    try:
+        embedder = services.get("embedder")
+        from harness.models.embedder import cosine_matrix
+
+        vecs = await embedder.embed([text, original])
+    except Exception as exc:  # an unreachable judge is unavailable evidence
+        return unavailable(NAME, turn, expected=expected, evaluator=EVAL,
+                           reason=f"the embedder is unavailable: {type(exc).__name__}: {exc}")
+    score = round(max(0.0, float(cosine_matrix(vecs[:1], vecs[1:])[0][0])), 4)
+    ok = score >= minimum
+    return Evidence(check=NAME, turn=turn, availability="ready", passed=ok, score=score, expected=expected,
+                    observed=clip(text),
+                    reason=(f"cosine {score:.2f} to the original's replies (turn {to}) "
+                            f"{'>=' if ok else '<'} {minimum:.2f}; original: {clip(original, 160)!r}"),
+                    evaluator=f"{EVAL}+{embedder.name}", source=embedder.source)
+
+
+CHECKS = (CheckDef(NAME, equivalent, validate, EVAL, uses_services=True),)
