@@ -82,7 +82,7 @@ async def test_similarity_critic_soft_and_health(tmp_path):
     checks = {e.check: e for e in ok.evidence}
     assert checks["critic.factuality"].passed and "supported" in checks["critic.factuality"].reason
     assert checks["critic.rubric"].score == 1.0 and "mentions 'symptoms': yes" in checks["critic.rubric"].reason
-    assert checks["critic.factuality"].evaluator.startswith("offline-grounding@1")
+    assert checks["critic.factuality"].evaluator.startswith("offline-grounding@2")
     soft = by["sim-soft"]
     assert soft.status == "soft"
     e = soft.evidence[0]
@@ -97,7 +97,7 @@ async def test_similarity_critic_soft_and_health(tmp_path):
     assert report.models["embedder"] == "hash-bow@1"
     health = report.models["critic_health"]
     assert health["examples"] == 2 and health["counts"]["true_positive"] == 1
-    assert any(n.startswith("critic health (offline-grounding@1") for n in report.notes)
+    assert any(n.startswith("critic health (offline-grounding@2") for n in report.notes)
     assert any(n.startswith("embeddings (hash-bow@1)") for n in report.notes)
 
 

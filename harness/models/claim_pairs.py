@@ -406,18 +406,31 @@ def _swapped(ca: dict, cb: dict, sa: dict, sb: dict, margin: float = 0.45) -> bo
 
 # -- names -------------------------------------------------------------------------------------
 
+def _initial_name(sentence: str, src: SourceIndex) -> set[str]:
+    """A sentence's first word as a name: capitalised, never written in lower case by the
+    source, not a function word ("Chiara will update...")."""
+    words = C._WORD.findall(sentence)
+    if not words or not words[0][:1].isupper() or C.is_heading(sentence):
+        return set()
+    low = words[0].lower().strip("'’")
+    if low in C._NOT_NAMES or low in _STOP or low in src.common or len(low) < 3:
+        return set()
+    return {low}
+
+
 def check_names(claim: str, claim_names: set[str], src: SourceIndex, aligned: list[int]) -> list[Finding]:
     """A name of the document put where the aligned sentence has another name; two names swapped."""
-    found = []
+    found: list[Finding] = []
+    claim_names = claim_names | _initial_name(claim, src)
     if not claim_names or not aligned:
         return found
     top = aligned[0]
     if C.is_heading(src.sentences[top]):
         return found
-    top_names = C.names(src.sentences[top], src.names) & src.names
+    top_names = (C.names(src.sentences[top], src.names) & src.names) | _initial_name(src.sentences[top], src)
     claim_low = claim.lower()
     for n in sorted(claim_names):
-        if n not in src.names or n in src.common:
+        if (n not in src.names and n not in _initial_name(claim, src)) or n in src.common:
             continue
         near = n in src.lows[top] or stem(n) in src.stems[top]
         if near:

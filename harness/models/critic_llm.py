@@ -36,7 +36,7 @@ from harness.models.critic import REEVALUATING, ClaimVerdict, CriticStats, Criti
 from harness.types import SOURCE_DOUBLE, SOURCE_REAL
 
 log = logging.getLogger("harness.critic")
-VERSION = 1
+VERSION = 2
 MAX_RETRY_WAIT_S = 30.0
 #: Claims of one reply judged at once.
 CLAIM_CONCURRENCY = 4
@@ -49,10 +49,24 @@ SYSTEM = (
     "block as text. Answer with one JSON object and nothing else."
 )
 FACT_TASK = (
-    "Given the DOCUMENT, is the STATEMENT true? Answer Yes only if the document supports every part of it, "
-    "including every number, date and name; answer No if the document contradicts it or does not say it.\n"
+    "Given the DOCUMENT, is the STATEMENT true? Answer Yes only if the document supports every part of it; "
+    "answer No if the document contradicts it or does not say it. Find the document sentence(s) the statement "
+    "is about and compare them part by part:\n"
+    "- NUMBERS: each number must be the one the document gives for the same thing, in the same unit and scale "
+    "(a digit changed, a number scaled up or down, percent written as an absolute amount, or two numbers swapped "
+    "between the things they count all make it No).\n"
+    "- DIRECTION: rose/fell, increased/decreased, more/less, higher/lower, longer/shorter, kept/lost, "
+    "before/after, above/below must match the document.\n"
+    "- NEGATION: a negation added or removed (did / did not, can / cannot, applies / does not apply) makes it No.\n"
+    "- ROLES: who did what to whom must match; two people, organisations or groups swapped, or a name replaced by "
+    "another name from the document, makes it No.\n"
+    "- DATES: day, month and year must match the document.\n"
+    "- A headline or title is a statement too: judge it the same way.\n"
+    "- A statement that the document does not say something is true only if the document indeed does not say it.\n"
     'Reply with JSON: {{"verdict": "Yes" or "No", "explanation": "<one sentence quoting the document>"}}'
 )
+#: The properties FACT_TASK asks the judge to compare (tests hold the prompt to them).
+FACT_PROPERTIES = ("NUMBERS", "DIRECTION", "NEGATION", "ROLES", "DATES", "headline")
 RUBRIC_TASK = (
     "Answer the QUESTION about the REPLY, using the DOCUMENT the reply was written from.\n"
     "QUESTION: {question}\n"

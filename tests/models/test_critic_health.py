@@ -53,3 +53,24 @@ async def test_score_critic_counts_agreement(tmp_path):
         "  - {source_text: 'The bridge opens in 2028 and costs 18 million.', reply: 'The bridge opens in 2031.', verdict: false}\n")
     a = await score_critic(OfflineCritic(hash_embedder()), load_examples(tmp_path), lambda n: "")
     assert (a.tp, a.tn, a.fp, a.fn) == (1, 1, 0, 0) and a.accuracy == 1.0
+
+
+def test_the_labelled_set_has_120_examples_of_every_kind():
+    examples = load_examples(ROOT / "golden" / "critic")
+    assert len(examples) >= 120
+    share = sum(e.verdict for e in examples) / len(examples)
+    assert 0.35 <= share <= 0.55
+    notes = " ".join(e.note for e in examples)
+    for kind in ("number-digit", "number-scaled", "number-swap", "polarity-direction", "polarity-negation",
+                 "entity-swap", "entity-replaced", "invented", "date", "headline", "paraphrase"):
+        assert kind in notes, kind
+
+
+def test_accuracy_all_counts_undecided_as_wrong():
+    a = Agreement(tp=8, tn=8, fp=1, fn=1, undecided=2, undecided_true=1)
+    d = a.as_dict()
+    assert d["examples"] == 20 and d["undecided"] == 2
+    assert d["accuracy"] == pytest.approx(16 / 18, abs=1e-4) and d["accuracy_all"] == pytest.approx(0.8)
+    assert d["kappa"] == pytest.approx(cohen_kappa(8, 1, 1, 8), abs=1e-4)
+    assert d["kappa_all"] == pytest.approx(cohen_kappa(8, 2, 2, 8), abs=1e-4)
+    assert "over all 20 examples" in describe("c@1", a)

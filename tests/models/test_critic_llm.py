@@ -33,7 +33,7 @@ async def test_verdict_parsed_with_explanation_and_labelled_test_double(kind, cl
         await c.aclose()
     assert j.unavailable == "" and j.score == 1.0
     assert j.claims[0].supported is True and "30%" in j.claims[0].explanation
-    assert c.source == SOURCE_DOUBLE and c.name == f"{kind}:judge-1@1"
+    assert c.source == SOURCE_DOUBLE and c.name == f"{kind}:judge-1@2"
     req = server.requests[0]
     assert req["body"]["temperature"] == 0
     if kind == "openai":
@@ -170,3 +170,26 @@ def test_parsers():
         parse_score('{"score": 1.5}')
     system, user = build_prompt("TASK", [("DOCUMENT", "a"), ("REPLY", "b")])
     assert user.startswith("TASK") and "data" in system
+
+
+@pytest.mark.parametrize("kind,cls", BACKENDS)
+async def test_factuality_prompt_asks_for_numbers_direction_negation_roles_dates_headlines(kind, cls, tmp_path):
+    from harness.models.critic_llm import FACT_PROPERTIES
+
+    headline = "Relanotide Cuts Migraine Days By 30 Percent"
+    async with ScriptedLLM(kind, [("text", YES)]) as server:
+        c = critic(cls, server, tmp_path)
+        j = await c.factuality(DOC, headline + "\nMonthly migraine days fell by 30% with relanotide.")
+        await c.aclose()
+    assert len(j.claims) == 2 and j.claims[0].claim == headline  # the headline is judged, not skipped
+    assert len(server.requests) == 2
+    for req in server.requests:
+        body = req["body"]
+        user = body["messages"][-1]["content"]
+        for prop in FACT_PROPERTIES:
+            assert prop in user, prop
+        for words in ("swapped", "scaled", "percent", "rose/fell", "longer/shorter", "kept/lost", "did not",
+                      "another name from the document", "day, month and year"):
+            assert words in user, words
+    statements = [r["body"]["messages"][-1]["content"] for r in server.requests]
+    assert any(headline in u for u in statements)
