@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import instructions, language, messages as M, urls
+from . import instructions, language, messages as M, normalize, urls
 from .config import PLATFORMS, Config
 
 CANCEL_WORDS = frozenset({"stop", "cancel", "/cancel", "/stop"})
@@ -89,6 +89,7 @@ def decide(msg: Incoming, session, cfg: Config) -> Decision:
         text.split()[0]
     if not text.strip():
         return Decision("empty", [M.EMPTY])
+    text = normalize.request(text)  # typos, capitals, accents, look-alikes, emoji, greetings
 
     # 4. commands
     cmd = command_of(text)

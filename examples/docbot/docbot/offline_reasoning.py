@@ -24,7 +24,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from . import offline_model as om
+from . import normalize, offline_model as om
 
 SUMMARY_SECTIONS = re.compile(r"^(?:\d+[.)]?\s*)?(abstract|summary|executive summary|key findings|"
                               r"overview|highlights)$", re.I)
@@ -169,8 +169,9 @@ def _focus_bonus(items: list[tuple[str, str, int]], focus: str) -> list[float]:
     """Own focus words, half those of a short topic sentence earlier in its paragraph (a
     paragraph after "The project ran into several problems." is about them), and a
     matching section heading."""
-    fs = _focus_stems(focus)
-    own = stems(focus)
+    universe = set().union(*(stems(sent) | stems(heading) for heading, sent, _ in items)) if items else set()
+    fs = normalize.nearest(_focus_stems(focus), universe)
+    own = normalize.nearest(stems(focus), universe)
     hits = [min(1.0, len(stems(sent) & fs) / max(1, min(3, len(fs)))) for _, sent, _ in items]
     bonus = []
     for i, (heading, _, para) in enumerate(items):
@@ -247,10 +248,11 @@ def answer(text: str, m: Markers) -> str:
     and the prompt asks for that (``m.strict``)."""
     secs = [(h, ss) for h, ss in sections(text) if not REFERENCES.match(h)]
     sents = [s for _, ss in secs for s in ss]
-    q = {stem(w) for w in om._content_words(m.question) if w not in _GENERIC_Q}
+    q = {stem(w) for w in om._content_words(normalize.fold_text(m.question)) if w not in _GENERIC_Q}
     if not sents or not q:
         return NOT_FOUND if m.strict else (sents[0] if sents else NOT_FOUND)
     sent_stems = [stems(s) for s in sents]
+    q = normalize.nearest(q, set().union(*sent_stems))  # a typo of a document word reads as that word
     n = len(sents)
     weight = {w: math.log(1 + n / max(1, sum(1 for ss in sent_stems if w in ss))) for w in q}
     total = sum(weight.values())
