@@ -44,8 +44,9 @@ def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[s
         out["judge_health"] = {k: health.get(k) for k in ("examples", "accuracy", "accuracy_all", "kappa",
                                                            "undecided") if k in health}
     judges = _latest_judges(context)
-    if judges:
-        out["sensitivity"] = judges
+    if judges:  # the figures, not the mutations themselves (those stay in judges.json)
+        out["sensitivity"] = {k: judges.get(k) for k in ("kinds", "goldens", "health", "path", "lines")
+                              if judges.get(k) is not None}
     return out
 
 

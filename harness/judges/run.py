@@ -21,7 +21,6 @@ from harness.judges.evaluate import judge
 from harness.judges.mutate import KINDS
 from harness.judges.suite import Mutation, Subject, mutations, subjects
 
-JUDGED_LAYERS = ("reasoning", "multiturn")
 CONCURRENCY = 8
 
 
@@ -84,7 +83,7 @@ async def run_judges(config, options: JudgeOptions) -> dict[str, Any]:
     started = time.monotonic()
     fixtures = options.fixtures or config.resolve("fixtures")
     golden_path = Path(options.golden or config.resolve("golden"))
-    cases = load_cases(fixtures, layers=JUDGED_LAYERS, globs=options.globs)
+    cases = load_cases(fixtures, globs=options.globs, derive=False)  # every case with a golden, any layer
     goldens = load_goldens(golden_path)
     services = make_services(config, options)
     critic = services.get("critic")
