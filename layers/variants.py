@@ -12,7 +12,8 @@ The kinds never touch links, ``{placeholders}``, numbers or a question mark's pl
 
 - ``typos``: one or two letters swapped or dropped inside longer words;
 - ``case``: the words in capitals (links kept);
-- ``spacing``: doubled spaces, a trailing newline, repeated end punctuation;
+- ``spacing``: doubled spaces between words, repeated end punctuation (the platforms strip
+  leading and trailing whitespace themselves);
 - ``greeting``: a greeting before the request;
 - ``emoji``: an emoji before or after the request;
 - ``lookalike``: a few Latin letters replaced by Cyrillic look-alikes (``а``, ``е``, ``о``...);
@@ -74,9 +75,11 @@ def typos(text: str, rng: random.Random) -> str:
     picks = rng.sample(words, min(len(words), 1 + (len(words) > 3)))
 
     def change(w: str) -> str:
-        i = rng.randrange(1, len(w) - 2)
-        if rng.random() < 0.5:
+        swaps = [i for i in range(1, len(w) - 2) if w[i] != w[i + 1]]  # swapping "mm" changes nothing
+        if swaps and rng.random() < 0.5:
+            i = rng.choice(swaps)
             return w[:i] + w[i + 1] + w[i] + w[i + 2:]  # two neighbours swapped
+        i = rng.randrange(1, len(w) - 1)
         return w[:i] + w[i + 1:]  # one letter dropped
 
     return _edit_words(text, picks, change)
@@ -95,8 +98,8 @@ def spacing(text: str, rng: random.Random) -> str:
         out.append("  " if ch == " " and not inside and rng.random() < 0.6 else ch)
     body = "".join(out).rstrip()
     end = body[-1:] if body[-1:] in "?!." else ""
-    body += (end * 2) if end else rng.choice(["!!", "...", " !"])
-    return "  " + body + "\n"
+    # no leading or trailing whitespace: Telegram and WhatsApp strip it before a bot sees it
+    return body + ((end * 2) if end else rng.choice(["!!", "...", " !"]))
 
 
 GREETINGS = ("Hi there! ", "Hello, ", "Good morning. ", "Hey! ", "Hi, hope you're well. ")

@@ -13,6 +13,7 @@ from harness.types import CaseResult
 
 CASES = """
 layer: multiturn
+defaults: {variants: none}
 cases:
   - id: multi-flaky-flip
     turns:

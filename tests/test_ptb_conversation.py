@@ -51,7 +51,7 @@ async def test_a_wrong_expectation_fails_with_the_turn(tmp_path):
     """The same bot against a case that expects the wrong state's reply: it must fail."""
     (tmp_path / "fx" / "multiturn").mkdir(parents=True)
     (tmp_path / "fx" / "multiturn" / "bad.yaml").write_text(
-        "layer: multiturn\ncases:\n  - id: ptb-wrong\n    turns:\n      - send: /start\n"
+        "layer: multiturn\ndefaults: {variants: none}\ncases:\n  - id: ptb-wrong\n    turns:\n      - send: /start\n"
         "        expect: {reply: {regex: \"^Hi!\"}}\n      - send: \"Ada\"\n"
         "        expect: {reply: {regex: \"^Pick your favourite colour\"}}\n")
     cfg = tmp_path / "harness.toml"

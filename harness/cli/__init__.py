@@ -163,6 +163,14 @@ def _cmd_check(args) -> int:
             print(f"    {c.id} [{c.channel}] {len(c.turns)} turn(s), "
                   f"{sum(len(t.checks) for t in c.turns)} check(s)")
     print(f"goldens: {golden_dir} (version {goldens.version})")
+    from harness import layer as registry
+    from harness.judges.warnings import mutation_warnings
+
+    for problem in registry.problems():
+        print(f"warning: layer plugin: {problem}")
+    reports = config.resolve("reports")
+    for line in mutation_warnings(cases, reports, reports / "judges"):
+        print(f"warning: {line}")
     print(f"{len(cases)} cases would run")
     return 0
 

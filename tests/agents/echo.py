@@ -4,7 +4,9 @@ It speaks the real protocols through the sandbox's emulators, so runner tests ex
 the whole path: driver -> webhook -> agent -> Bot API / Graph API emulator -> evidence.
 Behaviour switches (env ECHO_MODE): 'double' replies twice, 'silent' never replies,
 'slow' waits 1.5 s before replying, 'crash' answers 500 and never replies, 'cross' waits
-0.3 s and then replies to whichever Telegram chat wrote last (replies crossing chats).
+0.3 s and then replies to whichever Telegram chat wrote last (replies crossing chats),
+'keyword' answers "OK, summarizing." only to a message holding the exact word "summarize"
+(case, accents and typos matter) and "Sorry, I did not understand that." otherwise.
 """
 
 from __future__ import annotations
@@ -76,7 +78,11 @@ def make_app(env: dict) -> web.Application:
         msg = update.get("message") or update.get("edited_message") or {}
         if "chat" in msg:
             last_chat["id"] = msg["chat"]["id"]
-        if mode != "silent" and "text" in msg:
+        if mode == "keyword" and "text" in msg:
+            understood = "summarize" in msg["text"].split()
+            spawn(reply_telegram(msg["chat"]["id"], "OK, summarizing." if understood
+                                 else "Sorry, I did not understand that."))
+        elif mode != "silent" and "text" in msg:
             spawn(reply_telegram(msg["chat"]["id"], f"echo: {msg['text']}"))
         return web.Response(status=200)
 

@@ -169,9 +169,10 @@ def _focus_bonus(items: list[tuple[str, str, int]], focus: str) -> list[float]:
     """Own focus words, half those of a short topic sentence earlier in its paragraph (a
     paragraph after "The project ran into several problems." is about them), and a
     matching section heading."""
-    universe = set().union(*(stems(sent) | stems(heading) for heading, sent, _ in items)) if items else set()
-    fs = normalize.nearest(_focus_stems(focus), universe)
-    own = normalize.nearest(stems(focus), universe)
+    doc_words = {w for heading, sent, _ in items for w in om._content_words(f"{heading} {sent}")}
+    focus = " ".join(sorted(normalize.nearest(om._content_words(normalize.fold_text(focus)), doc_words)))
+    fs = _focus_stems(focus)
+    own = stems(focus)
     hits = [min(1.0, len(stems(sent) & fs) / max(1, min(3, len(fs)))) for _, sent, _ in items]
     bonus = []
     for i, (heading, _, para) in enumerate(items):
@@ -243,16 +244,27 @@ def summarize(text: str, m: Markers) -> str:
 
 # -- answering a question -----------------------------------------------------------------------
 
+def _question_stems(question: str, sents: list[str]) -> set[str]:
+    """The question's content stems, read as meant: a word one typo from a document word is
+    that word (at the word, then at the stem level), one a typo of a stop word is dropped."""
+    doc_words = {w for s in sents for w in om._content_words(s)}
+    stop = [w for w in om.STOP if len(w) >= 4]
+    words = [w for w in om._content_words(normalize.fold_text(question))
+             if w in doc_words or not any(normalize.one_typo(w, s) for s in stop)]
+    asked = {stem(w) for w in normalize.nearest(words, doc_words) if w not in _GENERIC_Q}
+    return normalize.nearest(asked, {stem(w) for w in doc_words})
+
+
 def answer(text: str, m: Markers) -> str:
     """The best-matching sentence, or NOT_FOUND when nothing covers the question well enough
     and the prompt asks for that (``m.strict``)."""
     secs = [(h, ss) for h, ss in sections(text) if not REFERENCES.match(h)]
     sents = [s for _, ss in secs for s in ss]
-    q = {stem(w) for w in om._content_words(normalize.fold_text(m.question)) if w not in _GENERIC_Q}
+    doc_words = {w for s in sents for w in om._content_words(s)}
+    q = _question_stems(m.question, sents)
     if not sents or not q:
         return NOT_FOUND if m.strict else (sents[0] if sents else NOT_FOUND)
     sent_stems = [stems(s) for s in sents]
-    q = normalize.nearest(q, set().union(*sent_stems))  # a typo of a document word reads as that word
     n = len(sents)
     weight = {w: math.log(1 + n / max(1, sum(1 for ss in sent_stems if w in ss))) for w in q}
     total = sum(weight.values())
