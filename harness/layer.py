@@ -54,6 +54,10 @@ def _no_cases(cases: Sequence[Case], context: Mapping[str, Any]) -> list[Case]:
     return []
 
 
+def _no_lines(metrics: Mapping[str, Any]) -> list[str]:
+    return []
+
+
 @dataclass(frozen=True)
 class Layer:
     """One layer of the suite: its cases' meaning, defaults, services, metrics and report."""
@@ -76,11 +80,15 @@ class Layer:
     ``context`` holds run facts such as ``state_probe`` (the target has a state probe)."""
     metrics: Callable[[Sequence[CaseResult], Mapping[str, Any]], dict[str, Any]] = _no_metrics
     """``(this layer's results, context) -> summary metrics`` for results.json ``layers.<name>``.
-    ``context`` holds ``perf`` (the run's per-layer latency/tokens/cost) and ``models``."""
+    ``context`` holds ``perf`` (the run's per-layer latency/tokens/cost), ``models``, ``out_dir``
+    (where the run's folder is) and ``reports_dir`` (the project's reports folder)."""
     report_html: Callable[[Mapping[str, Any]], str] = _no_section
     """``(results.json layers.<name>) -> an HTML fragment`` for report.html (escaped by the layer)."""
     derive_cases: Callable[[Sequence[Case], Mapping[str, Any]], list[Case]] = _no_cases
     """``(the whole loaded suite, context) -> extra cases of this layer`` (e.g. metamorphic variants)."""
+    summary_lines: Callable[[Mapping[str, Any]], list[str]] = _no_lines
+    """``(results.json layers.<name>) -> plain lines`` printed under the layer's counts (terminal,
+    summary.md): the layer's own headline figures, e.g. the variants' line."""
 
     @property
     def folder(self) -> str:
@@ -160,6 +168,18 @@ def reload() -> None:
     _REGISTRY.layers.clear()
     _REGISTRY.problems.clear()
     _REGISTRY.loaded = False
+
+
+def summary_lines(name: str, metrics: Mapping[str, Any]) -> list[str]:
+    """The layer's own summary lines for its results.json block ([] for an unknown layer or a bug)."""
+    layer = get(name)
+    if layer is None or not isinstance(metrics, Mapping):
+        return []
+    try:
+        return [str(line) for line in layer.summary_lines(metrics)]
+    except Exception as exc:  # a layer's bug must not lose the report
+        log.warning("layer %s summary lines failed: %s", name, exc)
+        return []
 
 
 def with_default_checks(case: Case, context: Mapping[str, Any]) -> Case:

@@ -27,7 +27,8 @@ def _latest_judges(context: Mapping[str, Any]) -> dict[str, Any] | None:
     except ImportError:  # pragma: no cover - judges not installed
         return None
     try:
-        return latest_figures(context.get("out_dir"))
+        folders = [f for f in (context.get("out_dir"), context.get("reports_dir")) if f]
+        return latest_figures(*folders, *(f"{f}/judges" for f in folders))
     except Exception:  # a broken judges.json is not the run's problem
         return None
 
@@ -72,9 +73,27 @@ def report_html(m: Mapping[str, Any]) -> str:
     return out or f'<p class="muted">{esc("no similarity scores in this run")}</p>'
 
 
+def summary_lines(m: Mapping[str, Any]) -> list[str]:
+    out = []
+    s = m.get("similarity")
+    if s:
+        out.append(f"similarity to the goldens: median {s.get('median')}, min {s.get('min')} over {s.get('n')} scores")
+    h = m.get("judge_health")
+    if h and h.get("accuracy_all") is not None:
+        out.append(f"judge health: accuracy {h.get('accuracy_all'):.3f} (undecided counted wrong), kappa "
+                   f"{h.get('kappa') if h.get('kappa') is None else round(h['kappa'], 3)} over {h.get('examples')} examples")
+    j = m.get("sensitivity")
+    if j and isinstance(j.get("kinds"), Mapping):
+        kinds = ", ".join(f"{k} {v.get('caught')}/{v.get('mutations')}" for k, v in j["kinds"].items())
+        out.append(f"judges (latest harness judges): {kinds}")
+    else:
+        out.append("judges: no harness judges figures yet (run harness judges)")
+    return out
+
+
 LAYER = Layer(
     name="reasoning", title="Semantic reasoning", order=20,
     description="summaries of the wrong section, ignored audiences and limits, invented numbers and answers",
     services=("embedder", "goldens", "critic"),
-    default_checks=default_checks, metrics=metrics, report_html=report_html,
+    default_checks=default_checks, metrics=metrics, report_html=report_html, summary_lines=summary_lines,
 )

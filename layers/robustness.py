@@ -63,6 +63,16 @@ def report_html(m: Mapping[str, Any]) -> str:
     return out
 
 
+def summary_lines(m: Mapping[str, Any]) -> list[str]:
+    v = m.get("variants")
+    if not v:
+        return []
+    changed = v.get("changed") or []
+    return [f"metamorphic variants: {v.get('passed')}/{v.get('cases')} answered like their originals"
+            + (f"; changed: {', '.join(changed[:5])}" + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+               if changed else "")]
+
+
 def derive_cases(cases: Sequence[Case], context: Mapping[str, Any]) -> list[Case]:
     from harness.layers.variants import derive
 
@@ -75,4 +85,5 @@ LAYER = Layer(
                 "and metamorphic variants that must not change the answer",
     services=("embedder",),  # the metamorphic variants' equivalence (warmed only when they run)
     default_checks=default_checks, metrics=metrics, report_html=report_html, derive_cases=derive_cases,
+    summary_lines=summary_lines,
 )

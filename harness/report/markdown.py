@@ -91,6 +91,12 @@ def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any
     out += [_counts_row("**total**", summary), ""]
     out.append("_pass rate = passed / decidable; unavailable evidence is never counted as passed._")
     out.append("")
+    from harness import layer as layer_registry
+
+    extra = [f"- {md(name, 40)}: {md(line, 300)}" for name, counts in (d.get("layers") or {}).items()
+             for line in layer_registry.summary_lines(name, counts)]
+    if extra:
+        out += extra + [""]
     if diff:
         from harness.report.diff_text import render_diff_markdown
 

@@ -43,8 +43,12 @@ def print_table(report: RunReport | Mapping[str, Any], console: Console) -> None
         console.print(table)
         if len(bad) > MAX_ROWS:
             console.print(Text(f"… and {len(bad) - MAX_ROWS} more: see report.html"))
+    from harness import layer as layer_registry
+
     for name, counts in (d.get("layers") or {}).items():
         console.print(Text(_counts_line(name, counts)))
+        for extra in layer_registry.summary_lines(name, counts):  # e.g. the metamorphic variants' line
+            console.print(Text(f"{'':<11} {extra}"))
     summary = d.get("summary") or {}
     verdict = str(summary.get("verdict", "?"))
     console.print(Text(_counts_line("total", summary)))

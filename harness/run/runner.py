@@ -438,7 +438,8 @@ class Runner:
 
     def _layer_metrics(self, results: list[CaseResult], perf: dict, models: dict) -> dict[str, dict]:
         """Each layer's summary metrics (``Layer.metrics``), for results.json ``layers.<name>``."""
-        context = {"perf": perf, "models": models, "out_dir": self.options.out_dir}
+        context = {"perf": perf, "models": models, "out_dir": self.options.out_dir,
+                   "reports_dir": self.config.resolve("reports")}
         out: dict[str, dict] = {}
         for name in dict.fromkeys(r.layer for r in results):
             layer = layer_registry.get(name)
