@@ -168,6 +168,9 @@ class TurnObservation:
     """Why the probe gave nothing ('' when it answered or is not configured)."""
     chat: str = ""
     """The chat of the user who sent this turn, when the case has several users ('' = the case's chat)."""
+    unattributed: tuple[Reply, ...] = ()
+    """Messages the agent sent during the turn that no case could claim (no chat, number or
+    document link of any running case): a post with a wrong link is told apart from no post."""
 
     @property
     def first_reply_ms(self) -> float | None:

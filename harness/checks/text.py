@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.checks.base import (as_list, bounds_error, is_str_list, joined_text, messages, own_replies,
+from harness.checks.base import (as_list, bounds_error, clip, is_str_list, joined_text, messages, own_replies,
                                  turn_never_ran, turn_obs, verdict)
 from harness.types import Case, Evidence, Observation
 
@@ -49,6 +49,11 @@ def text_check(name: str, compare, of: str = "reply"):
         ok, expected, reason = compare(text, params, messages(obs, turn, of))
         if not text:
             reason = f"no {of}: " + reason
+            stray = turn_obs(obs, turn).unattributed if of == "post" else ()
+            if stray:  # a post went out but carried nothing of this case: a wrong link, not no post
+                reason += (f"; {len(stray)} message(s) in this turn's time could not be attributed to any case "
+                           f"(no chat, number or document link of it), e.g. to {stray[0].chat}: "
+                           f"{clip(stray[0].text, 120)!r}")
         return verdict(name, turn, ok, expected=expected, observed=text or f"(no {of})", reason=reason,
                        evaluator=EVAL)
 

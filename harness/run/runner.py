@@ -395,9 +395,12 @@ class Runner:
         if chat:  # an overlap group's events are shared, but each turn's own update is its user's
             key = ("tg:" if att.case.channel == "telegram" else "wa:") + chat
             events = tuple(e for e in events if e.source != "driver" or key in e.keys)
+        until = time.time()
+        stray = tuple(e.reply for e in self.sandbox.router.unattributed
+                      if e.reply is not None and sent_at <= e.at <= until)
         return TurnObservation(index=index, sent_at=sent_at, delivery_status=status, delivery_error=error or "",
                                replies=tuple(self._own(att, recorded, turn)), events=events, settled_after_s=waited,
-                               timed_out=timed_out, chat=chat)
+                               timed_out=timed_out, chat=chat, unattributed=stray)
 
     async def _probe_state(self, att: _Attempt, t_obs: TurnObservation, driver: Driver,
                            ident: Identity | None = None) -> TurnObservation:

@@ -77,3 +77,15 @@ def test_a_turn_that_never_ran_fails():
     o = Observation(case_id="c", channel="telegram", chat_id="1", turns=(), started_at=T0, finished_at=T0, error="x")
     for name in ("webhook_2xx", "answered", "no_leak", "metered"):
         assert REGISTRY[name].fn(CASE, o, 0, True).passed is False
+
+
+def test_a_post_that_no_case_could_claim_is_named_in_the_no_post_reason():
+    stray = Reply(channel="whatsapp", chat="15550001111", text="Summary: sleep rose. Source: http://x/other.pdf",
+                  at=T0 + 1, method="messages")
+    t = TurnObservation(index=0, sent_at=T0, delivery_status=200, delivery_error="", replies=(reply("done"),),
+                        events=(), settled_after_s=1.0, unattributed=(stray,))
+    o = Observation(case_id="c", channel="telegram", chat_id="1", turns=(t,), started_at=T0, finished_at=T0 + 2)
+    e = REGISTRY["post.contains"].fn(CASE, o, 0, "Source:")
+    assert e.passed is False and "no post" in e.reason and "could not be attributed" in e.reason
+    plain = REGISTRY["post.contains"].fn(CASE, obs([reply("done")]), 0, "Source:")
+    assert plain.passed is False and "could not be attributed" not in plain.reason
