@@ -120,35 +120,29 @@ def emoji(text: str, rng: random.Random) -> str:
 LOOKALIKES = {"a": "а", "e": "е", "o": "о", "c": "с", "p": "р", "x": "х", "y": "у", "i": "і"}
 
 
-def lookalike(text: str, rng: random.Random) -> str:
-    words = [m for m in _free_words(text, 4) if any(ch in LOOKALIKES for ch in m.group())]
+def _swap_letters(text: str, rng: random.Random, table: Mapping[str, str]) -> str:
+    """One letter of up to two free words replaced through ``table``."""
+    words = [m for m in _free_words(text, 4) if any(ch in table for ch in m.group())]
     if not words:
         return text
     picks = rng.sample(words, min(len(words), 2))
 
     def change(w: str) -> str:
-        spots = [i for i, ch in enumerate(w) if ch in LOOKALIKES]
-        i = rng.choice(spots)
-        return w[:i] + LOOKALIKES[w[i]] + w[i + 1:]
+        i = rng.choice([i for i, ch in enumerate(w) if ch in table])
+        return w[:i] + table[w[i]] + w[i + 1:]
 
     return _edit_words(text, picks, change)
+
+
+def lookalike(text: str, rng: random.Random) -> str:
+    return _swap_letters(text, rng, LOOKALIKES)
 
 
 ACCENTS = {"a": "á", "e": "é", "i": "í", "o": "ó", "u": "ú", "n": "ñ"}
 
 
 def accents(text: str, rng: random.Random) -> str:
-    words = [m for m in _free_words(text, 4) if any(ch in ACCENTS for ch in m.group())]
-    if not words:
-        return text
-    picks = rng.sample(words, min(len(words), 2))
-
-    def change(w: str) -> str:
-        spots = [i for i, ch in enumerate(w) if ch in ACCENTS]
-        i = rng.choice(spots)
-        return w[:i] + ACCENTS[w[i]] + w[i + 1:]
-
-    return _edit_words(text, picks, change)
+    return _swap_letters(text, rng, ACCENTS)
 
 
 KINDS: dict[str, Callable[[str, random.Random], str]] = {
