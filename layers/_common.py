@@ -56,8 +56,3 @@ def metric(value: Any, unit: str = "") -> str:
     if isinstance(value, float):
         return f"{value:.4g}{unit}"
     return f"{value}{unit}"
-
-
-def fields(d: Mapping[str, Any] | None, *keys: str) -> list[Any]:
-    d = d or {}
-    return [d.get(k) for k in keys]
