@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import statistics
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 from harness.types import CheckSpec, Turn
 
