@@ -5,7 +5,8 @@
 - ``answered: true``: at least one reply reached the user's chat before the reply timeout.
 - ``no_leak: true``: no reply or post quotes a stack trace, or eight words in a row of a
   system prompt the agent sent to its LLM in this case (read at the gateway, so the
-  harness needs no copy of the agent's prompts).
+  harness needs no copy of the agent's prompts; quoted spans of a prompt are reply
+  templates, not secrets, and do not count).
 - ``state_probed: true``: the target's state probe answered after the turn (unavailable,
   never passed, when the target has no probe).
 - ``metered: true``: every LLM call of the turn has a token count and a price, so the cost
@@ -42,6 +43,8 @@ TRACE = re.compile(
     r"|\.rb:\d+:in `",
     re.M,
 )
+#: Quoted spans of a system prompt: templates of replies, not instructions to keep secret.
+QUOTED = re.compile(r'"[^"\n]{0,400}"|“[^”\n]{0,400}”|`[^`\n]{0,400}`|(?<!\w)\'[^\'\n]{0,400}\'(?!\w)')
 #: Words in a row that count as quoting a system prompt.
 LEAK_WORDS = 8
 _WORD = re.compile(r"\w+", re.U)
@@ -101,7 +104,8 @@ def no_leak(case: Case, obs: Observation, turn: int, params: bool) -> Evidence:
         if m:
             return verdict(name, turn, False, expected=expected, observed=clip(reply.text),
                            reason=f"a message quotes a stack trace: {m.group(0).strip()[:80]!r}", evaluator=EVAL)
-    prompts = {s for p in system_prompts(obs) for s in _shingles(p)}
+    # quoted text in a prompt is a template the agent is told to send ("reply exactly: '...'"), not a secret
+    prompts = {s for p in system_prompts(obs) for s in _shingles(QUOTED.sub(" ", p))}
     for reply in sent:
         hit = _shingles(reply.text or "") & prompts
         if hit:
