@@ -22,6 +22,10 @@ SYNONYMS = {
     "however": "but", "approximately": "about", "important": "key", "large": "big",
 }
 LEAD_INS = ("In short, ", "Overall, ", "Put simply, ", "In brief, ")
+#: First words that lose their capital after a lead-in; any other word (a name) keeps it.
+LOWER_AFTER_LEAD_IN = frozenset("""a an the this that these those it its in on at for with from by after before
+during over under we our they their there here researchers students participants people most many
+some all each every one two three four five six seven eight nine ten""".split())
 SLOW_CHANCE = 0.07
 SLOW_S = 1.2
 JITTER_S = 0.25
@@ -64,7 +68,10 @@ def paraphrase(text: str, rng: random.Random | None = None, limit: int | None = 
         prefix = "- " if line.startswith("- ") else ""
         core = line[len(prefix):]
         if core and core[0].isalpha() and not core[:2].isupper():
-            out[first] = prefix + rng.choice(LEAD_INS) + core[0].lower() + core[1:]
+            word = re.match(r"\w+", core).group(0)
+            # "In short, the study..." but "In short, Nordlys...": a name keeps its capital
+            head = core[0].lower() if word.lower() in LOWER_AFTER_LEAD_IN else core[0]
+            out[first] = prefix + rng.choice(LEAD_INS) + head + core[1:]
     result = "\n".join(out)
     sents = re.split(r"(?<=[.!?])\s+(?=[A-Z])", result)
     if "\n" not in result and len(sents) >= 3 and rng.random() < 0.3:
