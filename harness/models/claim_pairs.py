@@ -30,6 +30,7 @@ from harness.models import claims as C
 
 _TOKEN = re.compile(
     r"\d{1,2}:\d{2}"                                   # a clock time, one token
+    r"|[A-Za-z]+\d+(?:\.\d+)?[A-Za-z\d]*(?![\w])"        # a code: Q3, CO2, PM2.5 (a word, not a number)
     r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"      # numbers
     r"|[A-Za-z][A-Za-z'’]*(?:-[A-Za-z]+)*"               # words (hyphenated kept whole)
     r"|%|[;:()]|[.,!?]")
@@ -61,10 +62,12 @@ _CHANGE_WORDS = re.compile(r"\b(?:differ|differed|differs|different|changed|vari
 # Direction and antonym groups: a claim word of one side against its aligned source clause.
 _UP = ("longer larger bigger rise rose risen rising rises increase increased increases increasing grew grow grows growing up gain "
        "gained gains boost boosted raise raised raises lift lifts lifted climbed jumped higher more doubled double "
-       "expanded widened greater extend extended extends add added adding")
+       "expanded widened greater extend extended extends add added adding doubling widening expanding climbing "
+       "jumping raising lifting boosting gaining")
 _DOWN = ("shorter smaller fall fell fallen falling falls decrease decreased decreases decreasing decline declined declines "
          "declining drop dropped drops down shrank shrink shrunk cut cuts reduce reduced reduces reducing lower "
-         "lowered lowers less fewer halve halved halves narrowed narrow slowed smaller saving saved save")
+         "lowered lowers less fewer halve halved halves narrowed narrow narrowing narrows slowed slowing smaller saving "
+         "saved save shrinking dropping lowering cutting halving")
 ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
     (frozenset(_UP.split()), frozenset(_DOWN.split())),
     (frozenset({"longer"}), frozenset({"shorter"})),
@@ -77,7 +80,7 @@ ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
     (frozenset({"before"}), frozenset({"after"})),
     (frozenset({"earlier", "early", "earliest", "sooner"}), frozenset({"later", "late", "latest"})),
     (frozenset({"cheaper", "cheap", "cheapest"}), frozenset({"dearer", "costlier", "expensive"})),
-    (frozenset({"warmer", "hotter", "warm", "hot", "heat"}), frozenset({"cooler", "colder", "cool", "cold", "cooling"})),
+    (frozenset({"warmer", "hotter", "warm", "hot"}), frozenset({"cooler", "colder", "cool", "cold"})),
     (frozenset({"faster", "quicker", "fast", "quickly"}), frozenset({"slower", "slow", "slowly"})),
     (frozenset({"kept", "keep", "keeps", "retained", "retain", "retains"}), frozenset({"lost", "lose", "loses"})),
     (frozenset({"above", "over", "exceeded", "exceeds"}), frozenset({"below", "under", "within"})),
@@ -97,13 +100,14 @@ ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
     (frozenset({"inside", "indoor", "indoors"}), frozenset({"outside", "outdoor", "outdoors"})),
     (frozenset({"double", "doubled", "twice"}), frozenset({"halve", "halved", "half"})),
 ]
+_POLAR_WORDS = frozenset().union(*(a | b for a, b in ANTONYMS))
 _MULTI_ANTONYMS = [(("at", "least"), ("up", "to")), (("at", "least"), ("at", "most")),
                    (("more", "likely"), ("less", "likely")), (("more", "than"), ("less", "than")),
                    (("more", "than"), ("fewer", "than"))]
 _CLAUSE_SPLIT = re.compile(r"\s*(?:[;:,]|\b(?:but|while|whereas|although|compared with|against)\b|\band\s+(?=(?:said|says|"
-                           r"would|will|is|was|has|had|it|they|their|its|the|only)\b))\s*", re.I)
+                           r"would|will|is|was|has|had|it|they|their|its|the|only)\b|\d))\s*", re.I)
 _MONTH_RE = "|".join(C._MONTHS)
-_DATE = re.compile(rf"(?:\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?)?\b({_MONTH_RE})\b(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?,?)?"
+_DATE = re.compile(rf"(?:\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?)?\b({_MONTH_RE})\b(?:\s+(\d{{1,2}})(?!\d)(?:st|nd|rd|th)?,?)?"
                    rf"(?:\s+(?:of\s+)?(\d{{4}}))?", re.I)
 _ORDINAL_DAYS = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "tenth": "10",
                  "fifteenth": "15", "twentieth": "20"}
@@ -135,6 +139,9 @@ class Tok:
     value: str = ""
 
 
+_COUNT_WORDS = {"twice": "2", "thrice": "3", "dozen": "12"}
+
+
 def tokenize(text: str) -> list[Tok]:
     out: list[Tok] = []
     for m in _TOKEN.finditer(text):
@@ -143,7 +150,9 @@ def tokenize(text: str) -> list[Tok]:
             out.append(Tok(t, t, "num", t if ":" in t else C._norm_number(t)))
         elif t[0].isalpha():
             low = t.lower()
-            if low in C._WORD_NUMBERS and low not in ("one", "half", "third", "second"):
+            if low.split("-")[0] in _COUNT_WORDS:  # "twice-daily": two a day
+                out.append(Tok(t, low, "num", _COUNT_WORDS[low.split("-")[0]]))
+            elif low in C._WORD_NUMBERS and low not in ("one", "half", "third", "second"):
                 out.append(Tok(t, low, "num", C._WORD_NUMBERS[low]))
             elif "-" in low and all(p in C._WORD_NUMBERS for p in low.split("-")[:2]) and len(low.split("-")) == 2:
                 a, b = low.split("-")
@@ -309,15 +318,116 @@ def check_dates(claim: str, src: SourceIndex) -> list[Finding]:
     return found
 
 
+_APPROX = {"about", "around", "roughly", "nearly", "almost", "approximately", "some", "over", "under", "circa",
+           "~", "approx", "close", "just", "more", "less", "than", "above", "below", "ca"}
+
+
+def approximate_values(toks: list[Tok]) -> set[str]:
+    """Numbers the claim gives as approximate ("about 4 degrees", "more than 300 homes")."""
+    return {t.value for i, t in enumerate(toks) if t.kind == "num" and i > 0 and toks[i - 1].low in _APPROX}
+
+
+def rounds_to(claim_value: str, source_value: str) -> bool:
+    """True when the claim's number is the source's number rounded (4.2 -> 4, 14,500 -> 15,000,
+    310 -> 300): a coarser figure within 10 percent, never a finer or a different one."""
+    try:
+        c, v = float(claim_value), float(source_value)
+    except ValueError:
+        return False
+    if c == v or v == 0 or abs(c - v) / abs(v) > 0.1:
+        return False
+    for step in (0.1, 0.5, 1, 5, 10, 50, 100, 500, 1000, 5000, 10000, 50000, 100000, 500000, 1000000):
+        if step < abs(v) and abs(round(v / step) * step - c) < 1e-9:
+            return True
+    return False
+
+
+def rounded_in(value: str, src: "SourceIndex", sentences: list[int]) -> bool:
+    """The value is a rounding of a number of one of these source sentences."""
+    return any(rounds_to(value, u.value) for k in sentences for u in src.uses[k])
+
+
+_CLAUSE_WORDS = {"but", "while", "whereas", "although", "though"}
+
+
+def _clause_mates(toks: list[Tok], u: NumberUse, uses: list[NumberUse]) -> set[str]:
+    """The other numbers of u's clause (clauses end at , ; : and but/while/..., and at "and"
+    before a number): "91 percent of its capacity after 2,000 cycles" binds 91 and 2,000."""
+    ids, c = [], 0
+    for i, t in enumerate(toks):
+        if (t.kind == "punct" and t.text in ",;:") or t.low in _CLAUSE_WORDS \
+                or (t.low == "and" and i + 1 < len(toks) and toks[i + 1].kind == "num"):
+            c += 1
+        ids.append(c)
+    return {x.value for x in uses if x.index != u.index and ids[x.index] == ids[u.index] and x.value != u.value}
+
+
+def _whole_of_fraction(u: NumberUse, occ: list[tuple[int, NumberUse]], src: "SourceIndex", values: set[str]) -> str:
+    """The source says the number only as the whole of "N of M" ("two of its eleven
+    factories") and the claim says M without N: it counts the whole as the part."""
+    parts = []
+    for k, su in occ:
+        toks = src.toks[k]
+        part = next((toks[i] for i in range(max(0, su.index - 3), su.index)
+                     if toks[i].kind == "num" and _fraction_pair(toks, i, su.index)), None)
+        if part is None:
+            return ""
+        parts.append((k, part.value))
+    if parts and all(p not in values for _, p in parts):
+        k, p = parts[0]
+        return f"the claim says {u.value} where the source says {p} of {u.value}: \"{C_clip(src.sentences[k])}\""
+    return ""
+
+
+def _num_kind(value: str) -> str:
+    if ":" in value:
+        return "time"
+    if re.fullmatch(r"(?:19|20)\d\d", value):
+        return "year"
+    return "amount"
+
+
+def sums_to(value: str, src: "SourceIndex", sentences: list[int]) -> bool:
+    """The value is the total of two amounts one source sentence gives side by side ("twelve
+    restored marshes and six natural marshes" -> 18 marshes)."""
+    try:
+        v = float(value)
+    except ValueError:
+        return False
+    for k in sentences:
+        amounts = [u for u in src.uses[k] if u.unit != "percent" and _num_kind(u.value) == "amount"]
+        for x in range(len(amounts)):
+            for y in range(x + 1, len(amounts)):
+                if abs(float(amounts[x].value) + float(amounts[y].value) - v) < 1e-9:
+                    return True
+    return False
+
+
+def _fraction_pair(toks: list[Tok], a: int, b: int) -> bool:
+    """Tokens a and b are the two numbers of "a of (the|its|their) b" ("nine of the twelve
+    schools", "two of its eleven factories"): both count the same thing."""
+    lo, hi = min(a, b), max(a, b)
+    between = [t.low for t in toks[lo + 1:hi]]
+    return 1 <= len(between) <= 2 and between[0] == "of" and all(w in ("of", "the", "its", "their", "our", "his",
+                                                                     "her", "all", "these", "those")
+                                                                 for w in between)
+
+
 def check_numbers(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]) -> list[Finding]:
     """Numbers against where the source says them: moved, rescaled, or swapped."""
     found: list[Finding] = []
     uses = number_uses(claim_toks)
     bound: dict[int, tuple[int, NumberUse]] = {}
+    values = {u.value for u in uses}
+    # a sentence holding two of the claim's numbers is where the claim comes from, aligned or not
+    holds = [k for k, su in enumerate(src.uses) if len(values & {x.value for x in su}) >= 2]
+    approx = approximate_values(claim_toks)
     for u in uses:
         occ = src.occurrences(u.value)
         if not occ:
             continue  # a number the source lacks: the caller reports it
+        if u.value in approx and rounded_in(u.value, src, aligned[:3]):
+            continue  # "about 4 degrees" where the aligned sentence says 4.2 degrees
         ctx = _flat(context(claim_toks, u.index, width=6))
         best, best_score = None, -1.0
         for k, su in occ:
@@ -327,11 +437,16 @@ def check_numbers(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]) -
             if score > best_score:
                 best, best_score = (k, su), score
         assert best is not None
-        if best_score < 0.3 and best[0] not in aligned[:2] and ctx:
+        if best_score < 0.3 and best[0] not in aligned[:2] and best[0] not in holds and ctx:
             found.append(Finding("number", f"number {u.value} occurs in the source, but not with what the claim "
                                            f"says it counts (there: \"{C_clip(src.sentences[best[0]])}\")"))
             continue
-        moved = _rebound(u, claim_toks, src, aligned[:2], occ)
+        whole = _whole_of_fraction(u, occ, src, values)
+        if whole:
+            found.append(Finding("number", whole))
+            continue
+        mates = _clause_mates(claim_toks, u, uses)
+        moved = _rebound(u, claim_toks, src, aligned[:2], occ, mates)
         if moved:
             found.append(Finding("number", moved))
             continue
@@ -345,20 +460,32 @@ def check_numbers(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]) -
 
 
 def _rebound(u: NumberUse, claim_toks: list[Tok], src: SourceIndex, aligned: list[int],
-             occ: list[tuple[int, NumberUse]]) -> str:
+             occ: list[tuple[int, NumberUse]], others: set[str] = frozenset()) -> str:
     """The aligned sentence says another number where the claim puts this one: what the
     claim's number is bound to (its side-aware context) fits that other number clearly
-    better than any place the source uses the claim's own number."""
+    better than any place the source uses the claim's own number. The claim's other numbers
+    bind too: a source sentence that holds the claim's number together with another number
+    of the claim is where the claim comes from ("91 percent ... after 2,000 cycles"); and in
+    "nine of the twelve schools" both numbers count schools, so neither replaces the other."""
     ctx = context(claim_toks, u.index)
     if not ctx:
         return ""
-    own = max((_overlap(ctx, context(src.toks[k], su.index)) for k, su in occ), default=0.0)
+
+    def company(k: int) -> float:  # the sentence also holds another number of the claim's clause
+        return 1.0 if others & {x.value for x in src.uses[k]} else 0.0
+
+    own = max((_overlap(ctx, context(src.toks[k], su.index)) + company(k) for k, su in occ), default=0.0)
     best_alt, alt_at = 0.0, None
     for k in aligned:
+        own_here = [x.index for x in src.uses[k] if x.value == u.value]
         for su in src.uses[k]:
             if su.value == u.value or (u.unit and su.unit and u.unit != su.unit and "?" not in su.unit + u.unit):
                 continue
-            score = _overlap(ctx, context(src.toks[k], su.index))
+            if any(i < su.index and _fraction_pair(src.toks[k], i, su.index) for i in own_here):
+                continue  # the claim's number is the part in "two of its eleven factories"
+            if _num_kind(su.value) != _num_kind(u.value):
+                continue  # a clock time is not a count, a year not an amount
+            score = _overlap(ctx, context(src.toks[k], su.index)) + company(k)
             if score > best_alt:
                 best_alt, alt_at = score, (k, su)
     if alt_at and best_alt >= 0.8 and best_alt >= own + 0.5:
@@ -457,7 +584,13 @@ def check_word_swaps(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]
     for i, t in enumerate(claim_toks):
         if _content(t) and t.low not in _RELATIONAL:
             c_index.setdefault(t.low, []).append(i)
-    shared = [w for w in c_index if w in s_index and len(s_index[w]) == 1 and len(c_index[w]) == 1]
+    def label(w: str) -> bool:  # a name, or a word a number is said of ("coated ... 91 percent")
+        i = s_index[w][0]
+        if w in src.names or stoks[i].text[:1].isupper() and i > 0:
+            return True
+        near = [t for t in stoks[max(0, i - 3):i + 4] if t.kind == "num" or _content(t)]
+        return any(t.kind == "num" for t in near)
+    shared = [w for w in c_index if w in s_index and len(s_index[w]) == 1 and len(c_index[w]) == 1 and label(w)]
     found = []
     for x in range(len(shared)):
         for y in range(x + 1, len(shared)):
@@ -490,26 +623,96 @@ def best_clause(claim: str, sentence: str) -> tuple[str, float]:
     return best, score
 
 
+def _best_clause_of(claim: str, sentences: list[str]) -> tuple[str, float]:
+    """The closest clause of the best aligned sentence, or of a later aligned sentence (not
+    a heading) when that one is clearly closer: a claim may join facts of two sentences."""
+    best, score = best_clause(claim, sentences[0]) if sentences else ("", -1.0)
+    for sentence in sentences[1:]:
+        if C.is_heading(sentence):
+            continue
+        cl, sc = best_clause(claim, sentence)
+        if sc > score + 0.2:
+            best, score = cl, sc
+    return best, score
+
+
 def _words(text: str) -> list[str]:
     return [w.lower().strip("'’") for w in C._WORD.findall(text)]
 
 
+_COMPARATIVE_Q = {"more", "less", "fewer", "over", "under", "above", "below", "up"}
+
+
 def _pwords(text: str) -> set[str]:
     """Words that can carry polarity: capitalised words inside a sentence are names ("Lower
-    Ashford"), except in a headline, where every word is capitalised."""
+    Ashford"), except in a headline, where every word is capitalised. "more than 800 metres",
+    "up to three days" state a quantity, not a direction (the multi-word pairs compare them)."""
     words = C._WORD.findall(text)
-    if C.is_heading(text):
-        return {w.lower().strip("'’") for w in words}
-    return {w.lower().strip("'’") for i, w in enumerate(words) if i == 0 or not w[0].isupper()}
+    heading = C.is_heading(text)
+    out = set()
+    for i, w in enumerate(words):
+        low = w.lower().strip("'’")
+        nxt = words[i + 1].lower() if i + 1 < len(words) else ""
+        if low in _COMPARATIVE_Q and nxt in ("than", "to"):
+            continue
+        if heading or i == 0 or not w[0].isupper():
+            out.add(low)
+    return out
 
 
-def _neg_parity(text: str) -> int:
+def _bound(claim: str, mine: frozenset[str], clause: str, theirs: frozenset[str]) -> bool:
+    """A direction word of the claim and an opposite word of the source clause are about the
+    same thing: the same nearest content word before them (what rose or fell), or a number
+    near both ("up 18 percent" / "rose by 18 percent")."""
+    def ctxs(text: str, words: frozenset[str]) -> list[tuple[str, set[str]]]:
+        toks = tokenize(text)
+        out = []
+        for i, t in enumerate(toks):
+            if t.kind == "word" and t.low in words:
+                left = next((stem(x.low) for x in reversed(toks[:i]) if _content(x) and x.low not in _RELATIONAL
+                             and x.low not in _POLAR_WORDS), "")
+                nums = {x.value for x in toks[max(0, i - 3):i + 4] if x.kind == "num"}
+                out.append((left, nums))
+        return out
+    return any((la and la == lb) or (na & nb) for la, na in ctxs(claim, mine) for lb, nb in ctxs(clause, theirs))
+
+
+#: Verbs that say "not" by themselves ("missed a message" = "did not receive a message").
+_IMPLICIT_NEG = {"missed", "miss", "misses", "lacked", "lack", "lacks", "lacking", "omitted", "excluded", "skipped",
+                 "absent", "unaware"}
+_AUX = {"be", "been", "being", "have", "had", "has", "do", "did", "does", "get", "got", "yet", "always", "ever",
+        "significantly", "really", "actually", "even", "quite", "entirely", "fully", "necessarily", "to"}
+_QUANT_NO = {"almost", "nearly", "virtually", "practically", "little", "with"}
+
+
+def _neg_cues(text: str) -> list[tuple[str, str]]:
+    """Negation cues with what each negates (the stem of the next content word): "did not
+    know" -> ("not", "know"). "almost no trees", "with no trees" are quantities, not negation."""
     text = _SAME.sub(" SAMEMARK ", text)
-    n = 0
-    for w in _words(text):
-        if w in _NEG_CUES or w.endswith("n't") or w.endswith("n’t"):
-            n += 1
-    return n % 2
+    words = _words(text)
+    out = []
+    for i, w in enumerate(words):
+        cue = w in _NEG_CUES or w.endswith("n't") or w.endswith("n’t")
+        if not cue and w not in _IMPLICIT_NEG:
+            continue
+        if w in ("no", "none") and i > 0 and words[i - 1] in _QUANT_NO:
+            continue
+        target = ""
+        for nxt in words[i + 1:i + 5]:
+            if nxt not in _STOP and nxt not in _AUX and nxt not in _NEG_CUES:
+                target = stem(nxt)
+                break
+        out.append((w, target))
+    return out
+
+
+def _neg_parity(text: str, negated_in: str = "") -> int:
+    """Parity of the negation cues of ``text``; a cue whose negated word ``negated_in`` also
+    negates ("a worker who did not know the group" against the source's "did not know") is
+    matched there and left out."""
+    other = {t for _, t in _neg_cues(negated_in)} if negated_in else set()
+    other |= {stem(w[2:]) for w in _words(negated_in) if w.startswith("un") and len(w) > 5}  # "untested"
+    return sum(1 for _, t in _neg_cues(text) if not (t and t in other)) % 2
 
 
 def check_polarity(claim: str, aligned_sentences: list[str]) -> list[Finding]:
@@ -523,15 +726,18 @@ def check_polarity(claim: str, aligned_sentences: list[str]) -> list[Finding]:
     cw = _pwords(claim)
     claim_clauses = clauses(claim) or [claim]
     for cl in claim_clauses:
-        clause, score = best_clause(cl, aligned_sentences[0])
+        clause, score = _best_clause_of(cl, aligned_sentences[:3])
         if score <= 0.5:
             continue  # the claim's clause is not about this source clause
         clause_words = _pwords(clause)
+        cl_words = _pwords(cl)
         for a, b in ANTONYMS:
             for mine, theirs in ((a, b), (b, a)):
                 hit = cw & mine
-                if not hit or not (_pwords(cl) & mine):
+                if not hit or not (cl_words & mine):
                     continue
+                if (cl_words & theirs) and not _bound(cl, mine, clause, theirs):
+                    continue  # "savings fell as prices rose": each word about its own thing
                 if (clause_words & theirs) and not (clause_words & mine):
                     found.append(Finding("polarity", f"{sorted(hit)[0]!r} where the source says "
                                                      f"{sorted(clause_words & theirs)[0]!r}: \"{C_clip(clause)}\""))
@@ -539,10 +745,16 @@ def check_polarity(claim: str, aligned_sentences: list[str]) -> list[Finding]:
             if found:
                 return found
         # "un-" antonyms: coated/uncoated, treated/untreated
+        clause_negated = {t for _, t in _neg_cues(clause)}
+        claim_negated = {t for _, t in _neg_cues(cl)}
         for w in set(_words(cl)):
+            if w.startswith("un") and stem(w[2:]) in clause_negated:
+                continue  # "untested" where the source says "not tested"
+            if ("un" + w) in clause_words and stem(w) in claim_negated:
+                continue
             if w.startswith("un") and w[2:] in clause_words and w not in region_words:
                 return [Finding("polarity", f"{w!r} where the source says {w[2:]!r}: \"{C_clip(clause)}\"")]
-            if ("un" + w) in clause_words and w not in clause_words:
+            if ("un" + w) in clause_words and w not in clause_words and w not in region_words:
                 return [Finding("polarity", f"{w!r} where the source says {'un' + w!r}: \"{C_clip(clause)}\"")]
     joined = " ".join(claim_words)
     rjoined = " ".join(_words(aligned_sentences[0]))
@@ -552,7 +764,7 @@ def check_polarity(claim: str, aligned_sentences: list[str]) -> list[Finding]:
                 return [Finding("polarity", f"{' '.join(m1)!r} where the source says {' '.join(t1)!r}")]
     # negation, clause by clause
     for cl in claim_clauses:
-        clause, score = best_clause(cl, aligned_sentences[0])
+        clause, score = _best_clause_of(cl, aligned_sentences[:3])
         if score <= 0.5:
             continue
         c_same, s_same = bool(_SAME.search(cl) or _SAME_WORDS.search(cl)), bool(_SAME.search(clause)
@@ -565,9 +777,11 @@ def check_polarity(claim: str, aligned_sentences: list[str]) -> list[Finding]:
                                         f"\"{C_clip(clause)}\"")]
         if c_same or s_same:
             continue
-        if _neg_parity(cl) != _neg_parity(clause):
-            return [Finding("negation", f"the claim {'negates' if _neg_parity(cl) else 'affirms'} what the source "
-                                        f"{'affirms' if _neg_parity(cl) else 'negates'}: \"{C_clip(clause)}\"")]
+        mine = _neg_parity(cl, negated_in=region + " " + clause)
+        theirs = _neg_parity(clause, negated_in=cl)
+        if mine != theirs:
+            return [Finding("negation", f"the claim {'negates' if mine else 'affirms'} what the source "
+                                        f"{'affirms' if mine else 'negates'}: \"{C_clip(clause)}\"")]
     return found
 
 

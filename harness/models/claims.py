@@ -46,6 +46,8 @@ _WORD_NUMBERS = {
     "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
     "ninety": "90", "hundred": "100", "half": "50", "third": "33",
 }
+#: Words a source uses for a count without writing the number ("twice-daily" = two a day).
+_MULTIPLES = {"twice": "2", "thrice": "3", "dozen": "12"}
 
 
 class _Text(HTMLParser):
@@ -95,8 +97,20 @@ def document_text(path: Path) -> str:
 
 def _join_wrapped(text: str) -> str:
     """PDF text breaks lines mid-sentence: a line that does not end a sentence, followed by
-    one that starts in lower case or with a digit, continues it."""
-    return re.sub(r"(?<=[^.!?:;\s])[ \t]*\n(?=[ \t]*[a-z0-9(])", " ", text or "")
+    one that starts in lower case or with a digit, continues it; so does a long body line
+    (not a heading) cut before a capitalised word ("... and by the Nordic\nYouth Health Fund")."""
+    text = re.sub(r"(?<=[^.!?:;\s])[ \t]*\n(?=[ \t]*[a-z0-9(])", " ", text or "")
+    lines = text.split("\n")
+    out: list[str] = []
+    for ln in lines:
+        prev = out[-1] if out else ""
+        tail = re.split(r"(?<=[.!?])\s+", prev.strip())[-1]  # the unfinished sentence the line ends with
+        if (len(prev) >= 60 and not re.search(r"[.!?:;\"')\]]\s*$", prev) and not _heading(tail)
+                and re.match(r"\s*[A-Z][a-z]", ln) and len(_WORD.findall(tail)) >= 8):
+            out[-1] = prev.rstrip() + " " + ln.lstrip()
+        else:
+            out.append(ln)
+    return "\n".join(out)
 
 
 def _heading(s: str) -> bool:
@@ -141,7 +155,9 @@ def claims(reply: str) -> list[str]:
             sentence = rest
         for s in [sentence]:
             s = _HASHTAG.sub("", s).strip(" \t-–—:;")
-            if len(_WORD.findall(s)) >= 4:
+            n_words = len(_WORD.findall(s))
+            # a terse answer ("About 11,000 homes.", "Every 6 months.") asserts its number
+            if n_words >= 4 or (n_words >= 1 and claim_numbers(s) and len(s) <= 60):
                 out.append(s)
     return out
 
@@ -173,6 +189,9 @@ def source_numbers(text: str) -> set[str]:
     for w in _WORD.findall(text.lower()):
         if w in _WORD_NUMBERS:
             found.add(_WORD_NUMBERS[w])
+        for part in w.split("-"):  # "twice-daily" says 2, "a dozen" 12
+            if part in _MULTIPLES:
+                found.add(_MULTIPLES[part])
     for m in re.finditer(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ](one|two|three|four|"
                          r"five|six|seven|eight|nine)\b", text.lower()):
         found.add(str(int(_WORD_NUMBERS[m.group(1)]) + int(_WORD_NUMBERS[m.group(2)])))

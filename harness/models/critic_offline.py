@@ -49,8 +49,15 @@ def _mentions(text: str, term: str) -> bool:
     return re.search(r"(?<!\w)" + re.escape(term.lower()), text.lower()) is not None
 
 
+#: Words that join or hedge facts without stating one: never "something the source never speaks of".
+_GLUE = {"instead", "plus", "bit", "lot", "lots", "much", "really", "quite", "often", "overall", "even", "still",
+         "meanwhile", "because", "thanks", "despite", "though", "although", "whole", "total", "altogether",
+         "together", "found", "finds", "shows", "showed", "show", "according", "compared"}
+
+
 def _content_stems(text: str) -> set[str]:
-    return {P.stem(w) for w in C._WORD.findall(text) if w.lower() not in P._STOP and len(w) > 2}
+    return {P.stem(w) for w in C._WORD.findall(text)
+            if w.lower() not in P._STOP and w.lower() not in _GLUE and w.lower() not in C._WORD_NUMBERS and len(w) > 2}
 
 
 class OfflineCritic:
@@ -128,14 +135,20 @@ class OfflineCritic:
         claim_numbers = C.claim_numbers(claim)
         names = set() if heading else C.names(claim, index.names)
         names |= C.months(claim)
-        missing_n = sorted(claim_numbers - src_numbers)
+        aligned = self._align(claim, sims_row, index)[:TOP_K]
+        toks = P.tokenize(claim)
+        approx = P.approximate_values(toks)
+        # "about 4 degrees" where the aligned sentence says 4.2: a rounding, not a new number
+        missing_n = sorted(n for n in claim_numbers - src_numbers
+                           if not (n in approx and P.rounded_in(n, index, aligned))
+                           and not P.sums_to(n, index, aligned))
+        src_times = {u.value for uses in index.uses for u in uses if ":" in u.value}
+        missing_n += sorted({t.value for t in toks if t.kind == "num" and ":" in t.value} - src_times)  # 9:00
         missing_names = sorted(n for n in names if n not in src_words)
         if missing_n or missing_names:
             what = ", ".join([f"number {n}" for n in missing_n] + [f"name {n!r}" for n in missing_names])
             return ClaimVerdict(claim, False, f"not in the source: {what}; {closest}", best)
 
-        aligned = self._align(claim, sims_row, index)[:TOP_K]
-        toks = P.tokenize(claim)
         findings = (P.check_dates(claim, index)
                     or P.check_numbers(toks, index, aligned)
                     or P.check_names(claim, names - set(C._MONTHS), index, aligned)

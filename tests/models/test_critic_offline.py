@@ -99,3 +99,67 @@ def test_bot_talk_is_not_a_claim_but_headlines_are():
 ])
 def test_number_units(text, units):
     assert [u.unit for u in P.number_uses(P.tokenize(text))] == units
+
+
+# Faithful answers the critic once rejected, each beside a wrong one derived from it that must
+# still fail: fractions ("nine of twelve"), counts written as words ("twice-daily" = two a day),
+# rounding with "about", totals of two counts, numbers bound by the other numbers of the claim,
+# clock times, codes (Q3), direction words about different things, "untested" = "not tested",
+# negation inside a relative clause, a claim joining two source sentences, terse answers.
+PAIRS_SOURCE = (
+    "Nine of the twelve intervention schools had to renegotiate school bus contracts. "
+    "Lindgren said the company would close two of its eleven European factories by the end of 2026. "
+    "Twice-daily text message reminders raised treatment completion from 71 percent to 87 percent. "
+    "Streets with more than 40 percent tree canopy cover were 4.2 degrees cooler than streets with little canopy. "
+    "We selected twelve restored marshes and six natural marshes as references. "
+    "In coin cells the coated cathode kept 91 percent of its capacity after 2,000 charge and discharge cycles. "
+    "The pouch cells retained 86 percent of their capacity after 1,000 cycles. "
+    "Electricity prices rose by 9 percent in 2025 while gas prices fell by 4 percent, which narrowed the savings. "
+    "Reminders in Swahili or English were sent at 8:00 and 20:00 on each treatment day. "
+    "A computer-generated list assigned 930 patients to reminders and 930 to usual care. "
+    "The coating process has not yet been tested on batches larger than 5 kilograms. "
+    "On day four a field worker who did not know the group visited the patient at home. "
+    "Third-quarter revenue rose 14 percent to 2.31 billion euros. "
+    "Eligible employees may work from home for up to three days per week."
+)
+
+
+@pytest.mark.parametrize("faithful,wrong", [
+    ("Nine of twelve schools had to renegotiate bus contracts.",
+     "Ten of twelve schools had to renegotiate bus contracts."),
+    ("The company would close two European factories by the end of 2026.",
+     "The company would close eleven European factories by the end of 2026."),
+    ("Two text message reminders a day raised treatment completion from 71 to 87 percent.",
+     "Three text message reminders a day raised treatment completion from 71 to 87 percent."),
+    ("Streets with more than 40 percent tree canopy cover were about 4 degrees cooler.",
+     "Streets with more than 40 percent tree canopy cover were about 6 degrees cooler."),
+    ("We selected 18 marshes.", "We selected 19 marshes."),
+    ("The coated cathode kept 91 percent of its capacity after 2,000 cycles.",
+     "The coated cathode kept 86 percent of its capacity after 2,000 cycles."),
+    ("The savings narrowed as electricity prices rose by 9 percent in 2025.",
+     "The savings narrowed as electricity prices fell by 9 percent in 2025."),
+    ("The list assigned patients to reminders at 8:00 and 20:00.",
+     "The list assigned patients to reminders at 9:00 and 20:00."),
+    ("The coating process is untested on batches larger than 5 kilograms.",
+     "The coating process has been tested on batches larger than 5 kilograms."),
+    ("A field worker who did not know the group visited the patient at home on day four.",
+     "A field worker who did not know the group did not visit the patient at home on day four."),
+    ("Q3 revenue rose 14 percent to 2.31 billion euros.", "Q3 revenue rose 41 percent to 2.31 billion euros."),
+    ("Up to three days per week.", "Up to four days per week."),
+])
+async def test_faithful_pass_and_its_mutation_fails(faithful, wrong):
+    ok, why_ok = await verdict(faithful, PAIRS_SOURCE)
+    assert ok and all(v is True for v in ok), f"faithful rejected: {why_ok}"
+    bad, why_bad = await verdict(wrong, PAIRS_SOURCE)
+    assert False in bad, f"wrong accepted: {why_bad}"
+
+
+def test_date_day_does_not_eat_the_year():
+    src = P.SourceIndex(C.sentences("The policy takes effect on 1 March 2026."), set())
+    assert ("1", "march", "2026") in src.dates
+    assert P.check_dates("It takes effect on 1 March 2027.", src)
+
+
+def test_rounding_and_totals():
+    assert P.rounds_to("4", "4.2") and P.rounds_to("15000", "14500") and P.rounds_to("300", "310")
+    assert not P.rounds_to("5", "4.2") and not P.rounds_to("4.3", "4.2") and not P.rounds_to("320", "310")
