@@ -141,7 +141,7 @@ _ANTONYM_PAIRS = [
     ("longer", "shorter"), ("kept", "lost"), ("keep", "lose"), ("gained", "lost"), ("up", "down"),
     ("better", "worse"), ("less", "more"), ("reduced", "raised"), ("reduce", "raise"), ("reduces", "raises"),
     ("cheaper", "dearer"), ("improved", "worsened"), ("improve", "worsen"), ("above", "below"),
-    ("before", "after"), ("faster", "slower"), ("larger", "smaller"), ("lifts", "cuts"), ("lifted", "cut"),
+    ("faster", "slower"), ("larger", "smaller"), ("lifts", "cuts"), ("lifted", "cut"),
     ("growth", "decline"), ("grew", "shrank"), ("grow", "shrink"), ("most", "fewest"), ("least", "most"),
     ("lowered", "raised"), ("cut", "raised"), ("earlier", "later"), ("later", "earlier"), ("early", "late"),
     ("late", "early"), ("less", "more"), ("protect", "endanger"), ("allowed", "forbidden"), ("may", "may not"),
@@ -160,14 +160,38 @@ for _a, _b in _ANTONYM_PAIRS:
         ANTONYMS.setdefault(_b, _a)
 _ANTONYM_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ANTONYMS), key=len, reverse=True)) + r")\b",
                          re.IGNORECASE)
-_AUX = re.compile(r"\b(is|are|was|were|can|will|would|could|should|has|have|had|does|did|must)\b(?! not\b)(?!n't)")
+# an auxiliary a "not" after it negates ("are not easy"), not one before "only"/"also" ("there are
+# not only 3,100 installers" says as much as before)
+_AUX = re.compile(r"\b(is|are|was|were|can|will|would|could|should|has|have|had|does|did|must)\b(?! not\b)(?!n't)"
+                  r"(?!\s+(?:only|also|just|even|still|about|around|nearly|almost|at least|more than)\b)")
 _NEGATION = re.compile(r"\b(?:(is|are|was|were|can|will|would|could|should|has|have|had|does|did|do|must) not"
                        r"|(does|did|do|is|are|was|were|has|have|had)n't|no longer|never)\b", re.IGNORECASE)
 
 
+_UP_DOWN_VERB = re.compile(r"\b(?:went|go|goes|gone|going|is|are|was|were|been|be|rose|moved|climbed|edged|ticked|"
+                           r"shot|jumped|came|comes|come)\s+$", re.IGNORECASE)
+
+
+def _flips_a_claim(text: str, m: re.Match) -> bool:
+    """Whether flipping this word makes the claim false, not just odd: not part of a hyphenated
+    compound ('after-school', 'low-cost' reads as a name), and 'up'/'down' only as a direction
+    ('attendance went up', 'up 14 percent'), not a quantity ('up to three days') or a particle
+    ('set up')."""
+    if text[m.end():m.end() + 1] in ("-", "‑") or text[max(0, m.start() - 1):m.start()] in ("-", "‑"):
+        return False
+    word = m.group().lower()
+    if word in ("up", "down"):
+        after = text[m.end():m.end() + 12]
+        if re.match(r"\s+to\b", after):
+            return False
+        return bool(_UP_DOWN_VERB.search(text[:m.start()]) or re.match(r"\s+(?:by\s+)?\d", after))
+    return True
+
+
 def polarity_flip(text: str, r: random.Random) -> "Result":
-    """Flip one direction word or antonym: 'longer' -> 'shorter', 'kept' -> 'lost'."""
-    found = list(_ANTONYM_RE.finditer(text))
+    """Flip one direction word or antonym: 'longer' -> 'shorter', 'kept' -> 'lost' (only where
+    the flip makes the claim false: ``_flips_a_claim``)."""
+    found = [m for m in _ANTONYM_RE.finditer(text) if _flips_a_claim(text, m)]
     if not found:
         return None
     m = r.choice(found)
@@ -203,26 +227,58 @@ _STOP_NAMES = {"The", "A", "An", "In", "On", "At", "For", "With", "From", "By", 
                "Summary", "Your", "Key", "Most", "More", "Less", "Only", "All", "Each", "Every", "No", "Not", "Yes",
                "Coated", "Sodium", "Schools", "Researchers", "Bees", "Colonies", "Sleep", "Later", "Text", "Patients",
                "Here", "There", "Both", "One", "Two", "Three", "What", "How", "Why", "Who", "Which", "Where",
-               "Under", "Over", "About", "Around", "Between", "Despite", "While", "During", "Up", "Down"}
+               "Under", "Over", "About", "Around", "Between", "Despite", "While", "During", "Up", "Down",
+               "Within", "People", "Celsius", "X-ray"}
+
+
+_MONTHS_DAYS = {"January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                "November", "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+_FUNCTION = {"a", "an", "the", "of", "and", "or", "in", "on", "at", "for", "to", "by", "with", "from", "de", "vs"}
+_COORDINATED = re.compile(r"^\s*(?:\([^)]*\)\s*)?(?:,|and|or|&|, and|, or|/)\s*(?:the\s+)?$", re.IGNORECASE)
+
+
+def heading_line(line: str) -> bool:
+    """A title-case line (a headline, a section heading): most of its words capitalised and no
+    full stop at its end. Its capitals say nothing about which words are names."""
+    words = [w for w in re.findall(r"[A-Za-z][\w'’-]*", line) if w.lower() not in _FUNCTION]
+    if len(words) < 1 or line.rstrip().endswith((".", "?", "!")) and len(words) > 3:
+        return False
+    caps = sum(1 for w in words if w[0].isupper())
+    return caps / len(words) >= 0.7 and (len(words) <= 12)
+
+
+def _code(name: str) -> bool:
+    """A code or identifier (``MCF-1187``, ``HR-114``, ``PM2.5``): one token holding a digit."""
+    return " " not in name and any(ch.isdigit() for ch in name)
+
+
+def _acronym(name: str) -> bool:
+    """A short all-capitals word without digits (``SMS``, ``GPS``, ``VPN``): a term, not a name."""
+    return " " not in name and name.isalpha() and name.isupper() and len(name) <= 4
 
 
 def names_in(text: str, proper: set[str] | None = None) -> list[re.Match]:
-    """Capitalised names in ``text``. A single capitalised word at a sentence start counts only
-    if ``proper`` (words seen capitalised mid-sentence in the document) has it."""
+    """Names in ``text``: people, places, organisations, products (a capitalised word not at a
+    sentence start, a multiword proper noun, or a word the document itself capitalises
+    mid-sentence, ``proper``). Not names: a single capitalised word at a sentence or line start
+    the document does not capitalise mid-sentence ('Cycling', 'Methods:'), months and weekdays
+    (dates belong to the number kind), short acronyms of terms (SMS, GPS)."""
     out = []
     starts = {s for s, _ in _sentence_spans(text)} | {0}
     for m in _NAME.finditer(text):
         words = m.group().split()
-        while words and words[0] in _STOP_NAMES:
+        while words and (words[0] in _STOP_NAMES or words[0].lower() in _FUNCTION):
             words = words[1:]
-        if not words:
+        if not words or not words[0][:1].isupper():
+            continue
+        if any(w.strip("'’s,") in _MONTHS_DAYS or w in _MONTHS_DAYS for w in words):
             continue
         name = " ".join(words)
         start = m.start() + m.group().index(name)
         at_start = start in starts or text[max(0, start - 2):start] in ("- ", ": ") or start == 0
-        if len(words) == 1 and at_start and not (proper and name in proper):
+        if len(words) == 1 and at_start and not (proper and name.removesuffix("'s").removesuffix("’s") in proper):
             continue
-        if name.lower() in ANTONYMS or name.lower() in NUMBER_WORDS:
+        if name.lower() in ANTONYMS or name.lower() in NUMBER_WORDS or _acronym(name):
             continue
         out.append(_Span(name, start))
     return out
@@ -245,18 +301,28 @@ class _Span:
 
 
 def proper_words(document: str) -> set[str]:
-    """Words the document capitalises in the middle of a sentence (proper nouns)."""
+    """Words the document capitalises in the middle of a sentence (proper nouns), outside its
+    headings, and never writes in lower case ('Revenue' of a heading is not a name)."""
     out = set()
-    for m in re.finditer(r"(?<=[a-z,;] )([A-Z][a-z][\w-]*)", document):
-        out.add(m.group(1))
+    lower = {w for w in re.findall(r"\b[a-z][\w-]*", document)}
+    for line in document.splitlines():
+        if heading_line(line):
+            continue
+        for m in re.finditer(r"(?<=[a-z,;] )([A-Z][a-z][\w-]*)", line):
+            word = m.group(1)
+            if word.lower() not in lower and word not in _MONTHS_DAYS:
+                out.add(word)
     return out
 
 
 def document_names(document: str) -> list[str]:
-    """Multi-word or mid-sentence capitalised names of a document, first-seen order, unique."""
+    """Multi-word or mid-sentence capitalised names of a document (headings left out),
+    first-seen order, unique."""
     proper = proper_words(document)
     seen: dict[str, None] = {}
     for line in document.splitlines():
+        if heading_line(line):
+            continue
         for m in names_in(line, proper):
             name = m.group()
             if len(name) >= 3 and name not in seen:
@@ -264,17 +330,25 @@ def document_names(document: str) -> list[str]:
     return list(seen)
 
 
+def _same_shape(a: str, b: str) -> bool:
+    """Codes trade places with codes, names with names."""
+    return _code(a) == _code(b)
+
+
 def entity_swap(text: str, r: random.Random, proper: set[str] | None = None) -> "Result":
-    """Swap two different names within the answer."""
+    """Swap two different names within the answer (not a coordinated pair, not a code with a name)."""
     found = names_in(text, proper)
     distinct = []
     for m in found:
         if all(m.group() != d.group() and m.group() not in d.group() and d.group() not in m.group() for d in distinct):
             distinct.append(m)
-    if len(distinct) < 2:
+    # two names of one kind in different roles: a coordinated pair ("A and B funded it") says
+    # the same thing in either order, and a code trading places with a name is not a claim
+    pairs = [(a, b) for i, a in enumerate(distinct) for b in distinct[i + 1:]
+             if _same_shape(a.group(), b.group()) and not _COORDINATED.match(text[a.end():b.start()])]
+    if not pairs:
         return None
-    i, j = sorted(r.sample(range(len(distinct)), 2))
-    a, b = distinct[i], distinct[j]
+    a, b = r.choice(pairs)
     out = text[:a.start()] + b.group() + text[a.end():b.start()] + a.group() + text[b.end():]
     return out, f"swap: {a.group()!r} <-> {b.group()!r}"
 
@@ -286,7 +360,8 @@ def entity_replace(text: str, r: random.Random, document_names_: Iterable[str],
     if not found:
         return None
     m = r.choice(found)
-    others = [n for n in document_names_ if n not in text and m.group() not in n and n not in m.group()]
+    others = [n for n in document_names_ if n not in text and m.group() not in n and n not in m.group()
+              and _same_shape(n, m.group()) and not _acronym(n)]
     if not others:
         return None
     # prefer a name of the same shape (one word for one word, several for several)

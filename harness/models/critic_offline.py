@@ -34,7 +34,7 @@ from harness.models import claims as C
 from harness.models.critic import ClaimVerdict, CriticStats, Judgement, RubricHints
 from harness.models.embedder import cosine_matrix
 
-VERSION = 2
+VERSION = 3
 #: How many aligned source sentences a claim is compared with.
 TOP_K = 3
 
@@ -45,8 +45,31 @@ def _clip(s: str, n: int = 160) -> str:
 
 
 def _mentions(text: str, term: str) -> bool:
-    """Case-insensitive word-prefix match (``finding`` matches ``findings``)."""
-    return re.search(r"(?<!\w)" + re.escape(term.lower()), text.lower()) is not None
+    """Case-insensitive word-prefix match (``finding`` matches ``findings``). A hint may list
+    alternatives separated by ``|`` (``"doesn't say|does not say"``): any one of them holds it.
+    Curly and straight apostrophes are the same letter."""
+    low = text.lower().replace("’", "'")
+    return any(re.search(r"(?<!\w)" + re.escape(alt.strip().lower().replace("’", "'")), low) is not None
+               for alt in term.split("|") if alt.strip())
+
+
+#: A lead-in that frames an answer without stating one ("The document says: ...").
+_LEAD_IN = re.compile(r"^\s*(?:\w+\s+){0,3}\w+\s*:\s+(?=\S)")
+#: Where an expected answer's clauses part.
+_ANSWER_CLAUSE = re.compile(r"(?<=[,;:])\s+|\s+(?=(?:and|or|but|while|whereas|compared|towards|with|if)\s)")
+
+
+def _answer_pieces(expected: str) -> list[str]:
+    """The expected answer, its sentences and its clauses of two words or more."""
+    out = [expected]
+    for s in C.sentences(expected) or [expected]:
+        out.append(s)
+        out += [c.strip(" ,;:.") for c in _ANSWER_CLAUSE.split(s) if len(c.split()) >= 2]
+    return list(dict.fromkeys(p for p in out if p))
+
+
+def _stems_and_numbers(text: str) -> set[str]:
+    return _content_stems(text) | C.claim_numbers(text)
 
 
 #: Words that join or hedge facts without stating one: never "something the source never speaks of".
@@ -191,12 +214,34 @@ class OfflineCritic:
         return Judgement(held / total, f"{held}/{total} hints held ({'; '.join(notes)})")
 
     async def answer(self, reply: str, expected: str) -> Judgement:
+        """Cosine of the text and the expected answer; a terse answer is also judged against
+        the expected answer's best-matching clause (``About 11,000 homes.`` against "protect
+        about 11,000 homes"): their cosine, raised toward 1 by half the share of the answer's
+        content words and numbers that clause holds (``cos + (1 - cos) * shared / 2``). The clause only counts when every number of the
+        answer is one of the expected answer's (a changed number never matches a clause)."""
         self.stats.calls += 1
         if not reply.strip():
             return Judgement(0.0, "the text is empty")
-        vecs = await self.embedder.embed([reply, expected])
-        score = max(0.0, float(cosine_matrix(vecs[:1], vecs[1:])[0][0]))
-        return Judgement(score, f"embedding cosine {score:.2f} between the text and the expected answer")
+        body = _LEAD_IN.sub("", reply.strip(), count=1)
+        pieces = _answer_pieces(expected)
+        vecs = await self.embedder.embed([reply, body, *pieces])
+        sims = cosine_matrix(vecs[:2], vecs[2:])
+        whole = max(0.0, float(sims[0][0]))
+        why = f"embedding cosine {whole:.2f} between the text and the expected answer"
+        mine = _stems_and_numbers(body)
+        if len(mine) < 2 or not C.claim_numbers(body) <= (C.claim_numbers(expected) | C.source_numbers(expected)):
+            return Judgement(whole, why)
+        best, best_piece = whole, ""
+        for k, piece in enumerate(pieces):
+            shared = len(mine & _stems_and_numbers(piece)) / len(mine)
+            cos = max(0.0, float(sims[0][k]), float(sims[1][k]))
+            score = cos + (1 - cos) * shared / 2
+            if score > best:
+                best, best_piece, cos_best, shared_best = score, piece, cos, shared
+        if not best_piece:
+            return Judgement(whole, why)
+        return Judgement(best, f"{why}; {best:.2f} against its clause \"{_clip(best_piece, 80)}\" "
+                               f"(cosine {cos_best:.2f}, shared words {shared_best:.0%})")
 
     def report(self) -> dict:
         return self.stats.as_dict()

@@ -8,6 +8,7 @@ from harness.judges import mutate as M
 
 SENT = "Students slept 34 minutes longer, and sleepiness was 18 percent lower at 24 schools."
 NAMES = "The Halvorsen Foundation and the Nordic Youth Health Fund paid for the trial."
+ROLES = "Maria Lindqvist analysed the data for the Halvorsen Foundation."
 DOC = ("The trial was funded by the Halvorsen Foundation and the Nordic Youth Health Fund. "
        "Data were analysed by Maria Lindqvist at the Eastmere Institute.")
 
@@ -25,7 +26,7 @@ def numbers(text):
      lambda a, b: ("shorter" in b) != ("lost" in b)),
     (M.polarity_negation, "Attendance was higher.", lambda a, b: "was not" in b),
     (M.polarity_negation, "Test scores did not change.", lambda a, b: "not" not in b),
-    (M.entity_swap, NAMES, lambda a, b: b.index("Nordic") < b.index("Halvorsen")),
+    (M.entity_swap, ROLES, lambda a, b: b.index("Halvorsen") < b.index("Maria")),
 ])
 def test_each_mutator_makes_a_real_change_of_its_kind(fn, text, check):
     out, detail = fn(text, M.rng(1, "t"))
@@ -67,3 +68,48 @@ def test_mutators_are_deterministic_for_a_seed():
     for fn in (M.number_digit, M.number_scale, M.polarity_flip):
         assert fn(SENT + " It rose.", M.rng(7, "c", 0)) == fn(SENT + " It rose.", M.rng(7, "c", 0))
     assert M.rng(7, "a").random() != M.rng(8, "a").random()
+
+
+def test_entity_swap_skips_what_would_not_make_the_answer_wrong():
+    # a coordinated pair says the same in either order; a code does not trade places with a name
+    assert M.entity_swap(NAMES, M.rng(1, "t")) is None
+    assert M.entity_swap("The Meadowlark Conservation Foundation (grant MCF-1187) funded it.", M.rng(1)) is None
+
+
+def test_names_are_real_names_not_sentence_initial_words_headings_months_or_terms():
+    doc = ("Greater Harwick Cycling Report\nMethods\n"
+           "Cycling in Greater Harwick grew by 41 percent. Most trips were made in Ashby Vale by Sofia Brandt.\n"
+           "Counts ran from March 2023 to January 2024 using SMS surveys. cycling methods were audited.")
+    proper = M.proper_words(doc)
+    assert "Cycling" not in proper and "Methods" not in proper
+    names = M.document_names(doc)
+    assert {"Greater Harwick", "Ashby Vale", "Sofia Brandt"} <= set(names)
+    assert not {"Cycling", "Methods", "Cycling Report", "March 2023", "January 2024", "SMS"} & set(names)
+    text = "Cycling grew in Greater Harwick from March 2023, with SMS reminders."
+    assert [m.group() for m in M.names_in(text, proper)] == ["Greater Harwick"]
+    assert M.entity_swap(text, M.rng(1), proper) is None
+
+
+def test_entity_replace_keeps_the_shape_of_the_name():
+    names = ["Halvorsen Foundation", "HF-2021-0457", "GPS"]
+    out, detail = M.entity_replace("The Nordic Youth Health Fund paid.", M.rng(1), names)
+    assert "Halvorsen Foundation" in out, detail
+
+
+@pytest.mark.parametrize("text", [
+    "Staff work from home up to three days per week.",         # a quantity, not a direction
+    "Bus contracts and after-school sports had to adapt.",     # a compound
+    "Schools set up new timetables.",                            # a particle
+])
+def test_polarity_flip_only_where_it_makes_the_claim_false(text):
+    assert M.polarity_flip(text, M.rng(1)) is None
+
+
+def test_polarity_flip_up_as_a_direction():
+    out, _ = M.polarity_flip("Attendance went up.", M.rng(1))
+    assert out == "Attendance went down."
+
+
+def test_negation_is_not_added_before_only():
+    out, detail = M.polarity_negation("There are only 3,100 installers, and they are busy.", M.rng(1))
+    assert "are not only" not in out and "they are not busy" in out, detail

@@ -163,3 +163,30 @@ def test_date_day_does_not_eat_the_year():
 def test_rounding_and_totals():
     assert P.rounds_to("4", "4.2") and P.rounds_to("15000", "14500") and P.rounds_to("300", "310")
     assert not P.rounds_to("5", "4.2") and not P.rounds_to("4.3", "4.2") and not P.rounds_to("320", "310")
+
+
+@pytest.mark.parametrize("right,wrong", [
+    ("The document does not say; it gives no price.", "The document says it costs 300 euros."),
+    ("The document doesn’t say which brands.", "The document does say which brands."),
+])
+async def test_rubric_hint_alternatives(right, wrong):
+    from harness.models.critic import RubricHints
+    critic = OfflineCritic(hash_embedder())
+    hints = RubricHints(about=("doesn't say|does not say",), not_about=("The document says",))
+    assert (await critic.rubric("", right, "q", hints)).score == 1.0
+    assert (await critic.rubric("", wrong, "q", hints)).score < 1.0
+
+
+@pytest.mark.parametrize("expected,right,wrong", [
+    ("The barrier is designed to protect about 11,000 homes and 900 businesses in the lower Ashford valley.",
+     "The document says: About 11,000 homes.", "The document says: About 12,000 homes."),
+    ("Replace the HEPA and carbon filter every 6 months, or sooner if the filter light turns red.",
+     "The document says: Every 6 months.", "The document says: Every 8 months."),
+    ("Eligible employees may work from home for up to three days per week, if their manager agrees.",
+     "Up to three days per week.", "Up to two days per week."),
+])
+async def test_terse_answer_judged_against_its_best_clause(expected, right, wrong):
+    critic = OfflineCritic(hash_embedder())
+    good, bad = await critic.answer(right, expected), await critic.answer(wrong, expected)
+    assert good.score >= 0.6 and "against its clause" in good.explanation, good.explanation
+    assert bad.score < 0.6 and "clause" not in bad.explanation, bad.explanation
