@@ -219,7 +219,11 @@ def mutations(subject: Subject, everyone: list[Subject], seed: int) -> list[Muta
         add("polarity", "flip", i, M.polarity_flip(answer, r("flip")))
         add("polarity", "negation", i, M.polarity_negation(answer, r("negation")))
         add("entity", "swap", i, M.entity_swap(answer, r("entity-swap"), proper))
-        add("entity", "replace", i, M.entity_replace(answer, r("entity-replace"), doc_names, proper))
+        first = M.entity_replace(answer, r("entity-replace"), doc_names, proper)
+        add("entity", "replace", i, first)
+        second = M.entity_replace(answer, r("entity-replace-2"), doc_names, proper)  # another name, or another
+        if second is not None and first is not None and second[0] != first[0]:     # replacement for it
+            add("entity", "replace", i, second)
         add("omission", "key-fact", i, M.omission(answer, subject.keys))
         limits = _limits(case, subject.turn)
         if limits:

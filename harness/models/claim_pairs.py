@@ -281,6 +281,12 @@ class SourceIndex:
         self.common = {t.text for ts in self.toks for t in ts if t.kind == "word" and t.text.islower()}
         text = "\n".join(sentences)
         self.dates = _dates(text)
+        #: the names the document is about: in its title lines, or in three sentences or more (a claim
+        #: may name them where its sentence says "the company"); any other name belongs to its own sentences
+        self._head = set().union(*self.lows[:2]) if self.lows else set()
+
+    def main_name(self, name: str) -> bool:
+        return name in self._head or sum(1 for lw in self.lows if name in lw) >= 3
 
     def occurrences(self, value: str) -> list[tuple[int, NumberUse]]:
         return [(k, u) for k, uses in enumerate(self.uses) for u in uses if u.value == value]
@@ -545,6 +551,33 @@ def _initial_name(sentence: str, src: SourceIndex) -> set[str]:
     return {low}
 
 
+def _acronym(name: str, src: SourceIndex) -> bool:
+    """A short word the source writes in capitals (VPN, GPS, SMS): a term, not someone's name."""
+    return len(name) <= 4 and re.search(r"\b" + re.escape(name.upper()) + r"\b", " ".join(src.sentences)) is not None
+
+
+def _holds(src: SourceIndex, k: int, name: str) -> bool:
+    return (name in src.lows[k] or stem(name) in src.stems[k]
+            or re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", src.sentences[k].lower()) is not None)
+
+
+def _fact_sentence(claim: str, name: str, src: SourceIndex, aligned: list[int]) -> int:
+    """The aligned sentence that holds the facts said of ``name``: the one sharing most content
+    words and numbers with the claim's clause that holds the name (the whole claim when that
+    clause says nothing more), the name itself left out."""
+    part = next((c for c in clauses(claim) if name in c.lower()), claim)
+
+    def facts(text: str) -> set[str]:
+        toks = tokenize(text)
+        return ({stem(t.low) for t in toks if t.kind == "word" and t.low not in _STOP and len(t.low) > 2}
+                | {u.value for u in number_uses(toks)}) - {stem(w) for w in name.split()}
+
+    mine = facts(part)
+    if len(mine) < 2:
+        mine = facts(claim)
+    return max(aligned, key=lambda k: (len(mine & (src.stems[k] | {u.value for u in src.uses[k]})), -aligned.index(k)))
+
+
 def check_names(claim: str, claim_names: set[str], src: SourceIndex, aligned: list[int]) -> list[Finding]:
     """A name of the document put where the aligned sentence has another name; two names swapped."""
     found: list[Finding] = []
@@ -566,6 +599,15 @@ def check_names(claim: str, claim_names: set[str], src: SourceIndex, aligned: li
         if others:
             found.append(Finding("entity", f"name {n!r} is not in the sentence that supports this claim, which names "
                                            f"{', '.join(sorted(others))} instead: \"{C_clip(src.sentences[top])}\""))
+        elif (n in src.names and not src.main_name(n) and n not in C._WORD_NUMBERS and not _acronym(n, src)
+              and not _holds(src, _fact_sentence(claim, n, src, aligned), n)):
+            # a minor name of the document (a person quoted, a district, an author) given a fact
+            # that its own sentences do not hold: "In Weber, streets with trees were cooler"
+            where = next((k for k, lw in enumerate(src.lows) if n in lw), None)
+            found.append(Finding("entity", f"name {n!r} does not occur in the sentences that support this claim"
+                                           + (f"; the source names it only elsewhere: \"{C_clip(src.sentences[where])}\""
+                                              if where is not None else "")
+                                           + f"; supporting sentence: \"{C_clip(src.sentences[top])}\""))
     return found
 
 
@@ -717,6 +759,8 @@ def _neg_parity(text: str, negated_in: str = "") -> int:
 
 def check_polarity(claim: str, aligned_sentences: list[str]) -> list[Finding]:
     """Direction words, antonyms and negation of the claim against its aligned source clause."""
+    if not C.is_heading(claim):  # a headline is compared with headlines; a sentence not with a headline's wording
+        aligned_sentences = [s for s in aligned_sentences if not C.is_heading(s)]
     if not aligned_sentences:
         return []
     found = []

@@ -190,3 +190,36 @@ async def test_terse_answer_judged_against_its_best_clause(expected, right, wron
     good, bad = await critic.answer(right, expected), await critic.answer(wrong, expected)
     assert good.score >= 0.6 and "against its clause" in good.explanation, good.explanation
     assert bad.score < 0.6 and "clause" not in bad.explanation, bad.explanation
+
+
+NAMES_SOURCE = (
+    "Lumen Foods Lifts Revenue and Cuts Margin Forecast\n"
+    "Lumen Foods said revenue rose 14 percent in the third quarter. "
+    "Lumen Foods expects its margin to fall. "
+    "The company kept its dividend unchanged at 0.85 euros per share. "
+    "Chief executive Marta Lindgren said cocoa had cost the company 180 million euros more. "
+    "Analysts at Harlow Securities called the forecast cautious. "
+    "Sales in North America grew 6 percent."
+)
+
+
+@pytest.mark.parametrize("faithful,wrong", [
+    # a minor name of the document given a fact its own sentences do not hold
+    ("Lumen Foods kept its dividend unchanged at 0.85 euros per share.",
+     "Marta Lindgren kept its dividend unchanged at 0.85 euros per share."),
+    ("Marta Lindgren said cocoa cost the company 180 million euros more.",
+     "Harlow Securities said cocoa cost the company 180 million euros more."),
+    ("Sales in North America grew 6 percent.", "Sales at Harlow Securities grew 6 percent."),
+])
+async def test_name_replaced_by_another_name_of_the_document(faithful, wrong):
+    ok, why_ok = await verdict(faithful, NAMES_SOURCE)
+    assert ok and all(v is True for v in ok), f"faithful rejected: {why_ok}"
+    bad, why_bad = await verdict(wrong, NAMES_SOURCE)
+    assert False in bad and "entity" in why_bad, f"wrong accepted: {why_bad}"
+
+
+async def test_minor_name_rule_leaves_sentence_starts_and_acronyms_alone():
+    src = NAMES_SOURCE + " Staff must use the VPN at home. According to Lindgren, Harlow Securities was wrong."
+    ok, why = await verdict("According to the company, it kept its dividend unchanged at 0.85 euros per share. "
+                            "Use the VPN.", src)
+    assert all(v is True for v in ok), why
