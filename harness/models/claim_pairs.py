@@ -552,8 +552,10 @@ def _initial_name(sentence: str, src: SourceIndex) -> set[str]:
 
 
 def _acronym(name: str, src: SourceIndex) -> bool:
-    """A short word the source writes in capitals (VPN, GPS, SMS): a term, not someone's name."""
-    return len(name) <= 4 and re.search(r"\b" + re.escape(name.upper()) + r"\b", " ".join(src.sentences)) is not None
+    """A short word the source writes in capitals (VPN, GPS, SMS), or the letters of a code (PM2.5):
+    a term, not someone's name."""
+    return len(name) <= 4 and re.search(r"\b" + re.escape(name.upper()) + r"(?![A-Za-z])",
+                                        " ".join(src.sentences)) is not None
 
 
 def _holds(src: SourceIndex, k: int, name: str) -> bool:

@@ -219,7 +219,8 @@ async def test_name_replaced_by_another_name_of_the_document(faithful, wrong):
 
 
 async def test_minor_name_rule_leaves_sentence_starts_and_acronyms_alone():
-    src = NAMES_SOURCE + " Staff must use the VPN at home. According to Lindgren, Harlow Securities was wrong."
+    src = NAMES_SOURCE + (" Staff must use the VPN at home. According to Lindgren, Harlow Securities was wrong. "
+                          "A laser sensor measures PM2.5 every second.")
     ok, why = await verdict("According to the company, it kept its dividend unchanged at 0.85 euros per share. "
-                            "Use the VPN.", src)
+                            "Use the VPN. A laser sensor measures PM2.5 every second and shows it on a ring.", src)
     assert all(v is True for v in ok), why
