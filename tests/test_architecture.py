@@ -61,3 +61,44 @@ def test_no_engine_module_names_a_layer():
             if pattern.search(text) and not text.startswith(("fixtures/", "#")):
                 offenders.append(f"{path.relative_to(ROOT)}:{line}: {text[:80]!r}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_no_import_cycle_among_modules():
+    """Module-level cycles (the layers contract sees packages; this sees every module)."""
+    import grimp
+
+    graph = grimp.build_graph("harness")
+    edges = {m: {i for i in graph.find_modules_directly_imported_by(m)
+                 if i != m and not i.startswith(m + ".") and not m.startswith(i + ".")}
+             for m in graph.modules if m.startswith("harness")}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    assert not cycles, cycles

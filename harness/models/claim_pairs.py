@@ -862,13 +862,3 @@ def check_refusal(topic: list[str], src: SourceIndex) -> Finding | None:
         if len(stems & ss) >= need:
             return Finding("refusal", f"the source does say it: \"{C_clip(src.sentences[k])}\"")
     return None
-
-
-_CHAT = re.compile(r"^(?:I\b|I['’](?:m|ve|ll|d)\b|your\s+\w+(?:\s+\w+)?\s+(?:post|message|summary|thread|tweet|reply)"
-                   r"\s+(?:was|has been|is)\b|here(?:'s| is| are)\b|let me\b|sorry\b)", re.I)
-
-
-def conversational(sentence: str) -> bool:
-    """The bot talking about itself or the delivery ("I couldn't find...", "Your post was sent"):
-    not a claim about the document."""
-    return bool(_CHAT.match(sentence.strip()))

@@ -135,13 +135,21 @@ def is_heading(s: str) -> bool:
     return _heading(s)
 
 
+_CHAT = re.compile(r"^(?:I\b|I['’](?:m|ve|ll|d)\b|your\s+\w+(?:\s+\w+)?\s+(?:post|message|summary|thread|tweet|reply)"
+                   r"\s+(?:was|has been|is)\b|here(?:'s| is| are)\b|let me\b|sorry\b)", re.I)
+
+
+def conversational(sentence: str) -> bool:
+    """The bot talking about itself or the delivery ("I couldn't find...", "Your post was sent"):
+    not a claim about the document."""
+    return bool(_CHAT.match(sentence.strip()))
+
+
 def claims(reply: str) -> list[str]:
     """Claim sentences of a reply: sentences with at least four words once hashtags, mentions,
     URLs and ``Source:`` lines are gone (a question or a greeting asserts nothing, nor does the
     bot talking about itself: "I couldn't find...", "Your post was sent..."). Headlines are
     claims too: "Heat Pump Installations Halve" says something the source may contradict."""
-    from harness.models.claim_pairs import conversational
-
     out = []
     for sentence in sentences(reply):
         if re.match(r"(?i)^(source|link|read more|via)\b", sentence) or sentence.endswith("?") \
