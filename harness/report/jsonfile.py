@@ -152,6 +152,7 @@ def turn_to_dict(t: TurnObservation) -> dict[str, Any]:
     return {
         "index": t.index,
         "sent": _sent_text(t.events),
+        **({"chat": t.chat} if t.chat else {}),  # several users: whose turn it was
         "sent_at": t.sent_at,
         "delivery_status": t.delivery_status,
         "delivery_error": t.delivery_error,
