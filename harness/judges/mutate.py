@@ -383,29 +383,65 @@ def key_sentence_index(parts: list[str], keys: Iterable[str]) -> int:
     return counts.index(max(counts)) if counts and max(counts) > 0 else 0
 
 
-def omission(text: str, keys: Iterable[str]) -> "Result":
+def _key_parts(parts: list[str], tiers: "tuple[Iterable[str], ...]", restated: Iterable[str]) -> set[int]:
+    """The parts to drop: the first part holding a key of the strongest tier that any part
+    holds (of its keys, the one fewest parts hold), with every other part holding that key (a fact said twice is not omitted
+    by dropping one of its sentences) and every part holding a ``restated`` marker; without
+    a key, the part with most numbers (else the first)."""
+    low = [p.lower() for p in parts]
+    drop: set[int] = set()
+    for tier in tiers:
+        keys = [k.lower() for k in tier if k]
+        first = next((p for p in low if any(k in p for k in keys)), None)
+        if first is not None:  # of that part's keys, the one fewest parts hold (the most specific)
+            key = min((k for k in keys if k in first), key=lambda k: sum(k in p for p in low))
+            drop = {j for j, p in enumerate(low) if key in p}
+            break
+    if not drop:
+        drop = {key_sentence_index(parts, ())}
+    marks = [m.lower() for m in restated if m]
+    drop |= {j for j, p in enumerate(low) if any(m in f" {p} " for m in marks)}
+    return drop
+
+
+def omission(text: str, keys: Iterable[str], *weaker: Iterable[str], restated: Iterable[str] = ()) -> "Result":
     """Drop the sentence (or bullet line) that carries the key fact; in a one-sentence answer,
-    drop the clause that carries it."""
-    keys = list(keys)
+    drop the clause that carries it.
+
+    ``keys`` are the strings that carry the key fact; ``weaker`` are further tiers of keys, read
+    only when no part holds a key of the tiers before (a case's contains strings before its
+    regex alternatives before its rubric hints). Every part that repeats the chosen key goes
+    too, and every part holding a ``restated`` marker (a refusal said again in other words):
+    when nothing is left, the answer has no omission that makes it wrong (None)."""
+    tiers = (list(keys), *(list(t) for t in weaker))
+    restated = list(restated)
     parts = sentences(text)
     if len(parts) >= 2:
-        i = key_sentence_index(parts, keys)
+        drop = _key_parts(parts, tiers, restated)
+        kept = [p for j, p in enumerate(parts) if j not in drop]
+        if not kept:
+            return None
         lines_mode = "\n" in text
-        kept = parts[:i] + parts[i + 1:]
         out = ("\n" if lines_mode else " ").join(kept)
-        return out, f"dropped sentence {i + 1}/{len(parts)}: {parts[i][:80]!r}"
+        i = min(drop)
+        more = f" (+{len(drop) - 1} repeating it)" if len(drop) > 1 else ""
+        return out, f"dropped sentence {i + 1}/{len(parts)}{more}: {parts[i][:80]!r}"
     clauses = [c for c in re.split(r"(?<=[,;:])\s+|\s+(?=and\s|but\s|while\s|compared\s)", text) if c.strip()]
     if len(clauses) < 2:
         return None
-    i = key_sentence_index(clauses, keys)
-    kept = clauses[:i] + clauses[i + 1:]
+    drop = _key_parts(clauses, tiers, restated)
+    kept = [c for j, c in enumerate(clauses) if j not in drop]
+    if not kept:
+        return None
     out = " ".join(kept).strip(" ,;:")
     out = out[:1].upper() + out[1:]
     if not out.endswith((".", "!", "?")):
         out += "."
     if out == text:
         return None
-    return out, f"dropped clause {i + 1}/{len(clauses)}: {clauses[i][:80]!r}"
+    i = min(drop)
+    more = f" (+{len(drop) - 1} repeating it)" if len(drop) > 1 else ""
+    return out, f"dropped clause {i + 1}/{len(clauses)}{more}: {clauses[i][:80]!r}"
 
 
 # --- format -----------------------------------------------------------------------------

@@ -43,6 +43,12 @@ class Subject:
     """The source document's text ('' when the case names none)."""
     keys: tuple[str, ...] = ()
     """Strings that carry the case's key fact (from its contains / regex / expected answer)."""
+    key_tiers: tuple[tuple[str, ...], ...] = ()
+    """The same strings by strength (``key_tiers``): contains, regex alternatives, the expected
+    answer's number, rubric ``about`` hints; the omission mutator reads a tier only when no
+    sentence holds a key of the tiers before."""
+    restated: tuple[str, ...] = ()
+    """Markers of a refusal said in other words (unanswerable cases): the omission drops them too."""
     previous: tuple[str, str] | None = None
     """A multi-turn case's previous turn reply and post (reference answer), if any."""
 
@@ -100,14 +106,19 @@ def _similarity_spec(case: Case) -> tuple[int, dict] | None:
 _LITERAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ,.'-]{2,}")
 
 
-def key_strings(case: Case, turn: int) -> tuple[str, ...]:
-    """What carries the key fact: contains strings, literal alternatives of a content regex,
-    and the numbers of critic.answer's expected answer."""
-    keys: list[str] = []
+def key_tiers(case: Case, turn: int) -> tuple[tuple[str, ...], ...]:
+    """What carries the key fact, strongest first: (contains strings; literal alternatives of a
+    content regex; the first number of critic.answer's expected answer; the alternatives of
+    critic.rubric's ``about`` hints). A contains string must be there; a regex alternative is a
+    phrase the case accepts; a bare number or a rubric hint is a weaker clue."""
+    strong: list[str] = []
+    regex: list[str] = []
+    numbers: list[str] = []
+    about: list[str] = []
     for spec in case.turns[turn].checks:
         p = spec.params
         if spec.name.endswith((".contains", ".contains_all")):
-            keys.extend([p] if isinstance(p, str) else list(p))
+            strong.extend([p] if isinstance(p, str) else list(p))
         elif spec.name.endswith(".regex") and isinstance(p, str):
             body = re.sub(r"\(\?[a-z]+\)", "", p)
             if body.startswith("^") or "\\n" in body or "(?m)" in p:
@@ -118,10 +129,27 @@ def key_strings(case: Case, turn: int) -> tuple[str, ...]:
             for alt in body.split("|"):
                 alt = alt.replace("\\", "").strip("()^$ ")
                 if _LITERAL.fullmatch(alt) and alt.lower() not in ("source:",):
-                    keys.append(alt)
+                    regex.append(alt)
         elif spec.name == "critic.answer" and isinstance(p, dict):
-            keys.extend(M.NUMBER.findall(p.get("expected", ""))[:1])
-    return tuple(k for k in keys if k and k != "Source:")
+            numbers.extend(M.NUMBER.findall(p.get("expected", ""))[:1])
+        elif spec.name == "critic.rubric" and isinstance(p, dict):
+            for hint in p.get("about") or []:
+                about.extend(a.strip() for a in str(hint).split("|") if len(a.strip()) >= 3)
+
+    def clean(keys: list[str]) -> tuple[str, ...]:
+        return tuple(k for k in keys if k and k != "Source:")
+    return clean(strong), clean(regex), clean(numbers), clean(about)
+
+
+def key_strings(case: Case, turn: int) -> tuple[str, ...]:
+    """What carries the key fact: contains strings, literal alternatives of a content regex,
+    and the numbers of critic.answer's expected answer (``key_tiers`` without the rubric hints)."""
+    strong, regex, numbers, _ = key_tiers(case, turn)
+    return strong + regex + numbers
+
+
+REFUSAL_MARKERS = ("n't", " not ", "never", "nothing", "nowhere", " no ")
+"""A refusal said in other words ("isn't answered anywhere", "never discusses")."""
 
 
 def uses_post(case: Case, turn: int) -> bool:
@@ -157,7 +185,8 @@ def subjects(cases: list[Case], goldens, read_source) -> tuple[list[Subject], li
                            answers=tuple(a.text for a in golden.answers), frame=frame_of(frames.get(case.id),
                                                                                             uses_post(case, turn)),
                            title=title_of(document), platform=platform_in(send), document=document,
-                           keys=key_strings(case, turn)))
+                           keys=key_strings(case, turn), key_tiers=key_tiers(case, turn),
+                           restated=REFUSAL_MARKERS if "unanswerable" in case.tags else ()))
     return out, notes
 
 
@@ -224,7 +253,8 @@ def mutations(subject: Subject, everyone: list[Subject], seed: int) -> list[Muta
         second = M.entity_replace(answer, r("entity-replace-2"), doc_names, proper)  # another name, or another
         if second is not None and first is not None and second[0] != first[0]:     # replacement for it
             add("entity", "replace", i, second)
-        add("omission", "key-fact", i, M.omission(answer, subject.keys))
+        add("omission", "key-fact", i, M.omission(answer, *(subject.key_tiers or (subject.keys,)),
+                                                  restated=subject.restated))
         limits = _limits(case, subject.turn)
         if limits:
             filler = [s for s in M.sentences(subject.document) if 40 < len(s) < 300][:60] or [answer]

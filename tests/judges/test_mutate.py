@@ -5,6 +5,7 @@ import re
 import pytest
 
 from harness.judges import mutate as M
+from harness.judges import suite as S
 
 SENT = "Students slept 34 minutes longer, and sleepiness was 18 percent lower at 24 schools."
 NAMES = "The Halvorsen Foundation and the Nordic Youth Health Fund paid for the trial."
@@ -47,6 +48,50 @@ def test_omission_drops_the_sentence_with_the_key_fact():
     assert "34" not in out and "The trial ran" in out and "Scores" in out
     one, _ = M.omission("The trial included 3,412 students: 1,738 at intervention schools.", ["3,412"])
     assert "3,412" not in one and "1,738" in one
+
+
+def test_omission_drops_every_sentence_that_repeats_the_key_fact():
+    # the fact said twice: dropping one sentence leaves it there (not a wrong answer)
+    text = "Reminders helped patients finish. 87 percent finished with reminders. It cost 0.42 dollars."
+    out, detail = M.omission(text, ["reminder"])
+    assert "reminder" not in out.lower() and "0.42" in out and "repeating" in detail
+    # every sentence holds it: no omission leaves a wrong answer
+    assert M.omission("Reminders work. Reminders are cheap.", ["reminder"]) is None
+
+
+def test_omission_key_tiers_and_the_most_specific_key():
+    text = "The problems: hidden mine workings, rising steel prices and a contractor that struggled to find welders."
+    # a contains string (first tier) beats a regex alternative ("problems") that only labels the list
+    out, _ = M.omission(text, ["welders"], ["problems"])
+    assert "welders" not in out and "The problems" in out and "mine workings" in out
+    # a weaker tier is read only when no part holds a stronger key
+    out, _ = M.omission("The trees help. Streets feel cooler.", ["absent"], ["cool"])
+    assert "cooler" not in out and "trees" in out
+    # within a tier, of the first part's keys the one fewest parts hold
+    out, _ = M.omission("Streets with trees feel cooler. The trees give shade.", ["trees", "cool"])
+    assert out == "The trees give shade."
+
+
+def test_omission_of_a_refusal_drops_the_refusal_said_again():
+    markers = S.REFUSAL_MARKERS
+    # said twice in other words: nothing wrong is left
+    assert M.omission("The document doesn't say. That question isn't answered anywhere in it.",
+                      ["doesn't say"], restated=markers) is None
+    out, _ = M.omission("The document doesn't say: it reports how long students slept at 8:45, "
+                        "but nothing on smartphones.", [], ["doesn't say"], restated=markers)
+    assert out == "It reports how long students slept at 8:45."
+
+
+def test_key_tiers_read_contains_regex_answer_and_rubric_hints():
+    from harness.types import Case, CheckSpec, Turn
+
+    checks = (CheckSpec("reply.contains", ["Source:", "welders"]), CheckSpec("post.regex", "(?i)struggled|delays"),
+              CheckSpec("critic.answer", {"expected": "About 11,000 homes.", "min": 0.6}),
+              CheckSpec("critic.rubric", {"about": ["doesn't say|does not say", "ok"]}))
+    case = Case(id="c", layer="reasoning", channel="telegram", turns=(Turn(send="x", checks=checks),))
+    assert S.key_tiers(case, 0) == (("welders",), ("struggled", "delays"), ("11,000",),
+                                    ("doesn't say", "does not say"))
+    assert S.key_strings(case, 0) == ("welders", "struggled", "delays", "11,000")
 
 
 def test_format_mutators():
