@@ -63,11 +63,12 @@ _CHANGE_WORDS = re.compile(r"\b(?:differ|differed|differs|different|changed|vari
 _UP = ("longer larger bigger rise rose risen rising rises increase increased increases increasing grew grow grows growing up gain "
        "gained gains boost boosted raise raised raises lift lifts lifted climbed jumped higher more doubled double "
        "expanded widened greater extend extended extends add added adding doubling widening expanding climbing "
-       "jumping raising lifting boosting gaining")
+       "jumping raising lifting boosting gaining growth increases surge surged soared")
 _DOWN = ("shorter smaller fall fell fallen falling falls decrease decreased decreases decreasing decline declined declines "
          "declining drop dropped drops down shrank shrink shrunk cut cuts reduce reduced reduces reducing lower "
          "lowered lowers less fewer halve halved halves narrowed narrow narrowing narrows slowed slowing smaller saving "
-         "saved save shrinking dropping lowering cutting halving")
+         "saved save shrinking dropping lowering cutting halving reduction reductions remove removed removing "
+         "slump slumped plunged plummeted")
 ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
     (frozenset(_UP.split()), frozenset(_DOWN.split())),
     (frozenset({"longer"}), frozenset({"shorter"})),
@@ -105,7 +106,8 @@ _MULTI_ANTONYMS = [(("at", "least"), ("up", "to")), (("at", "least"), ("at", "mo
                    (("more", "likely"), ("less", "likely")), (("more", "than"), ("less", "than")),
                    (("more", "than"), ("fewer", "than"))]
 _CLAUSE_SPLIT = re.compile(r"\s*(?:[;:,]|\b(?:but|while|whereas|although|compared with|against)\b|\band\s+(?=(?:said|says|"
-                           r"would|will|is|was|has|had|it|they|their|its|the|only)\b|\d))\s*", re.I)
+                           r"would|will|is|was|were|are|has|had|have|did|does|do|can|could|may|might|must|should|made|make|makes|felt|"
+                           r"feel|feels|became|become|got|gets|it|they|their|its|the|only)\b|\d))\s*", re.I)
 _MONTH_RE = "|".join(C._MONTHS)
 _DATE = re.compile(rf"(?:\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?)?\b({_MONTH_RE})\b(?:\s+(\d{{1,2}})(?!\d)(?:st|nd|rd|th)?,?)?"
                    rf"(?:\s+(?:of\s+)?(\d{{4}}))?", re.I)
@@ -129,6 +131,67 @@ def stem(word: str) -> str:
     w = word.lower().strip("'’")
     w = w.removesuffix("'s").removesuffix("’s")
     return w[:5] if len(w) > 5 else w
+
+
+#: Irregular forms, to their base word: "rising prices" where the source says "prices rose".
+_IRREGULAR = {"rose": "rise", "risen": "rise", "rising": "rise", "fell": "fall", "fallen": "fall", "grew": "grow",
+              "grown": "grow", "found": "find", "made": "make", "came": "come", "kept": "keep", "lost": "lose",
+              "held": "hold", "left": "leave", "took": "take", "taken": "take", "gave": "give", "given": "give",
+              "got": "get", "went": "go", "gone": "go", "ran": "run", "sold": "sell", "bought": "buy",
+              "brought": "bring", "built": "build", "spent": "spend", "paid": "pay", "met": "meet", "put": "put",
+              "shown": "show", "drove": "drive", "driven": "drive", "slept": "sleep", "began": "begin",
+              "begun": "begin", "stood": "stand", "led": "lead", "fewer": "few", "less": "little",
+              "worse": "bad", "better": "good", "hidden": "hide", "shrank": "shrink", "shrunk": "shrink"}
+#: Words a summary uses for the source's words: the same thing said plainly ("open risks" for
+#: "remaining obstacles", "patchy networks" for "network outages"). Used only to decide whether
+#: a claim speaks of something the source never does, never to read direction or polarity.
+_SYNONYMS = [frozenset(g.split()) for g in (
+    "risk obstacle challenge problem issue hurdle barrier difficulty drawback limitation weakness concern snag "
+    "difficult hard struggle outage",
+    "same unchanged stay remain similar steady stable flat change differ vary",
+    "open remain outstanding unsolved unresolved pending",
+    "hidden hide unmapped unknown undiscovered uncharted undetected",
+    "find recruit hire employ staff",
+    "cause lead result drive trigger because due owing",
+    "low poor weak limited little patchy spotty unreliable outage",
+    "literacy literate illiterate read reading",
+    "work effective effect helped help succeed success worked",
+    "come attend attendance",
+    "scale large big batch mass industrial commercial production",
+    "push raise increase add lift boost",
+    "adapt adjust change renegotiate",
+    "late later delay delayed",
+    "child children kid kids young",
+    "medicine medication drug tablet pill treatment",
+    "phone mobile cell",
+)]
+
+
+def lemma(word: str) -> str:
+    """A plain base form: irregular forms mapped, -ing/-ed/-es/-s/-ly cut ("rising" -> "rise" ->
+    "rise", "outages" -> "outage"); compared by its stem."""
+    w = word.lower().strip("'’").removesuffix("'s").removesuffix("’s")
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    for suf, add in (("ies", "y"), ("ing", ""), ("ied", "y"), ("ed", ""), ("es", ""), ("ly", ""), ("s", "")):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            base = w[: -len(suf)] + add
+            if suf in ("ing", "ed") and len(base) > 3 and base[-1] == base[-2]:
+                base = base[:-1]  # "stopped" -> "stop"
+            return base
+    return w
+
+
+def word_keys(word: str) -> set[str]:
+    """Keys under which a word counts as one the source uses: its stem, its lemma's stem, and
+    its synonym groups."""
+    low = word.lower().strip("'’")
+    base = lemma(low)
+    keys = {stem(low), stem(base)}
+    for k, group in enumerate(_SYNONYMS):
+        if low in group or base in group or any(g.startswith(base) and len(base) >= 4 for g in group):
+            keys.add(f"syn{k}")
+    return keys
 
 
 @dataclass
@@ -167,6 +230,9 @@ def tokenize(text: str) -> list[Tok]:
     return out
 
 
+_COMPARISON_BARRIER = {"compared", "versus", "vs", "against", "whereas"}
+
+
 def _content(tok: Tok) -> bool:
     return tok.kind == "word" and (tok.low in _RELATIONAL or (tok.low not in _STOP and len(tok.low) > 1))
 
@@ -179,8 +245,8 @@ def context(toks: list[Tok], i: int, width: int = 4) -> dict[tuple[str, str], fl
         d, j = 0, i + step
         while 0 <= j < len(toks) and d < width:
             t = toks[j]
-            if t.kind == "punct" and t.text in ";:().!?":
-                break
+            if (t.kind == "punct" and t.text in ";:().!?") or t.low in _COMPARISON_BARRIER:
+                break  # "87 percent ..., compared with 71 percent": each side of a comparison has its own words
             if t.kind == "num" or _content(t):
                 d += 1
                 if t.kind == "word":
@@ -276,6 +342,8 @@ class SourceIndex:
         self.names = names
         self.stems = [{stem(t.low) for t in ts if t.kind == "word"} for ts in self.toks]
         self.all_stems = set().union(*self.stems) if self.stems else set()
+        self.all_keys = {key for ts in self.toks for t in ts if t.kind == "word"
+                         for part in t.low.split("-") for key in word_keys(part)} | self.all_stems
         self.lows = [{t.low for t in ts if t.kind == "word"} for ts in self.toks]
         #: words the source also writes in lower case: common nouns, not names
         self.common = {t.text for ts in self.toks for t in ts if t.kind == "word" and t.text.islower()}
@@ -481,6 +549,7 @@ def _rebound(u: NumberUse, claim_toks: list[Tok], src: SourceIndex, aligned: lis
         return 1.0 if others & {x.value for x in src.uses[k]} else 0.0
 
     own = max((_overlap(ctx, context(src.toks[k], su.index)) + company(k) for k, su in occ), default=0.0)
+    claim_uses = number_uses(claim_toks)
     best_alt, alt_at = 0.0, None
     for k in aligned:
         own_here = [x.index for x in src.uses[k] if x.value == u.value]
@@ -492,6 +561,10 @@ def _rebound(u: NumberUse, claim_toks: list[Tok], src: SourceIndex, aligned: lis
             if _num_kind(su.value) != _num_kind(u.value):
                 continue  # a clock time is not a count, a year not an amount
             score = _overlap(ctx, context(src.toks[k], su.index)) + company(k)
+            theirs = context(src.toks[k], su.index)
+            if any(_overlap(_flat(context(claim_toks, x.index)), _flat(theirs)) >= _overlap(ctx, theirs)
+                   for x in claim_uses if x.value == su.value and x.index != u.index):
+                continue  # the claim says that number too, where it belongs: reordered, not replaced
             if score > best_alt:
                 best_alt, alt_at = score, (k, su)
     if alt_at and best_alt >= 0.8 and best_alt >= own + 0.5:
@@ -548,6 +621,8 @@ def _initial_name(sentence: str, src: SourceIndex) -> set[str]:
     low = words[0].lower().strip("'’")
     if low in C._NOT_NAMES or low in _STOP or low in src.common or len(low) < 3:
         return set()
+    if src.sentences and not any(low in lw for lw in src.lows):
+        return set()  # a word the source never uses ("Simple text message reminders..."): not one of its names
     return {low}
 
 
@@ -634,7 +709,9 @@ def check_word_swaps(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]
             return True
         near = [t for t in stoks[max(0, i - 3):i + 4] if t.kind == "num" or _content(t)]
         return any(t.kind == "num" for t in near)
-    shared = [w for w in c_index if w in s_index and len(s_index[w]) == 1 and len(c_index[w]) == 1 and label(w)]
+    # direction words ("later", "longer") are read by the polarity check, never as labels trading places
+    shared = [w for w in c_index if w in s_index and len(s_index[w]) == 1 and len(c_index[w]) == 1
+              and w not in _POLAR_WORDS and label(w)]
     found = []
     for x in range(len(shared)):
         for y in range(x + 1, len(shared)):
@@ -721,6 +798,31 @@ def _bound(claim: str, mine: frozenset[str], clause: str, theirs: frozenset[str]
     return any((la and la == lb) or (na & nb) for la, na in ctxs(claim, mine) for lb, nb in ctxs(clause, theirs))
 
 
+def _neighbours(text: str, word: str) -> set[str]:
+    """The nearest content word on each side of ``word`` (stems), and the numbers within three tokens."""
+    toks = tokenize(text)
+    out: set[str] = set()
+    for i, t in enumerate(toks):
+        if t.low != word:
+            continue
+        for rng in (range(i - 1, -1, -1), range(i + 1, len(toks))):
+            for j in rng:
+                x = toks[j]
+                if x.kind == "punct" and x.text in ";:.!?":
+                    break
+                if x.kind == "word" and _content(x) and x.low not in _RELATIONAL:
+                    out.add(stem(x.low))
+                    break
+        out |= {"#" + x.value for x in toks[max(0, i - 3):i + 4] if x.kind == "num"}
+    return out
+
+
+def _neighbours_bound(claim: str, word: str, clause: str, other: str) -> bool:
+    """"coated cathode" / "uncoated cathode": the two words stand by the same word or number, so
+    they say opposite things of one thing ("seeds had been treated" is not "untreated fields")."""
+    return bool(_neighbours(claim, word) & _neighbours(clause, other))
+
+
 #: Verbs that say "not" by themselves ("missed a message" = "did not receive a message").
 _IMPLICIT_NEG = {"missed", "miss", "misses", "lacked", "lack", "lacks", "lacking", "omitted", "excluded", "skipped",
                  "absent", "unaware"}
@@ -798,9 +900,11 @@ def check_polarity(claim: str, aligned_sentences: list[str]) -> list[Finding]:
                 continue  # "untested" where the source says "not tested"
             if ("un" + w) in clause_words and stem(w) in claim_negated:
                 continue
-            if w.startswith("un") and w[2:] in clause_words and w not in region_words:
+            if w.startswith("un") and w[2:] in clause_words and w not in region_words \
+                    and _neighbours_bound(cl, w, clause, w[2:]):
                 return [Finding("polarity", f"{w!r} where the source says {w[2:]!r}: \"{C_clip(clause)}\"")]
-            if ("un" + w) in clause_words and w not in clause_words and w not in region_words:
+            if ("un" + w) in clause_words and w not in clause_words and w not in region_words \
+                    and _neighbours_bound(cl, w, clause, "un" + w):
                 return [Finding("polarity", f"{w!r} where the source says {'un' + w!r}: \"{C_clip(clause)}\"")]
     joined = " ".join(claim_words)
     rjoined = " ".join(_words(aligned_sentences[0]))
@@ -829,6 +933,55 @@ def check_polarity(claim: str, aligned_sentences: list[str]) -> list[Finding]:
             return [Finding("negation", f"the claim {'negates' if mine else 'affirms'} what the source "
                                         f"{'affirms' if mine else 'negates'}: \"{C_clip(clause)}\"")]
     return found
+
+
+def _directions_near(toks: list[Tok], i: int, reach: int = 2) -> set[str]:
+    """Direction words said of the number at token i: up to ``reach`` content words on each side,
+    within its clause and before any other number ("kept 91 percent", "44 percent fewer",
+    "a reduction of 44 percent"); "more than 40 percent" states a quantity, not a direction."""
+    out: set[str] = set()
+    for step in (-1, 1):
+        j, d = i + step, 0
+        while 0 <= j < len(toks) and d < reach:
+            t = toks[j]
+            if t.kind == "num" or (t.kind == "punct" and t.text in ",;:.!?()") or t.low in _CLAUSE_WORDS \
+                    or t.low == "and":
+                break
+            if t.kind == "word" and t.low not in _STOP and t.low not in _RELATIONAL - {"up", "down", "over", "under",
+                                                                                      "above", "below"}:
+                d += 1
+                nxt = toks[j + 1].low if j + 1 < len(toks) else ""
+                if t.low in _POLAR_WORDS and not (t.low in _COMPARATIVE_Q and nxt in ("than", "to")):
+                    out.add(t.low)
+            j += step
+    return out
+
+
+def check_number_direction(claim_toks: list[Tok], src: SourceIndex) -> list[Finding]:
+    """A number whose direction the source states: "23 percent fewer trips" told as "23 percent
+    more", "kept 91 percent" as "lost 91 percent". Every place the source says the number (in the
+    same unit) is read; the claim's direction word is wrong when the source puts only opposite
+    words by that number and never one of the claim's side."""
+    for u in number_uses(claim_toks):
+        if _num_kind(u.value) != "amount":
+            continue
+        mine_words = _directions_near(claim_toks, u.index)
+        if not mine_words:
+            continue
+        near: set[str] = set()
+        for k, su in src.occurrences(u.value):
+            if u.unit and su.unit and u.unit != su.unit and "?" not in u.unit + su.unit:
+                continue
+            near |= _directions_near(src.toks[k], su.index)
+        if not near:
+            continue
+        for a, b in ANTONYMS:
+            for mine, theirs in ((a, b), (b, a)):
+                hit = mine_words & mine
+                if hit and (near & theirs) and not (near & mine) and not (mine_words & theirs):
+                    return [Finding("polarity", f"{sorted(hit)[0]!r} {u.value} where the source says "
+                                                f"{sorted(near & theirs)[0]!r} {u.value}")]
+    return []
 
 
 # -- refusals ---------------------------------------------------------------------------------------

@@ -83,6 +83,24 @@ def _content_stems(text: str) -> set[str]:
             if w.lower() not in P._STOP and w.lower() not in _GLUE and w.lower() not in C._WORD_NUMBERS and len(w) > 2}
 
 
+def _novel(text: str, index: P.SourceIndex) -> list[str]:
+    """Content words of the claim the source never uses, in any form or plain synonym
+    ("rising" for "rose", "risks" for "obstacles"); a hyphenated word counts by its parts."""
+    out = set()
+    for w in C._WORD.findall(text):
+        low = w.lower().strip("'’-")
+        if low in P._STOP or low in _GLUE or low in C._WORD_NUMBERS or len(low) <= 2:
+            continue
+        parts = [x for x in low.split("-") if len(x) > 2 and x not in P._STOP and x not in _GLUE] or [low]
+        if any(not (P.word_keys(x) & index.all_keys) for x in parts):
+            out.add(P.stem(low))
+    return sorted(out)
+
+
+def _words_of(text: str, stems: list[str]) -> set[str]:
+    return {w.lower() for w in C._WORD.findall(text) if P.stem(w) in stems}
+
+
 class OfflineCritic:
     def __init__(self, embedder, *, support_min: float = 0.55, unsupported_below: float = 0.35):
         self.embedder = embedder
@@ -176,6 +194,7 @@ class OfflineCritic:
                     or P.check_numbers(toks, index, aligned)
                     or P.check_names(claim, names - set(C._MONTHS), index, aligned)
                     or P.check_word_swaps(toks, index, aligned)
+                    or P.check_number_direction(toks, index)
                     or P.check_polarity(claim, [src[k] for k in aligned]))
         if findings:
             f = findings[0]
@@ -185,7 +204,7 @@ class OfflineCritic:
         near = f"aligned source sentence ({float(sims_row[top]):.2f}): \"{_clip(src[top])}\""
         if best >= self.support_min:
             return ClaimVerdict(claim, True, f"supported by {near}", best)
-        novel = sorted(s for s in _content_stems(claim) if s not in index.all_stems)
+        novel = _novel(claim, index)
         if heading and len(novel) <= 1:
             return ClaimVerdict(claim, True, f"a headline nothing in the source contradicts; {near}", best)
         if best < self.unsupported_below:
@@ -194,6 +213,9 @@ class OfflineCritic:
             return ClaimVerdict(claim, True, f"every word of it is the source's; {near}", best)
         if len(novel) >= 3 or len(novel) / max(1, len(_content_stems(claim))) >= 0.4:
             return ClaimVerdict(claim, False, f"the source never speaks of {', '.join(novel[:4])}; {closest}", best)
+        if len(novel) <= 2 and not any(w in P._POLAR_WORDS or w in P._NEG_CUES for w in _words_of(claim, novel)):
+            # nothing contradicted, close to the source, one or two plain words of its own ("work", "adapt")
+            return ClaimVerdict(claim, True, f"the source's words but for {', '.join(novel)}; {near}", best)
         return ClaimVerdict(claim, None, f"weakly related to the source; {closest}", best)
 
     async def rubric(self, source: str, reply: str, question: str, hints: RubricHints) -> Judgement:
