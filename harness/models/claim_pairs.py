@@ -345,6 +345,7 @@ class SourceIndex:
         self.all_keys = {key for ts in self.toks for t in ts if t.kind == "word"
                          for part in t.low.split("-") for key in word_keys(part)} | self.all_stems
         self.lows = [{t.low for t in ts if t.kind == "word"} for ts in self.toks]
+        self.negated = negated_stems(sentences)
         #: words the source also writes in lower case: common nouns, not names
         self.common = {t.text for ts in self.toks for t in ts if t.kind == "word" and t.text.islower()}
         text = "\n".join(sentences)
@@ -981,6 +982,156 @@ def check_number_direction(claim_toks: list[Tok], src: SourceIndex) -> list[Find
                 if hit and (near & theirs) and not (near & mine) and not (mine_words & theirs):
                     return [Finding("polarity", f"{sorted(hit)[0]!r} {u.value} where the source says "
                                                 f"{sorted(near & theirs)[0]!r} {u.value}")]
+    return []
+
+
+#: Verbs that carry no direction of their own: "attendance went down" is about attendance.
+_LIGHT = {"went", "go", "goes", "going", "gone", "got", "get", "gets", "became", "become", "becomes", "been", "be",
+          "being", "made", "make", "makes", "felt", "feel", "feels", "seem", "seemed", "seems", "appeared", "appears",
+          "remained", "stayed", "came", "come", "much", "far", "sharply", "slightly", "significantly", "even",
+          "still", "considerably", "substantially", "markedly", "only", "average"}
+
+
+def _anchors(toks: list[Tok], i: int) -> set[str]:
+    """What a direction word at token i is said of: the nearest content word before it (its
+    subject: "attendance went down") and the one after it (its object: "cut its forecast"),
+    light verbs and other direction words skipped."""
+    out: set[str] = set()
+    for rng in (range(i - 1, -1, -1), range(i + 1, len(toks))):
+        for j in rng:
+            x = toks[j]
+            if (x.kind == "punct" and x.text in ",;:.!?()") or x.low in ("and", "or"):
+                break  # "colony growth and queen production": growth is not said of queens
+            if x.kind == "word" and _content(x) and x.low not in _RELATIONAL and x.low not in _LIGHT \
+                    and x.low not in _POLAR_WORDS and x.low not in _CLAUSE_WORDS:
+                out.add(lemma(x.low))
+                break
+    return out  # numbers are no anchor here: check_number_direction reads them, with their units
+
+
+def _direction_uses(text: str, words: frozenset[str]) -> list[set[str]]:
+    toks = tokenize(text)
+    heading = C.is_heading(text)
+    out = []
+    for i, t in enumerate(toks):
+        if t.kind != "word" or t.low not in words or (t.text[:1].isupper() and i > 0 and not heading):
+            continue
+        nxt = toks[i + 1].low if i + 1 < len(toks) else ""
+        if t.low in _COMPARATIVE_Q and nxt in ("than", "to"):
+            continue  # "more than 800 metres": a quantity
+        out.append(_anchors(toks, i))
+    return out
+
+
+def check_bound_direction(claim: str, sentences: list[str]) -> list[Finding]:
+    """A direction word said of the same thing as an opposite word of the source: "attendance went
+    down" where the source says "attendance rose". Only when the source never says the claim's
+    direction of that thing and the claim does not say both (each word about its own thing)."""
+    sentences = [x for x in sentences if not C.is_heading(x)]
+    for a, b in ANTONYMS:
+        for mine, theirs in ((a, b), (b, a)):
+            for anchors in _direction_uses(claim, mine):
+                if not anchors:
+                    continue
+                if any(anchors & other for other in _direction_uses(claim, theirs)):
+                    continue
+                opposite = [x for x in sentences if any(anchors & o for o in _direction_uses(x, theirs))]
+                same = any(anchors & o for x in sentences for o in _direction_uses(x, mine))
+                if opposite and not same:
+                    word = sorted(w for w in mine if re.search(rf"\b{w}\b", claim.lower()))
+                    return [Finding("polarity", f"{(word or sorted(mine))[0]!r} said of what the source says the "
+                                                f"opposite of: \"{C_clip(opposite[0])}\"")]
+    return []
+
+
+def _window(toks: list[Tok], i: int, n: int = 3) -> set[str]:
+    """Up to n content words on each side of token i within its clause (lemmas), and numbers."""
+    out: set[str] = set()
+    for rng in (range(i - 1, -1, -1), range(i + 1, len(toks))):
+        d = 0
+        for j in rng:
+            x = toks[j]
+            if (x.kind == "punct" and x.text in ";:.!?()") or d >= n:
+                break
+            if x.kind == "num":
+                out.add("#" + x.value)
+                d += 1
+            elif x.kind == "word" and _content(x) and x.low not in _RELATIONAL and x.low not in _LIGHT:
+                out.add(lemma(x.low))
+                d += 1
+    return out
+
+
+_NO_TARGET = {"chang", "diffe", "vary", "varie", "SAMEMARK".lower()[:5], "samem", "only", "just", "also", "about",
+              "more", "less", "fewer", "even", "until"}
+
+
+def _targets(text: str) -> list[tuple[int, str]]:
+    """Negated words: (token index of the word a real negation cue negates, its stem)."""
+    toks = tokenize(_SAME.sub(" SAMEMARK ", text))
+    out = []
+    for i, t in enumerate(toks):
+        if t.kind != "word" or not (t.low in ("not", "never", "cannot") or t.low.endswith("n't")
+                                    or t.low.endswith("n’t")):
+            continue  # "no secure parking", "without reminders" negate a thing, not what is said of it
+        for j in range(i + 1, min(len(toks), i + 5)):
+            x = toks[j]
+            if x.kind != "word":
+                break
+            if x.low not in _STOP and x.low not in _AUX and x.low not in _NEG_CUES:
+                if stem(x.low) not in _NO_TARGET:
+                    out.append((j, stem(x.low)))
+                break
+    return out
+
+
+def negated_stems(sentences: list[str]) -> set[str]:
+    """Every word some sentence negates ("could not read"), or says with un- ("untreated")."""
+    out: set[str] = set()
+    for x in sentences:
+        out |= {t for _, t in _targets(x)} | {stem(w[2:]) for w in _words(x) if w.startswith("un") and len(w) > 5}
+    return out
+
+
+def check_negation_targets(claim: str, sentences: list[str], everywhere: set[str] | None = None) -> list[Finding]:
+    """Negation read word by word: the claim negates a word the source says plainly of the same
+    things ("will not protect about 11,000 homes" / "protect about 11,000 homes"), or says plainly
+    what the source negates ("a field worker who did know the group" / "who did not know").
+    A word negated in both, or said plainly in both, is no flip; nor is one the source says both ways."""
+    sentences = [x for x in sentences if not C.is_heading(x)]
+    if not sentences:
+        return []
+    ctoks = tokenize(_SAME.sub(" SAMEMARK ", claim))
+    c_neg = _targets(claim)
+    c_neg_stems = {t for _, t in c_neg}
+    c_un = {stem(w[2:]) for w in _words(claim) if w.startswith("un") and len(w) > 5}
+    s_data = []
+    for x in sentences:
+        stoks = tokenize(_SAME.sub(" SAMEMARK ", x))
+        negs = _targets(x)
+        s_data.append((x, stoks, negs, {t for _, t in negs}
+                       | {stem(w[2:]) for w in _words(x) if w.startswith("un") and len(w) > 5}))
+    all_neg = set().union(*(d[3] for d in s_data)) | (everywhere or set())
+    # the claim negates what the source says plainly
+    for ci, t in c_neg:
+        if t in all_neg:
+            continue
+        mine = _window(ctoks, ci)
+        for x, stoks, negs, neg_stems in s_data:
+            for si, st in enumerate(stoks):
+                if st.kind == "word" and stem(st.low) == t and (_window(stoks, si) & mine):
+                    return [Finding("negation", f"the claim negates {ctoks[ci].low!r} where the source says it: "
+                                                f"\"{C_clip(x)}\"")]
+    # the claim says plainly what the source negates
+    for x, stoks, negs, neg_stems in s_data:
+        for si, t in negs:
+            if t in c_neg_stems or t in c_un:
+                continue
+            theirs = _window(stoks, si)
+            for ci, ct in enumerate(ctoks):
+                if ct.kind == "word" and stem(ct.low) == t and (_window(ctoks, ci) & theirs):
+                    return [Finding("negation", f"the claim affirms {ct.low!r} where the source negates it: "
+                                                f"\"{C_clip(x)}\"")]
     return []
 
 

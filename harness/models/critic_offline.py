@@ -190,12 +190,18 @@ class OfflineCritic:
             what = ", ".join([f"number {n}" for n in missing_n] + [f"name {n!r}" for n in missing_names])
             return ClaimVerdict(claim, False, f"not in the source: {what}; {closest}", best)
 
+        # sentences saying one of the claim's amounts: where a clause of a long claim comes from
+        amounts = {u.value for u in P.number_uses(toks) if P._num_kind(u.value) == "amount"}
+        held = [k for k, uses in enumerate(index.uses) if k not in aligned
+                and amounts & {u.value for u in uses}][:4]
         findings = (P.check_dates(claim, index)
                     or P.check_numbers(toks, index, aligned)
                     or P.check_names(claim, names - set(C._MONTHS), index, aligned)
                     or P.check_word_swaps(toks, index, aligned)
                     or P.check_number_direction(toks, index)
-                    or P.check_polarity(claim, [src[k] for k in aligned]))
+                    or P.check_polarity(claim, [src[k] for k in aligned])
+                    or P.check_bound_direction(claim, [src[k] for k in aligned + held])
+                    or P.check_negation_targets(claim, [src[k] for k in aligned[:2] + held], index.negated))
         if findings:
             f = findings[0]
             return ClaimVerdict(claim, False, f"{f.kind}: {f.what}", best)
