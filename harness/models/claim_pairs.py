@@ -30,6 +30,7 @@ from harness.models import claims as C
 
 _TOKEN = re.compile(
     r"\d{1,2}:\d{2}"                                   # a clock time, one token
+    r"|[A-Z][A-Za-z]*(?:-[A-Za-z]*\d+[A-Za-z\d]*)+(?![\w])"  # a code: HF-2021-0457, AN-F40 (one word)
     r"|[A-Za-z]+\d+(?:\.\d+)?[A-Za-z\d]*(?![\w])"        # a code: Q3, CO2, PM2.5 (a word, not a number)
     r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"      # numbers
     r"|[A-Za-z][A-Za-z'’]*(?:-[A-Za-z]+)*"               # words (hyphenated kept whole)
@@ -644,11 +645,12 @@ def _fact_sentence(claim: str, name: str, src: SourceIndex, aligned: list[int]) 
     words and numbers with the claim's clause that holds the name (the whole claim when that
     clause says nothing more), the name itself left out."""
     part = next((c for c in clauses(claim) if name in c.lower()), claim)
+    named = {stem(w) for w in C._WORD.findall(claim) if w[:1].isupper()}  # "Eastmere Regional Transport Authority"
 
     def facts(text: str) -> set[str]:
         toks = tokenize(text)
         return ({stem(t.low) for t in toks if t.kind == "word" and t.low not in _STOP and len(t.low) > 2}
-                | {u.value for u in number_uses(toks)}) - {stem(w) for w in name.split()}
+                | {u.value for u in number_uses(toks)}) - {stem(w) for w in name.split()} - named
 
     mine = facts(part)
     if len(mine) < 2:
@@ -662,14 +664,19 @@ def check_names(claim: str, claim_names: set[str], src: SourceIndex, aligned: li
     claim_names = claim_names | _initial_name(claim, src)
     if not claim_names or not aligned:
         return found
-    top = aligned[0]
-    if C.is_heading(src.sentences[top]):
+    body = [k for k in aligned if not C.is_heading(src.sentences[k])]
+    if not body or C.is_heading(claim):
         return found
-    top_names = (C.names(src.sentences[top], src.names) & src.names) | _initial_name(src.sentences[top], src)
     claim_low = claim.lower()
     for n in sorted(claim_names):
         if (n not in src.names and n not in _initial_name(claim, src)) or n in src.common:
             continue
+        # a sentence claim is held to a sentence, not to the headline it resembles: the one holding
+        # the facts of the clause that names n ("..., and it will close two European factories")
+        if _holds(src, _fact_sentence(claim, n, src, body), n):
+            continue
+        top = body[0]
+        top_names = (C.names(src.sentences[top], src.names) & src.names) | _initial_name(src.sentences[top], src)
         near = n in src.lows[top] or stem(n) in src.stems[top]
         if near:
             continue
@@ -687,6 +694,27 @@ def check_names(claim: str, claim_names: set[str], src: SourceIndex, aligned: li
                                               if where is not None else "")
                                            + f"; supporting sentence: \"{C_clip(src.sentences[top])}\""))
     return found
+
+
+def check_name_numbers(claim: str, src: SourceIndex) -> list[Finding]:
+    """A name followed by a number ("Kingsgate 8", "Letters 12") is a label of its own: the
+    source must write that pair too. Years, percentages and amounts with a unit are not labels."""
+    if C.is_heading(claim):
+        return []
+    toks = tokenize(claim)
+    text = " ".join(" ".join(t.low for t in ts) for ts in src.toks)
+    for i in range(1, len(toks) - 1):
+        t, n = toks[i], toks[i + 1]
+        if t.kind != "word" or not t.text[:1].isupper() or n.kind != "num" or not n.text.isdigit() \
+                or t.low in C._NOT_NAMES or t.low in _STOP or t.low in C._MONTHS or _num_kind(n.value) != "amount":
+            continue
+        after = toks[i + 2].low if i + 2 < len(toks) else ""
+        if after in _PERCENT or after in _SCALES or (toks[i + 2].kind == "word" and after in src.common
+                                                     and after not in _STOP if i + 2 < len(toks) else False):
+            continue  # "Revenue 14 percent", "Kingsgate 3 protected lanes": a count of something
+        if f"{t.low} {n.text.lower()}" not in text:
+            return [Finding("entity", f"{t.text} {n.text} is not a name the source uses")]
+    return []
 
 
 def check_word_swaps(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]) -> list[Finding]:

@@ -196,7 +196,8 @@ class OfflineCritic:
                 and amounts & {u.value for u in uses}][:4]
         findings = (P.check_dates(claim, index)
                     or P.check_numbers(toks, index, aligned)
-                    or P.check_names(claim, names - set(C._MONTHS), index, aligned)
+                    or P.check_names(claim, names - set(C._MONTHS), index, aligned + held)
+                    or P.check_name_numbers(claim, index)
                     or P.check_word_swaps(toks, index, aligned)
                     or P.check_number_direction(toks, index)
                     or P.check_polarity(claim, [src[k] for k in aligned])
