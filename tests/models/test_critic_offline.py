@@ -224,3 +224,79 @@ async def test_minor_name_rule_leaves_sentence_starts_and_acronyms_alone():
     ok, why = await verdict("According to the company, it kept its dividend unchanged at 0.85 euros per share. "
                             "Use the VPN. A laser sensor measures PM2.5 every second and shows it on a ring.", src)
     assert all(v is True for v in ok), why
+
+
+# Rules of the third round (issue 11): golden answers the critic once rejected beside a wrong
+# answer derived from each; number-bound directions; direction words bound to what they are said
+# of; negation read word by word; names with numbers; plain synonyms and word forms.
+ROUND3_SOURCE = (
+    "Students at schools that started later slept 34 minutes longer on school nights, and their daytime "
+    "sleepiness scores were 18 percent lower. "
+    "Attendance rose by 2.1 percentage points, while test scores in mathematics and reading did not change. "
+    "Treatment completion was 87 percent in the reminder group and 71 percent in the usual care group. "
+    "Workers from exposed colonies made 23 percent fewer trips that returned with pollen. "
+    "In coin cells the coated cathode kept 91 percent of its capacity after 2,000 cycles. "
+    "We placed 40 colonies next to oilseed rape fields grown from seed coated with clothianidin, and 40 next to "
+    "untreated fields. "
+    "The barrier is designed to protect about 11,000 homes and 900 businesses. "
+    "On day four a field worker, who did not know which group the patient was in, visited the patient at home. "
+    "Kingsgate recorded 27 percent more trips after its new lanes opened. "
+    "Steel prices rose sharply in 2022, adding about 38 million pounds to the cost. "
+    "Poor performance in the cold remains the main obstacle to commercial use."
+)
+
+
+@pytest.mark.parametrize("faithful,wrong", [
+    # "and were" starts a clause: "less tired" is not read against "longer"
+    ("When schools started later, students slept 34 minutes longer and were less tired in the day.",
+     "When schools started later, students slept 34 minutes shorter and were less tired in the day."),
+    # a reordered comparison is no swap ("compared with" bounds each number's words)
+    ("With reminders, 87 percent of patients completed their treatment, compared with 71 percent in the usual "
+     "care group.",
+     "With reminders, 78 percent of patients completed their treatment, compared with 71 percent in the usual "
+     "care group."),
+    # a number's direction as the source states it
+    ("Exposed colonies made 23 percent fewer pollen trips.", "Exposed colonies made 23 percent more pollen trips."),
+    ("The coated cathode kept 91 percent of its capacity after 2,000 cycles.",
+     "The coated cathode lost 91 percent of its capacity after 2,000 cycles."),
+    # a direction word bound to what the source says went the other way
+    ("Attendance went up and test scores did not suffer.", "Attendance went down and test scores did not suffer."),
+    # negation word by word
+    ("The barrier will protect about 11,000 homes.", "The barrier will not protect about 11,000 homes."),
+    ("A field worker who did not know the patient's group visited the home on day four.",
+     "A field worker who did know the patient's group visited the home on day four."),
+    # un- antonyms only when said of the same thing ("treated seeds" is not "untreated fields")
+    ("Half the colonies were put next to fields where the seeds had been coated with clothianidin.",
+     "Half the colonies were put next to fields where the seeds had been uncoated with clothianidin."),
+    # a name with a number the source never writes
+    ("Kingsgate recorded 27 percent more trips.", "Kingsgate 8 recorded 27 percent more trips."),
+    # a capitalised first word the source never uses is no name of the source ("Simple ...")
+    ("Simple reminders raised treatment completion to 87 percent in the reminder group.",
+     "Simple reminders raised treatment completion to 78 percent in the reminder group."),
+    # "later" is a direction word, never a label trading places with "school"
+    ("Starting school later gave students 34 minutes more sleep.",
+     "Starting school earlier gave students 34 minutes more sleep."),
+])
+async def test_round3_faithful_pass_and_its_mutation_fails(faithful, wrong):
+    ok, why_ok = await verdict(faithful, ROUND3_SOURCE)
+    assert ok and all(v is True for v in ok), f"faithful rejected: {why_ok}"
+    bad, why_bad = await verdict(wrong, ROUND3_SOURCE)
+    assert False in bad, f"wrong accepted: {why_bad}"
+
+
+def test_novel_words_in_any_form_or_plain_synonym():
+    from harness.models.critic_offline import _novel
+    index = P.SourceIndex(C.sentences(ROUND3_SOURCE), C.names(ROUND3_SOURCE))
+    assert _novel("Rising steel prices", index) == []                        # rose / rising
+    assert _novel("Cold performance is the open risk", index) == []         # remains / open, obstacle / risk
+    assert _novel("Cold performance is the open risk of tariffs", index) == ["tarif"]
+
+
+async def test_a_name_is_held_to_the_sentence_of_its_own_clause():
+    src = NAMES_SOURCE + " Lindgren said the company would close two of its eleven European factories."
+    ok, why = await verdict("Lumen Foods said revenue rose 14 percent in the third quarter, and it will close two "
+                            "European factories.", src)
+    assert ok and all(v is True for v in ok), why
+    bad, why = await verdict("Lumen Foods said revenue rose 14 percent in the third quarter, and it will close two "
+                             "Harlow factories.", src)
+    assert False in bad, why
