@@ -347,6 +347,7 @@ class SourceIndex:
                          for part in t.low.split("-") for key in word_keys(part)} | self.all_stems
         self.lows = [{t.low for t in ts if t.kind == "word"} for ts in self.toks]
         self.negated = negated_stems(sentences)
+        self.codes = {t.low for ts in self.toks for t in ts if t.kind == "word" and any(c.isdigit() for c in t.low)}
         #: words the source also writes in lower case: common nouns, not names
         self.common = {t.text for ts in self.toks for t in ts if t.kind == "word" and t.text.islower()}
         text = "\n".join(sentences)

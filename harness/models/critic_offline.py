@@ -186,6 +186,9 @@ class OfflineCritic:
         src_times = {u.value for uses in index.uses for u in uses if ":" in u.value}
         missing_n += sorted({t.value for t in toks if t.kind == "num" and ":" in t.value} - src_times)  # 9:00
         missing_names = sorted(n for n in names if n not in src_words)
+        # a code (grant HF-2021-0457, filter AN-F40) is one word: the source must write it as it is
+        missing_names += sorted({t.low for t in toks if t.kind == "word" and "-" in t.low and any(c.isdigit() for c in t.low)
+                                 and t.low not in index.codes})
         if missing_n or missing_names:
             what = ", ".join([f"number {n}" for n in missing_n] + [f"name {n!r}" for n in missing_names])
             return ClaimVerdict(claim, False, f"not in the source: {what}; {closest}", best)

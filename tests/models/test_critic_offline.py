@@ -300,3 +300,11 @@ async def test_a_name_is_held_to_the_sentence_of_its_own_clause():
     bad, why = await verdict("Lumen Foods said revenue rose 14 percent in the third quarter, and it will close two "
                              "Harlow factories.", src)
     assert False in bad, why
+
+
+async def test_a_code_is_one_word_the_source_must_write():
+    src = "The trial was funded by the Halvorsen Foundation under grant HF-2021-0457 and by the Nordic Youth Health Fund."
+    ok, why = await verdict("The Halvorsen Foundation funded the trial under grant HF-2021-0457.", src)
+    assert ok and all(v is True for v in ok), why
+    bad, why = await verdict("The Halvorsen Foundation funded the trial under grant HF-2021-457.", src)
+    assert False in bad, why
