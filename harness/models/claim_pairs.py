@@ -94,6 +94,8 @@ ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
     (frozenset({"maximum"}), frozenset({"minimum"})),
     (frozenset({"welcomed", "supported", "backed", "praised"}), frozenset({"opposed", "criticised", "criticized"})),
     (frozenset({"approved", "accepted"}), frozenset({"rejected", "refused"})),
+    (frozenset({"helped", "help", "helps", "benefited", "benefit", "benefits"}),
+     frozenset({"hurt", "hurts", "harmed", "harm", "harms"})),
     (frozenset({"easy", "easier", "simple"}), frozenset({"difficult", "hard", "harder"})),
     (frozenset({"stronger", "strong"}), frozenset({"weaker", "weak", "weaken"})),
     (frozenset({"allowed", "permitted"}), frozenset({"forbidden", "banned", "prohibited"})),
@@ -999,10 +1001,13 @@ def check_number_direction(claim_toks: list[Tok], src: SourceIndex) -> list[Find
         if not mine_words:
             continue
         near: set[str] = set()
-        for k, su in src.occurrences(u.value):
-            if u.unit and su.unit and u.unit != su.unit and "?" not in u.unit + su.unit:
-                continue
-            near |= _directions_near(src.toks[k], su.index)
+        ctx = _flat(context(claim_toks, u.index, width=6))
+        places = [(k, su) for k, su in src.occurrences(u.value)
+                  if not (u.unit and su.unit and u.unit != su.unit and "?" not in u.unit + su.unit)]
+        fits = [_overlap(ctx, _flat(context(src.toks[k], su.index, width=6))) for k, su in places]
+        for (k, su), fit in zip(places, fits):  # where the source says this number of the same thing
+            if fit >= max(fits) - 0.25:
+                near |= _directions_near(src.toks[k], su.index)
         if not near:
             continue
         for a, b in ANTONYMS:
@@ -1032,7 +1037,7 @@ def _anchors(toks: list[Tok], i: int) -> set[str]:
             if (x.kind == "punct" and x.text in ",;:.!?()") or x.low in ("and", "or"):
                 break  # "colony growth and queen production": growth is not said of queens
             if x.kind == "word" and _content(x) and x.low not in _RELATIONAL and x.low not in _LIGHT \
-                    and x.low not in _POLAR_WORDS and x.low not in _CLAUSE_WORDS:
+                    and x.low not in _POLAR_WORDS and x.low not in _CLAUSE_WORDS and x.low not in _PERCENT:
                 out.add(lemma(x.low))
                 break
     return out  # numbers are no anchor here: check_number_direction reads them, with their units
@@ -1052,20 +1057,30 @@ def _direction_uses(text: str, words: frozenset[str]) -> list[set[str]]:
     return out
 
 
-def check_bound_direction(claim: str, sentences: list[str]) -> list[Finding]:
+_SIZE_WORDS = frozenset({"longer", "shorter", "larger", "bigger", "smaller", "wider", "narrower", "narrow", "widened",
+                         "narrowed", "extend", "extended", "extends"})
+
+
+def check_bound_direction(claim: str, sentences: list[str], everywhere: list[str] | None = None) -> list[Finding]:
     """A direction word said of the same thing as an opposite word of the source: "attendance went
     down" where the source says "attendance rose". Only when the source never says the claim's
     direction of that thing and the claim does not say both (each word about its own thing)."""
     sentences = [x for x in sentences if not C.is_heading(x)]
+    # the same direction of that thing anywhere in the document clears it (the opposite is read in
+    # the aligned sentences only: "revenue grew" is not about "shares fell")
+    pool = sentences
+    anywhere = [x for x in (everywhere or []) if not C.is_heading(x)] or sentences
     for a, b in ANTONYMS:
+        if a is ANTONYMS[0][0]:  # "fewer trips" is not opposite to "trips ... longer": sizes have their own pairs
+            a, b = a - _SIZE_WORDS, b - _SIZE_WORDS
         for mine, theirs in ((a, b), (b, a)):
             for anchors in _direction_uses(claim, mine):
                 if not anchors:
                     continue
                 if any(anchors & other for other in _direction_uses(claim, theirs)):
                     continue
-                opposite = [x for x in sentences if any(anchors & o for o in _direction_uses(x, theirs))]
-                same = any(anchors & o for x in sentences for o in _direction_uses(x, mine))
+                opposite = [x for x in pool if any(anchors & o for o in _direction_uses(x, theirs))]
+                same = any(anchors & o for x in anywhere for o in _direction_uses(x, mine))
                 if opposite and not same:
                     word = sorted(w for w in mine if re.search(rf"\b{w}\b", claim.lower()))
                     return [Finding("polarity", f"{(word or sorted(mine))[0]!r} said of what the source says the "

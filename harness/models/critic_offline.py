@@ -204,7 +204,7 @@ class OfflineCritic:
                     or P.check_word_swaps(toks, index, aligned)
                     or P.check_number_direction(toks, index)
                     or P.check_polarity(claim, [src[k] for k in aligned])
-                    or P.check_bound_direction(claim, [src[k] for k in aligned + held])
+                    or P.check_bound_direction(claim, [src[k] for k in aligned + held], src)
                     or P.check_negation_targets(claim, [src[k] for k in aligned[:2] + held], index.negated))
         if findings:
             f = findings[0]
