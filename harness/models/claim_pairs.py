@@ -713,10 +713,18 @@ def check_name_numbers(claim: str, src: SourceIndex) -> list[Finding]:
             continue
         after = toks[i + 2].low if i + 2 < len(toks) else ""
         if after in _PERCENT or after in _SCALES or (toks[i + 2].kind == "word" and after in src.common
-                                                     and after not in _STOP if i + 2 < len(toks) else False):
+                                                     and after.endswith("s") and after not in _STOP
+                                                     if i + 2 < len(toks) else False):
             continue  # "Revenue 14 percent", "Kingsgate 3 protected lanes": a count of something
-        if f"{t.low} {n.text.lower()}" not in text:
+        pair = f"{t.low} {n.text.lower()}"
+        if pair not in text:
             return [Finding("entity", f"{t.text} {n.text} is not a name the source uses")]
+        # a label the source uses ("Kingsgate 8", a counter): the claim's amounts must be said with it
+        amounts = {u.value for u in number_uses(toks) if u.index != i + 1 and _num_kind(u.value) == "amount"}
+        homes = [k for k, ts in enumerate(src.toks) if pair in " ".join(x.low for x in ts)]
+        if amounts and not any(amounts & {u.value for u in src.uses[k]} for k in homes):
+            return [Finding("entity", f"{t.text} {n.text} is a label of the source, but what the claim says of it is "
+                                      f"said elsewhere: \"{C_clip(src.sentences[homes[0]])}\"")]
     return []
 
 

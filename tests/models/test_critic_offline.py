@@ -308,3 +308,12 @@ async def test_a_code_is_one_word_the_source_must_write():
     assert ok and all(v is True for v in ok), why
     bad, why = await verdict("The Halvorsen Foundation funded the trial under grant HF-2021-457.", src)
     assert False in bad, why
+
+
+async def test_a_label_of_the_source_is_held_to_its_own_facts():
+    src = ("Cycling in Greater Harwick grew 18 percent in 2025.\nCounter stations:\nKingsgate 8: 2,140 trips a day.\n"
+           "Kingsgate 2: 1,310 trips a day.")
+    ok, why = await verdict("Kingsgate 8 counted 2,140 trips a day.", src)
+    assert ok and all(v is True for v in ok), why
+    bad, why = await verdict("Cycling in Kingsgate 8 grew 18 percent in 2025.", src)
+    assert False in bad, why
