@@ -458,6 +458,30 @@ def _whole_of_fraction(u: NumberUse, occ: list[tuple[int, NumberUse]], src: "Sou
     return ""
 
 
+_YEAR_LEAD = {"in", "since", "until", "during"} | set(C._MONTHS)
+
+
+def _as_year(toks: list[Tok], i: int) -> bool:
+    """The number at token i stands where a year stands: after "in/since/by/..." or a month,
+    and not followed by a word it counts ("in 2025," vs "in 11 districts")."""
+    before = toks[i - 1].low if i > 0 else ""
+    after = toks[i + 1] if i + 1 < len(toks) else None
+    return before in _YEAR_LEAD and (after is None or (after.kind == "punct" and after.text in ",.;:!?"))
+
+
+def _year_clash(u: NumberUse, claim_toks: list[Tok], occ: list[tuple[int, NumberUse]], src: "SourceIndex") -> str:
+    """A year told as an amount ("2025 percent") or an amount told as a year ("in 11"): the source
+    uses the number only the other way."""
+    year_shaped = _num_kind(u.value) == "year"
+    here = _as_year(claim_toks, u.index)
+    there = [_as_year(src.toks[k], su.index) or (_num_kind(su.value) == "year" and not su.unit) for k, su in occ]
+    if year_shaped and (u.unit == "percent" or u.scale) and not here and all(there):
+        return f"{u.value} as an amount where the source's {u.value} is a year"
+    if not year_shaped and here and not any(there):
+        return f"{u.value} as a year where the source's {u.value} is an amount"
+    return ""
+
+
 def _num_kind(value: str) -> str:
     if ":" in value:
         return "time"
@@ -529,7 +553,7 @@ def check_numbers(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]) -
         if moved:
             found.append(Finding("number", moved))
             continue
-        clash = _unit_clash(u, [su for _, su in occ])
+        clash = _unit_clash(u, [su for _, su in occ]) or _year_clash(u, claim_toks, occ, src)
         if clash:
             found.append(Finding("number", clash))
             continue

@@ -317,3 +317,15 @@ async def test_a_label_of_the_source_is_held_to_its_own_facts():
     assert ok and all(v is True for v in ok), why
     bad, why = await verdict("Cycling in Kingsgate 8 grew 18 percent in 2025.", src)
     assert False in bad, why
+
+
+@pytest.mark.parametrize("faithful,wrong", [
+    ("Cycling grew 18 percent in 2025, with 11 percent fewer serious injuries.",
+     "Cycling grew 18 percent in 11, with 2025 percent fewer serious injuries."),
+])
+async def test_years_and_amounts_do_not_trade_places(faithful, wrong):
+    src = "Cycling grew 18 percent in 2025. Serious injuries fell by 11 percent."
+    ok, why = await verdict(faithful, src)
+    assert ok and all(v is True for v in ok), why
+    bad, why = await verdict(wrong, src)
+    assert False in bad and "year" in why, why
