@@ -1070,6 +1070,8 @@ def _anchors(toks: list[Tok], i: int) -> set[str]:
                 break  # "colony growth and queen production": growth is not said of queens
             if x.kind == "word" and _content(x) and x.low not in _RELATIONAL and x.low not in _LIGHT \
                     and x.low not in _POLAR_WORDS and x.low not in _CLAUSE_WORDS and x.low not in _PERCENT:
+                if x.text[:1].isupper() and j > 0:
+                    continue  # a name ("Lumen Foods grew" / "Shares in Lumen Foods fell"): a company does many things
                 out.add(lemma(x.low))
                 break
     return out  # numbers are no anchor here: check_number_direction reads them, with their units
@@ -1100,8 +1102,8 @@ def check_bound_direction(claim: str, sentences: list[str], everywhere: list[str
     sentences = [x for x in sentences if not C.is_heading(x)]
     # the same direction of that thing anywhere in the document clears it (the opposite is read in
     # the aligned sentences only: "revenue grew" is not about "shares fell")
-    pool = sentences
     anywhere = [x for x in (everywhere or []) if not C.is_heading(x)] or sentences
+    pool = list(sentences)
     for a, b in ANTONYMS:
         if a is ANTONYMS[0][0]:  # "fewer trips" is not opposite to "trips ... longer": sizes have their own pairs
             a, b = a - _SIZE_WORDS, b - _SIZE_WORDS
@@ -1109,6 +1111,12 @@ def check_bound_direction(claim: str, sentences: list[str], everywhere: list[str
             for anchors in _direction_uses(claim, mine):
                 if not anchors:
                     continue
+                # and any sentence that shares three content words with the claim's clause of that word
+                part = next((c for c in clauses(claim) if any(re.search(rf"\b{w}\b", c.lower()) for w in mine)),
+                            claim)
+                words = {stem(w) for w in _words(part) if w not in _STOP and w not in _POLAR_WORDS and len(w) > 2}
+                pool = list(sentences) + [x for x in anywhere if x not in sentences
+                                          and len(words & {stem(w) for w in _words(x)}) >= 3]
                 if any(anchors & other for other in _direction_uses(claim, theirs)):
                     continue
                 opposite = [x for x in pool if any(anchors & o for o in _direction_uses(x, theirs))]

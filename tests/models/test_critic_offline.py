@@ -242,7 +242,8 @@ ROUND3_SOURCE = (
     "On day four a field worker, who did not know which group the patient was in, visited the patient at home. "
     "Kingsgate recorded 27 percent more trips after its new lanes opened. "
     "Steel prices rose sharply in 2022, adding about 38 million pounds to the cost. "
-    "Poor performance in the cold remains the main obstacle to commercial use."
+    "Poor performance in the cold remains the main obstacle to commercial use. "
+    "Exposed colonies produced 44 percent fewer new queens."
 )
 
 
@@ -273,6 +274,9 @@ ROUND3_SOURCE = (
     # a capitalised first word the source never uses is no name of the source ("Simple ...")
     ("Simple reminders raised treatment completion to 87 percent in the reminder group.",
      "Simple reminders raised treatment completion to 78 percent in the reminder group."),
+    # a direction word read against any sentence sharing three words with its clause; names are no anchor
+    ("Exposed colonies made 23 percent fewer pollen trips and produced fewer new queens.",
+     "Exposed colonies made 23 percent fewer pollen trips and produced more new queens."),
     # "later" is a direction word, never a label trading places with "school"
     ("Starting school later gave students 34 minutes more sleep.",
      "Starting school earlier gave students 34 minutes more sleep."),
