@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping, Sequence
 
@@ -184,8 +184,6 @@ def summary_lines(name: str, metrics: Mapping[str, Any]) -> list[str]:
 
 def with_default_checks(case: Case, context: Mapping[str, Any]) -> Case:
     """``case`` with its layer's default checks added to every turn that lacks them."""
-    from dataclasses import replace
-
     layer = get(case.layer)
     if layer is None:
         return case

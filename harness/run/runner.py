@@ -85,10 +85,8 @@ class _Attempt:
     """Mutable bookkeeping of one case attempt while it runs."""
 
     case: Case
-    ident: Identity
-    """The first (or only) user's identity: the case's chat."""
     rec: CaseRecorder
-    users: dict[str, Identity] = field(default_factory=dict)
+    users: dict[str, Identity]
     """Every simulated user's identity, by name (``users:``); one entry '' for a one-user case."""
     turns: list[TurnObservation] = field(default_factory=list)
     current: int = -1
@@ -96,11 +94,16 @@ class _Attempt:
     bot_message_ids: dict[str, str] = field(default_factory=dict)
     """The last message the agent sent each user (callbacks press its buttons)."""
 
-    def ident_of(self, turn: Turn) -> Identity:
-        return self.users.get(turn.user or next(iter(self.users)), self.ident)
+    @property
+    def ident(self) -> Identity:
+        """The first (or only) user's identity: the case's chat."""
+        return next(iter(self.users.values()))
 
     def user_of(self, turn: Turn) -> str:
         return turn.user or next(iter(self.users))
+
+    def ident_of(self, turn: Turn) -> Identity:
+        return self.users[self.user_of(turn)]
 
 
 def _expected_reply_bounds(turn: Turn) -> tuple[int, int | None]:
@@ -183,13 +186,10 @@ class Runner:
 
     def _warm_services(self, cases: Sequence[Case]):
         """Start building the services the selected layers declare, in a worker thread."""
-        wanted: list[str] = []
-        judged = {c.layer for c in cases if any(REGISTRY[s.name].uses_services for t in c.turns for s in t.checks
-                                                if s.name in REGISTRY)}
-        for name in dict.fromkeys(c.layer for c in cases if c.layer in judged):
-            layer = layer_registry.get(name)
-            wanted += [s for s in (layer.services if layer else ()) if s not in wanted]
-        wanted = [s for s in wanted if s in self.services.factories and not self.services.made(s)]
+        judged = dict.fromkeys(c.layer for c in cases
+                               if any(REGISTRY[s.name].uses_services for t in c.turns for s in t.checks))
+        declared = (s for name in judged for s in getattr(layer_registry.get(name), "services", ()))
+        wanted = [s for s in dict.fromkeys(declared) if s in self.services.factories and not self.services.made(s)]
         if not wanted:
             return None
 
@@ -220,7 +220,6 @@ class Runner:
         self.sandbox.target_port = getattr(target, "port", None)
         results: list[CaseResult] = []
         self.meter.start(cases)
-
         try:
             await self.sandbox.start()
             placeholders = self.sandbox.placeholders(run_dir=str(self.run_dir.resolve()))
@@ -289,9 +288,8 @@ class Runner:
 
     async def _attempt(self, case: Case, driver: Driver) -> CaseResult:
         users = {name: self._next_identity() for name in (case.users or ("",))}
-        ident = next(iter(users.values()))
         rec = self.sandbox.router.open(case.id, [k for u in users.values() for k in u.keys()])
-        att = _Attempt(case=case, ident=ident, rec=rec, users=users)
+        att = _Attempt(case=case, rec=rec, users=users)
         started = time.time()
         error = ""
         timeout = case.timeout_s or self.config.sandbox.case_timeout_s
@@ -312,7 +310,7 @@ class Runner:
                 driver.forget(user)
         if not error and not self._target.alive():
             error = "the target process exited during the case"
-        obs = Observation(case_id=case.id, channel=case.channel, chat_id=ident.chat_for(case.channel),
+        obs = Observation(case_id=case.id, channel=case.channel, chat_id=att.ident.chat_for(case.channel),
                           turns=tuple(att.turns), started_at=started, finished_at=time.time(), error=error,
                           user_chats=tuple(u.chat_for(case.channel) for u in users.values()) if case.users else ())
         evidence = await evaluate(case, obs, self.services)
@@ -369,8 +367,10 @@ class Runner:
         """Wait until the agent has been quiet for settle_s with every turn's expected replies
         in (each in its own user's chat), or the reply timeout passes. Returns the seconds waited."""
         sb = self.config.sandbox
-        wants = [(turn, *(_expected_reply_bounds(turn) if delivered else (0, _expected_reply_bounds(turn)[1])))
-                 for turn, delivered in turns]
+        wants = []
+        for turn, delivered in turns:
+            lo, hi = _expected_reply_bounds(turn)
+            wants.append((turn, lo if delivered else 0, hi))  # an undelivered update expects no reply
         start = time.time()
         quiet_since_floor = start
         while True:
@@ -403,8 +403,9 @@ class Runner:
                                timed_out=timed_out, chat=chat, unattributed=stray)
 
     async def _probe_state(self, att: _Attempt, t_obs: TurnObservation, driver: Driver,
-                           ident: Identity | None = None) -> TurnObservation:
-        url = self.endpoints.state_url.replace("{chat_id}", (ident or att.ident).chat_for(att.case.channel))
+                           ident: Identity) -> TurnObservation:
+        """The state of ``ident``'s chat after the turn (the probe is asked per chat)."""
+        url = self.endpoints.state_url.replace("{chat_id}", ident.chat_for(att.case.channel))
         try:
             async with driver.session.get(url, timeout=aiohttp.ClientTimeout(total=5)) as resp:
                 if resp.status != 200:
