@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from harness.checks.slots import slot_metrics
 from harness.layer import Layer
-from harness.layers._common import flag, metric, table
+from harness.layers._common import flag, table
 from harness.types import Case, CaseResult, CheckSpec
 
 
@@ -40,17 +40,13 @@ def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[s
 
 
 def report_html(m: Mapping[str, Any]) -> str:
-    out = ""
+    """The layer's repeats line; its slots are drawn by the report's own slot section
+    (report/repeats.py reads ``layers.<name>.slots`` of any layer)."""
     r = m.get("repeats")
-    if r:
-        out += table("Multi-turn: repeats", ("k", "cases", "pass@k", "pass^k"),
-                     [[r.get("k"), r.get("cases"), r.get("pass_at_k"), r.get("pass_hat_k")]], anchor="layer-multiturn")
-    s = m.get("slots")
-    if s and not out:
-        out += table("Multi-turn: slots", ("precision", "recall", "F1"),
-                     [[metric(s.get("precision")), metric(s.get("recall")), metric(s.get("f1"))]],
-                     anchor="layer-multiturn")
-    return out
+    if not r:
+        return ""
+    return table("Multi-turn: repeats", ("k", "cases", "pass@k", "pass^k"),
+                 [[r.get("k"), r.get("cases"), r.get("pass_at_k"), r.get("pass_hat_k")]], anchor="layer-multiturn")
 
 
 LAYER = Layer(

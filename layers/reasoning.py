@@ -22,14 +22,14 @@ def default_checks(case: Case, turn: int, context: Mapping[str, Any]) -> list[Ch
 
 
 def _latest_judges(context: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The newest judges.json in the run's folder or the reports folder (``harness judges --out``'s
+    default is ``reports/judges``); an unreadable one is skipped by ``latest_figures``."""
+    from harness.judges.report import latest_figures  # only a run with reasoning cases reads it
+
+    folders = [f for f in (context.get("out_dir"), context.get("reports_dir")) if f]
     try:
-        from harness.judges.report import latest_figures
-    except ImportError:  # pragma: no cover - judges not installed
-        return None
-    try:
-        folders = [f for f in (context.get("out_dir"), context.get("reports_dir")) if f]
         return latest_figures(*folders, *(f"{f}/judges" for f in folders))
-    except Exception:  # a broken judges.json is not the run's problem
+    except OSError:  # a judges.json removed while the folders were read
         return None
 
 

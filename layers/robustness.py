@@ -16,11 +16,9 @@ from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
 from harness.layer import Layer
+from harness.layers import variants
 from harness.layers._common import esc, flag, has_check, rate, table
 from harness.types import Case, CaseResult, CheckSpec
-
-VARIANT_TAG = "metamorphic"
-
 
 def default_checks(case: Case, turn: int, context: Mapping[str, Any]) -> list[CheckSpec]:
     t = case.turns[turn]
@@ -38,14 +36,14 @@ def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[s
         for tag in r.tags or ("untagged",):
             by_tag[tag][1] += 1
             by_tag[tag][0] += r.status == "pass"
-    variants = [r for r in results if VARIANT_TAG in (r.tags or ())]
+    derived = [r for r in results if variants.TAG in (r.tags or ())]
     out: dict[str, Any] = {"tags": {tag: {"cases": n, "passed": p, "pass_rate": round(p / n, 4) if n else None}
                                     for tag, (p, n) in sorted(by_tag.items())}}
-    if variants:
-        passed = sum(r.status == "pass" for r in variants)
-        out["variants"] = {"cases": len(variants), "passed": passed,
-                           "pass_rate": round(passed / len(variants), 4),
-                           "changed": sorted(r.id for r in variants if r.status != "pass")}
+    if derived:
+        passed = sum(r.status == "pass" for r in derived)
+        out["variants"] = {"cases": len(derived), "passed": passed,
+                           "pass_rate": round(passed / len(derived), 4),
+                           "changed": sorted(r.id for r in derived if r.status != "pass")}
     return out
 
 
@@ -74,9 +72,7 @@ def summary_lines(m: Mapping[str, Any]) -> list[str]:
 
 
 def derive_cases(cases: Sequence[Case], context: Mapping[str, Any]) -> list[Case]:
-    from harness.layers.variants import derive
-
-    return derive(cases, context, layer="robustness")
+    return variants.derive(cases, context, layer="robustness")
 
 
 LAYER = Layer(
