@@ -106,6 +106,12 @@ def _fix_word(word: str, typos: bool) -> str:
     return w
 
 
+def _outside_links(pattern: re.Pattern, change, text: str) -> str:
+    """``pattern.sub(change, text)`` everywhere but inside links and placeholders."""
+    spans = [m.span() for m in _LINK.finditer(text)]
+    return pattern.sub(lambda m: m.group(0) if any(a <= m.start() < b for a, b in spans) else change(m), text)
+
+
 def request(text: str) -> str:
     """The request as docbot should read it (links untouched); the text itself when nothing changes."""
     if not text or not text.strip():
@@ -114,23 +120,9 @@ def request(text: str) -> str:
     bare = "".join(ch for ch in t if not _symbol(ch))
     if bare.strip():
         t = bare
-    links = [m.span() for m in _LINK.finditer(t)]
-
-    def outside(pattern: re.Pattern, repl, s: str) -> str:
-        spans = [m.span() for m in _LINK.finditer(s)]
-        return pattern.sub(lambda m: m.group(0) if any(a <= m.start() < b for a, b in spans) else
-                           (repl(m) if callable(repl) else m.expand(repl)), s)
-
     typos = len(t.split()) <= MAX_WORDS_FIXED
-    spans = links
-    out, last = [], 0
-    for m in _WORD.finditer(t):
-        if any(a <= m.start() < b for a, b in spans):
-            continue
-        out += [t[last:m.start()], _fix_word(m.group(), typos)]
-        last = m.end()
-    t = "".join(out) + t[last:]
-    t = outside(_REPEATED, r"\1", t)
+    t = _outside_links(_WORD, lambda m: _fix_word(m.group(), typos), t)
+    t = _outside_links(_REPEATED, lambda m: m.group(1), t)
     t = "\n".join(re.sub(r"[ \t]{2,}", " ", line).strip() for line in t.strip().splitlines())
     rest = _GREETING.sub("", t, count=1)
     return rest if rest.strip() else t
@@ -141,6 +133,7 @@ def nearest(terms: Iterable[str], universe: Iterable[str]) -> set[str]:
     (accents and look-alike letters folded first)."""
     pool = set(universe)
     folded_pool = {fold_accents(u): u for u in pool}
+    candidates = sorted(folded_pool)  # a fixed order: the first word one typo away wins
     out: set[str] = set()
     for term in terms:
         if term in pool:
@@ -150,6 +143,6 @@ def nearest(terms: Iterable[str], universe: Iterable[str]) -> set[str]:
         if t in folded_pool:
             out.add(folded_pool[t])
             continue
-        close = closest(t, sorted(folded_pool))  # "recycl" is no typo of "cycl"
+        close = closest(t, candidates)  # "recycl" is no typo of "cycl"
         out.add(folded_pool[close] if close else term)
     return out

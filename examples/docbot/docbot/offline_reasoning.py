@@ -244,13 +244,16 @@ def summarize(text: str, m: Markers) -> str:
 
 # -- answering a question -----------------------------------------------------------------------
 
+#: Stop words long enough that a typo of one is told apart from a real word ("uder" -> "under").
+_LONG_STOP = tuple(sorted(w for w in om.STOP if len(w) >= 4))
+
+
 def _question_stems(question: str, sents: list[str]) -> set[str]:
     """The question's content stems, read as meant: a word one typo from a document word is
     that word (at the word, then at the stem level), one a typo of a stop word is dropped."""
     doc_words = {w for s in sents for w in om._content_words(s)}
-    stop = [w for w in om.STOP if len(w) >= 4]
     words = [w for w in om._content_words(normalize.fold_text(question))
-             if w in doc_words or not any(normalize.one_typo(w, s) for s in stop)]
+             if w in doc_words or not any(normalize.one_typo(w, s) for s in _LONG_STOP)]
     asked = {stem(w) for w in normalize.nearest(words, doc_words) if w not in _GENERIC_Q}
     return normalize.nearest(asked, {stem(w) for w in doc_words})
 
