@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.cases import load_cases
 from harness.config import load_config
 from harness.run.runner import RunOptions, run_suite
+from tests.reasoning_project import write_project
 from tests.test_runner import ENV
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,21 +48,8 @@ GOLDENS = {
 
 
 def setup(tmp_path: Path, cases: str = CASES, budget: str = "", goldens=GOLDENS):
-    (tmp_path / "fixtures" / "reasoning").mkdir(parents=True)
-    (tmp_path / "fixtures" / "reasoning" / "r.yaml").write_text(textwrap.dedent(cases))
-    docs = tmp_path / "fixtures" / "documents"
-    docs.mkdir()
-    (docs / "doc.txt").write_text("The trial reduced symptoms by 30 percent in adults. It was funded by a trust.\n")
-    gold = tmp_path / "golden"
-    (gold / "critic").mkdir(parents=True)
-    (gold / "VERSION").write_text("2026.11.30-1\n")
-    for cid, text in goldens.items():
-        (gold / f"{cid}.yaml").write_text(f"case: {cid}\nanswers:\n  - {{text: '{text}', author: human, "
-                                          "approved: 2026-11-30}\n")
-    (gold / "critic" / "h.yaml").write_text(
-        "examples:\n"
-        "  - {source: doc.txt, reply: 'The trial reduced symptoms by 30 percent.', verdict: true}\n"
-        "  - {source: doc.txt, reply: 'The trial reduced symptoms by 60 percent.', verdict: false}\n")
+    gold = write_project(tmp_path, cases, "The trial reduced symptoms by 30 percent in adults. It was funded by a "
+                                          "trust.\n", goldens, "2026.11.30-1")
     cfg = tmp_path / "harness.toml"
     cfg.write_text('[target]\nname = "echo"\ninprocess = "tests.agents.echo:make_app"\n'
                    '[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 3\n'

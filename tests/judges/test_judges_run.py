@@ -2,7 +2,6 @@
 
 import asyncio
 import json
-import textwrap
 from pathlib import Path
 
 from harness.config import load_config
@@ -10,6 +9,7 @@ from harness.judges.evaluate import judge
 from harness.judges.report import latest_figures
 from harness.judges.run import JudgeOptions, exit_code, run_judges
 from harness.cases import load_cases
+from tests.reasoning_project import write_project
 
 CASES = """
 layer: reasoning
@@ -38,21 +38,7 @@ GOLDENS = {"q-effect": "The Harbour Trial reduced symptoms by 30 percent in 240 
 
 
 def setup(tmp_path: Path):
-    (tmp_path / "fixtures" / "reasoning").mkdir(parents=True)
-    (tmp_path / "fixtures" / "reasoning" / "r.yaml").write_text(textwrap.dedent(CASES))
-    docs = tmp_path / "fixtures" / "documents"
-    docs.mkdir()
-    (docs / "doc.txt").write_text(DOC)
-    gold = tmp_path / "golden"
-    (gold / "critic").mkdir(parents=True)
-    (gold / "VERSION").write_text("1\n")
-    for cid, text in GOLDENS.items():
-        (gold / f"{cid}.yaml").write_text(f"case: {cid}\nanswers:\n  - {{text: '{text}', author: human, "
-                                          "approved: 2026-11-30}\n")
-    (gold / "critic" / "h.yaml").write_text(
-        "examples:\n"
-        "  - {source: doc.txt, reply: 'The trial reduced symptoms by 30 percent.', verdict: true}\n"
-        "  - {source: doc.txt, reply: 'The trial reduced symptoms by 60 percent.', verdict: false}\n")
+    write_project(tmp_path, CASES, DOC, GOLDENS, "1")
     cfg = tmp_path / "harness.toml"
     cfg.write_text('[target]\nname = "t"\ntelegram_webhook = "http://127.0.0.1:1/t"\n'
                    f'[embeddings]\nbackend = "hash"\ncache_dir = "{tmp_path / "cache"}"\n')
