@@ -91,6 +91,8 @@ class _Attempt:
     turns: list[TurnObservation] = field(default_factory=list)
     current: int = -1
     current_sent_at: float = 0.0
+    current_delivery: tuple[int | None, str] | None = None
+    """The in-flight turn's webhook answer (status, error) once it came: a timeout keeps it."""
     bot_message_ids: dict[str, str] = field(default_factory=dict)
     """The last message the agent sent each user (callbacks press its buttons)."""
 
@@ -104,6 +106,23 @@ class _Attempt:
 
     def ident_of(self, turn: Turn) -> Identity:
         return self.users[self.user_of(turn)]
+
+
+def unattributed_notes(events: Sequence, cases_from: float, concurrency: int) -> list[str]:
+    """The run's notes on calls no case could claim: those before the first case are the
+    target's start-up (getMe, setWebhook), not an attribution failure."""
+    notes = []
+    startup = [e for e in events if e.at < cases_from]
+    later = [e for e in events if e.at >= cases_from]
+    if startup:
+        notes.append(f"{len(startup)} boundary call(s) during target start-up, before the first case "
+                     f"({', '.join(sorted({e.name for e in startup}))}): attributed to \"target start-up\"")
+    if later:
+        notes.append(f"{len(later)} boundary call(s) could not be attributed to a case "
+                     f"({', '.join(sorted({e.name for e in later}))})"
+                     + ("; run with --concurrency 1 to attribute every call" if concurrency > 1 else
+                        ": made while no case was running"))
+    return notes
 
 
 def _expected_reply_bounds(turn: Turn) -> tuple[int, int | None]:
@@ -219,6 +238,7 @@ class Runner:
         target = self._target = self._make_target()
         self.sandbox.target_port = getattr(target, "port", None)
         results: list[CaseResult] = []
+        cases_from = float("inf")
         self.meter.start(cases)
         try:
             await self.sandbox.start()
@@ -232,6 +252,7 @@ class Runner:
             # Each layer's default checks (harness.layer): the webhook answered, no leak, the state probe...
             context = {"state_probe": bool(self.endpoints.state_url)}
             cases = [layer_registry.with_default_checks(c, context) for c in cases]
+            cases_from = time.time()  # a call before this is the target's own start-up (getMe, setWebhook)
             if self.options.on_start:
                 self.options.on_start(len(cases))
             timeout = aiohttp.ClientTimeout(total=None)
@@ -254,11 +275,8 @@ class Runner:
             if self._own_services:
                 await self.services.aclose()
             journal.close()
-        unattributed = self.sandbox.router.unattributed
-        if unattributed:
-            names = sorted({e.name for e in unattributed})
-            self._notes.append(f"{len(unattributed)} boundary calls could not be attributed to a case "
-                               f"({', '.join(names)}); run with --concurrency 1 to attribute every call")
+        self._notes += unattributed_notes(self.sandbox.router.unattributed, cases_from,
+                                          self.options.concurrency or self.config.sandbox.concurrency)
         return self._report(cases, results, started)
 
     async def _run_cases(self, cases: Sequence[Case], driver: Driver, journal: Journal,
@@ -298,9 +316,13 @@ class Runner:
         except asyncio.TimeoutError:
             error = f"case timed out after {timeout:.0f}s"
             if att.current >= len(att.turns):  # the turn in flight: keep what it saw
-                att.turns.append(self._turn_observation(att, att.current, att.current_sent_at, None,
-                                                        "timed out", time.time() - att.current_sent_at, True,
-                                                        turn=case.turns[att.current]))
+                status, why = att.current_delivery or (None, "the case timed out before the webhook answered")
+                t_obs = self._turn_observation(att, att.current, att.current_sent_at, status, why,
+                                               time.time() - att.current_sent_at, True, turn=case.turns[att.current])
+                att.turns.append(t_obs)
+                error += (f" in turn {att.current + 1} of {len(case.turns)}: "
+                          + (f"webhook had answered {status}" if status is not None else "webhook had not answered")
+                          + f", {len(t_obs.replies)} repl{'y' if len(t_obs.replies) == 1 else 'ies'} delivered by then")
         except Exception as exc:
             log.error("case %s: %s", case.id, traceback.format_exc())
             error = f"harness error: {type(exc).__name__}: {exc}"
@@ -336,12 +358,14 @@ class Runner:
                         await asyncio.sleep(turn.wait_s)
                     if index == first:
                         att.current_sent_at = time.time()
+                        att.current_delivery = None
                     # scripted faults live exactly as long as the turn (harness/sandbox/faults.py)
                     ident = att.ident_of(turn)
                     if turn.faults:
                         armed.append(self.sandbox.faults.arm(ident.keys(), turn.faults))
                     deliveries.append(await driver.deliver(
                         att.case, turn, ident, sb.reply_timeout_s, att.bot_message_ids.get(att.user_of(turn), "")))
+                    att.current_delivery = (deliveries[-1].status, deliveries[-1].error)
                 waited = await self._settle(att, [(att.case.turns[i], d.status is not None and d.status < 500)
                                                   for i, d in zip(group, deliveries)])
             finally:
