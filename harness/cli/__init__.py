@@ -180,7 +180,7 @@ def _cmd_run(args) -> int:
 
     from harness.config import load_config
     from harness.report import write_all
-    from harness.report.terminal import Progress, print_table
+    from harness.report.terminal import Progress, make_console, print_table
     from harness.run.runner import RunOptions, run_suite
 
     if args.repeat < 1:
@@ -194,7 +194,7 @@ def _cmd_run(args) -> int:
     cases = args.flow.select(cases)  # --shard (harness.night.runflow)
     from harness.cli.nightly import diff_line, finish_run
 
-    console = Console(stderr=False)
+    console = make_console(stderr=False)  # off a terminal: no width limit, nothing cut
     progress = Progress(console) if not args.quiet else None
     out = Path(args.out) if args.out else config.resolve("reports")
     options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,

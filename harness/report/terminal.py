@@ -3,7 +3,13 @@
 Agent output reaches the terminal through failure reasons, so it is always wrapped in
 ``rich.text.Text`` (never parsed as rich markup: a reply saying ``[red]`` stays literal).
 When the console is not a terminal (CI logs, pipes) a live bar would only produce noise,
-so ``Progress`` prints one short line per finished case instead.
+so ``Progress`` prints one line per finished case instead, and nothing is cut: ``make_console``
+gives such a console no width limit (a log is read later, in any width), lines are never
+wrapped and the table is as wide as its longest row; failure reasons keep up to
+``FULL_REASON_CHARS`` characters instead of the terminal's ``REASON_CHARS``.
+
+The time after each case is the case's duration (its first delivery to its last observation,
+timeouts and waits included); for a repeated case, that of the attempt whose status stands.
 """
 
 from __future__ import annotations
@@ -23,7 +29,22 @@ STATUS_STYLES = {"pass": "green", "soft": "yellow", "fail": "bold red", "error":
                  "unavailable": "dim", "skipped": "dim"}
 SEVERITY = {"fail": 0, "error": 1, "unavailable": 2, "soft": 3, "skipped": 4}
 REASON_CHARS = 100
+FULL_REASON_CHARS = 2000
 MAX_ROWS = 50
+#: A console that is not a terminal has no width of its own: never wrap or cut at 80 columns.
+UNBOUNDED_WIDTH = 100_000
+
+
+def make_console(**kwargs: Any) -> Console:
+    """The console ``harness run`` prints to: a terminal's own width, or unbounded off a terminal."""
+    console = Console(**kwargs)
+    if not console.is_terminal:
+        console = Console(width=UNBOUNDED_WIDTH, soft_wrap=True, **kwargs)
+    return console
+
+
+def _reason_chars(console: Console) -> int:
+    return REASON_CHARS if console.is_terminal else FULL_REASON_CHARS
 
 
 def print_table(report: RunReport | Mapping[str, Any], console: Console) -> None:
@@ -32,29 +53,32 @@ def print_table(report: RunReport | Mapping[str, Any], console: Console) -> None
     bad = sorted((c for c in d.get("cases") or [] if c.get("status") != "pass"),
                  key=lambda c: SEVERITY.get(c.get("status"), 9))
     if bad:
+        on_terminal = console.is_terminal
         table = Table(title=f"{len(bad)} case(s) did not pass", title_justify="left", show_lines=False)
         for col in ("case", "layer", "status", "why"):
-            table.add_column(col, overflow="fold" if col == "why" else "ellipsis")
+            # On a terminal a long reason folds; off it every column keeps its full width.
+            table.add_column(col, overflow="fold" if col == "why" or not on_terminal else "ellipsis",
+                             no_wrap=not on_terminal)
         for c in bad[:MAX_ROWS]:
             status = str(c.get("status", ""))
             table.add_row(Text(str(c.get("id", ""))), Text(str(c.get("layer", ""))),
                           Text(status, style=STATUS_STYLES.get(status, "")),
-                          Text(headline(c, REASON_CHARS)))
+                          Text(one_line(headline(c, _reason_chars(console)), _reason_chars(console))))
         console.print(table)
         if len(bad) > MAX_ROWS:
             console.print(Text(f"… and {len(bad) - MAX_ROWS} more: see report.html"))
     from harness import layer as layer_registry
 
     for name, counts in (d.get("layers") or {}).items():
-        console.print(Text(_counts_line(name, counts)))
+        console.print(Text(_counts_line(name, counts)), soft_wrap=True)
         for extra in layer_registry.summary_lines(name, counts):  # e.g. the metamorphic variants' line
-            console.print(Text(f"{'':<11} {extra}"))
+            console.print(Text(f"{'':<11} {extra}"), soft_wrap=True)
     summary = d.get("summary") or {}
     verdict = str(summary.get("verdict", "?"))
-    console.print(Text(_counts_line("total", summary)))
+    console.print(Text(_counts_line("total", summary)), soft_wrap=True)
     line = Text(f"verdict: {verdict.upper()}", style="bold green" if verdict == "pass" else "bold red")
     line.append(f" · exit {d.get('exit_code', '?')}")
-    console.print(line)
+    console.print(line, soft_wrap=True)
 
 
 def _counts_line(name: str, c: Mapping[str, Any]) -> str:
@@ -64,14 +88,23 @@ def _counts_line(name: str, c: Mapping[str, Any]) -> str:
             f"unavailable {c.get('unavailable', 0)} · {format_cost(c.get('cost_usd'))}")
 
 
-def _case_fields(result: CaseResult | Mapping[str, Any]) -> tuple[str, str, Any, str]:
-    """(status, id, latency_ms, headline) from a CaseResult or its dict."""
+def case_duration_ms(result: CaseResult | Mapping[str, Any]) -> float | None:
+    """How long the case took: first delivery to last observation (``duration_ms`` in results.json)."""
+    if isinstance(result, CaseResult):
+        obs = result.observation
+        return (obs.finished_at - obs.started_at) * 1000 if obs is not None else None
+    value = result.get("duration_ms")
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _case_fields(result: CaseResult | Mapping[str, Any], limit: int = REASON_CHARS) -> tuple[str, str, Any, str]:
+    """(status, id, duration_ms, headline) from a CaseResult or its dict."""
+    duration = case_duration_ms(result)
     if isinstance(result, CaseResult):
         # Only what the headline reads: building the whole transcript per case is waste.
-        result = {"status": result.status, "id": result.id, "latency_ms": result.latency_ms,
-                  "error": result.error, "evidence": [evidence_to_dict(e) for e in result.evidence]}
-    return (str(result.get("status", "")), str(result.get("id", "")),
-            result.get("latency_ms"), headline(result, REASON_CHARS))
+        result = {"status": result.status, "id": result.id, "error": result.error,
+                  "evidence": [evidence_to_dict(e) for e in result.evidence]}
+    return (str(result.get("status", "")), str(result.get("id", "")), duration, headline(result, limit))
 
 
 class Progress:
@@ -102,15 +135,16 @@ class Progress:
     def advance(self, case_result: CaseResult | Mapping[str, Any]) -> None:
         """One case finished."""
         self.done += 1
-        status, case_id, latency, why = _case_fields(case_result)
+        limit = _reason_chars(self.console)
+        status, case_id, duration, why = _case_fields(case_result, limit)
         if status != "pass":
             self.not_passed += 1
         width = len(str(self.total))
         line = Text(f"[{self.done:>{width}}/{self.total}] ")
         line.append(status, style=STATUS_STYLES.get(status, ""))
-        line.append(f" {case_id} {format_ms(latency)}")
+        line.append(f" {case_id} {format_ms(duration)}")
         if status != "pass" and why:
-            line.append(f"  {one_line(why, REASON_CHARS)}", style="dim")
+            line.append(f"  {one_line(why, limit)}", style="dim")
         if self._bar is not None:
             # On the live bar only the interesting cases scroll by above it.
             if status != "pass":

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from harness.report.jsonfile import case_to_dict, report_to_dict
-from harness.report.terminal import Progress, print_table
+from harness.report.terminal import UNBOUNDED_WIDTH, Progress, make_console, print_table
 
 
 def plain_console(width: int = 160) -> Console:
@@ -49,11 +49,33 @@ def test_agent_text_is_not_rich_markup(report, evidence):
     assert "[red]boom[/red] [link=x]y" in output(console)
 
 
-def test_long_reasons_are_truncated(report, evidence):
+def test_long_reasons_are_truncated_on_a_terminal(report, evidence):
     case = replace(report.cases[1], evidence=(evidence("reply.regex", False, reason="x" * 500),))
-    console = plain_console(width=400)
+    console = Console(file=io.StringIO(), force_terminal=True, width=400, color_system=None)
     print_table(replace(report, cases=(case,)), console)
     assert "x" * 101 not in output(console) and "…" in output(console)
+
+
+def test_off_a_terminal_nothing_is_cut(report, evidence, monkeypatch):
+    """cron / CI logs: full lines, the table at full width, the whole reason (issue 16)."""
+    reason = "the agent said " + "y" * 300 + " END"
+    case = replace(report.cases[1], evidence=(evidence("reply.regex", False, reason=reason),),
+                   id="a-case-with-a-rather-long-identifier-that-would-not-fit-at-80-columns")
+    buf = io.StringIO()
+    monkeypatch.setattr("sys.stdout", buf)
+    console = make_console(color_system=None)
+    assert console.is_terminal is False and console.width == UNBOUNDED_WIDTH
+    print_table(replace(report, cases=(case,)), console)
+    progress = Progress(console)
+    progress.start(1)
+    progress.advance(case)
+    out = buf.getvalue()
+    row = next(line for line in out.splitlines() if case.id in line and "│" in line)
+    assert reason in row  # one line: id, layer, status and the whole reason
+    total = next(line for line in out.splitlines() if line.startswith("total"))
+    assert len(total) > 80 and "unavailable" in total  # the whole counts line, unwrapped
+    assert any(line.startswith("[1/1] fail " + case.id) and line.endswith("END") for line in out.splitlines())
+    assert max(len(line) for line in out.splitlines()) < 1000  # no padding to the unbounded width
 
 
 def test_all_pass_prints_no_table(build_report, report):
@@ -70,8 +92,8 @@ def test_from_dict_form(report):
 
 
 @pytest.mark.parametrize("index, line", [
-    (0, r"\[1/6\] pass url-ok 820ms$"),
-    (1, r"\[2/6\] fail url-malformed-scheme 1200ms  reply\.regex \(turn 0\): no match"),
+    (0, r"\[1/6\] pass url-ok 2000ms$"),  # the duration (started..finished), not the latency 820ms
+    (1, r"\[2/6\] fail url-malformed-scheme 2000ms  reply\.regex \(turn 0\): no match"),  # duration, not latency
     (4, r"\[5/6\] error cancel-mid-task -  timeout after 30s"),
 ])
 def test_progress_off_a_terminal_prints_one_line_per_case(report, index, line):
