@@ -176,8 +176,6 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from rich.console import Console
-
     from harness.config import load_config
     from harness.report import write_all
     from harness.report.terminal import Progress, make_console, print_table
