@@ -1,0 +1,272 @@
+"""One redactor for every artifact and every output of a run.
+
+The redactor knows every secret of the run by value: the sandbox's generated channel
+credentials (bot token, webhook secret, app secret, verify token, WhatsApp token), secrets
+pinned in the environment (``HARNESS_*`` names holding TOKEN, SECRET, KEY, PASSWORD), every
+variable named by an ``*_env`` key anywhere in the config (critic ``api_key_env``, alert
+tokens and URLs, the LLM upstream key), the storage and LLM keys of the environment, and the
+alert webhook URL (a webhook URL carries its token). It also knows the common shapes of keys
+(``sk-...``, Telegram bot tokens, ``Bearer ...``, AWS access key ids, ``?api_key=`` query
+values), so a key the run was never told about is still caught.
+
+Each secret becomes ``[redacted:<name>]`` (the name of its variable or its kind). A secret
+shorter than ``MIN_SECRET_LEN`` characters is not redacted by value (it would mangle ordinary
+text); its shape may still match.
+
+One object is built per run (``for_config``) and installed (``install``); every sink applies
+``active()`` at its single write point: the report writers (``harness.report``), the journal,
+the manifest, target.log (``harness.targets.http``), alerts, every uploaded object
+(``harness.night.storage.S3Store.put``), the console (``RedactingStream`` around stdout and
+stderr in ``harness.cli.main``) and the crash log.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import threading
+from typing import Any, Iterable, Mapping
+from urllib.parse import quote
+
+#: A value shorter than this is not redacted by value (its shape may still be).
+MIN_SECRET_LEN = 8
+
+#: Words in an environment variable's name that make its value a secret.
+SECRET_NAME_WORDS = ("TOKEN", "SECRET", "PASSWORD", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL")
+#: Variables that hold keys whatever the config says.
+WELL_KNOWN = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY", "GEMINI_API_KEY",
+              "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "HARNESS_LLM_API_KEY")
+
+#: Key shapes: (name, pattern). A pattern's group ``keep``, when present, is kept in clear.
+SHAPES: tuple[tuple[str, str], ...] = (
+    ("bearer", r"(?P<keep>\b[Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}"),
+    ("sk-key", r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{16,}"),
+    ("telegram-token", r"(?<![A-Za-z0-9_-])\d{5,12}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
+    ("aws-key", r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
+    ("github-token", r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{30,}"),
+    ("slack-token", r"(?<![A-Za-z0-9_-])xox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("query-key", r"(?P<keep>[?&](?:api[_-]?key|access_token|token|key|secret)=)[^&\s\"'<>]{8,}"),
+)
+
+
+def _is_secret_name(name: str) -> bool:
+    up = name.upper()
+    if up.endswith("_ENV"):  # names a variable, holds no secret itself
+        return False
+    return any(w in up for w in SECRET_NAME_WORDS)
+
+
+class Redactor:
+    """Replaces every known secret and every key shape with ``[redacted:<name>]``.
+
+    Immutable once built; ``text``, ``binary`` and ``data`` are safe from any thread.
+    """
+
+    def __init__(self, secrets: Mapping[str, str] | Iterable[tuple[str, str]] = (), *,
+                 shapes: Iterable[tuple[str, str]] = SHAPES):
+        pairs = secrets.items() if isinstance(secrets, Mapping) else secrets
+        by_value: dict[str, str] = {}
+        for name, value in pairs:
+            value = str(value or "")
+            if len(value.strip()) < MIN_SECRET_LEN:
+                continue
+            for variant in dict.fromkeys((value, quote(value, safe=""), quote(value, safe="/:"))):
+                by_value.setdefault(variant, name)
+        self.secrets: dict[str, str] = by_value
+        """Each literal secret (and its URL-encoded forms) -> its name."""
+        self.shapes = tuple(shapes)
+        literals = sorted(by_value, key=len, reverse=True)  # the longest first: a URL before its token
+        parts = [f"(?P<lit>{'|'.join(map(re.escape, literals))})"] if literals else []
+        parts += [f"(?P<s{i}>{_renamed(p, i)})" for i, (_n, p) in enumerate(self.shapes)]
+        self._re = re.compile("|".join(parts)) if parts else None
+        self._re_b = re.compile("|".join(parts).encode("utf-8")) if parts else None
+
+    @property
+    def names(self) -> list[str]:
+        """The names of the literal secrets it knows (never their values)."""
+        return sorted(set(self.secrets.values()))
+
+    def _replacement(self, m: re.Match) -> str:
+        if "lit" in m.re.groupindex and m.group("lit") is not None:
+            return f"[redacted:{self.secrets[m.group('lit')]}]"
+        for i, (name, _p) in enumerate(self.shapes):
+            if m.group(f"s{i}") is not None:
+                keep = m.group(f"k{i}") if f"k{i}" in m.re.groupindex else None
+                return (keep or "") + f"[redacted:{name}]"
+        return m.group(0)  # pragma: no cover - one group always matched
+
+    def text(self, s: str) -> str:
+        """``s`` with every secret replaced."""
+        if not s or self._re is None:
+            return s
+        return self._re.sub(self._replacement, s)
+
+    def binary(self, b: bytes) -> bytes:
+        """``b`` with every secret replaced (binary-safe: UTF-8 text is redacted as text)."""
+        if not b or self._re_b is None:
+            return b
+        try:
+            return self.text(b.decode("utf-8")).encode("utf-8")
+        except UnicodeDecodeError:
+            return self._re_b.sub(lambda m: self._replacement_b(m), b)
+
+    def _replacement_b(self, m: re.Match) -> bytes:
+        if "lit" in m.re.groupindex and m.group("lit") is not None:
+            return f"[redacted:{self.secrets.get(m.group('lit').decode('utf-8', 'replace'), 'secret')}]".encode()
+        for i, (name, _p) in enumerate(self.shapes):
+            if m.group(f"s{i}") is not None:
+                keep = m.group(f"k{i}") if f"k{i}" in m.re.groupindex else None
+                return (keep or b"") + f"[redacted:{name}]".encode()
+        return m.group(0)  # pragma: no cover
+
+    def data(self, value: Any) -> Any:
+        """A copy of a JSON-like value (dicts, lists, strings) with every string redacted."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {self.text(k) if isinstance(k, str) else k: self.data(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.data(v) for v in value]
+        return value
+
+    def holds_secret(self, s: str) -> bool:
+        """True when ``s`` holds a known secret or a key shape."""
+        return bool(s) and self._re is not None and self._re.search(s) is not None
+
+    def with_secrets(self, more: Mapping[str, str]) -> "Redactor":
+        """A new redactor that also knows ``more``."""
+        merged = {}
+        for value, name in self.secrets.items():
+            merged.setdefault(name + "\0" + value, (name, value))
+        pairs = list(merged.values()) + list(more.items())
+        return Redactor(pairs, shapes=self.shapes)
+
+
+def _renamed(pattern: str, i: int) -> str:
+    """A shape's ``keep`` group renamed per shape, so all shapes fit in one pattern."""
+    return pattern.replace("(?P<keep>", f"(?P<k{i}>")
+
+
+def environ_secrets(environ: Mapping[str, str]) -> dict[str, str]:
+    """Secrets the environment holds: pinned ``HARNESS_*`` secrets and well-known key variables."""
+    out = {}
+    for name, value in environ.items():
+        if name in WELL_KNOWN or (name.startswith("HARNESS_") and _is_secret_name(name)) \
+                or name.endswith(("_API_KEY", "_SECRET_ACCESS_KEY", "_BOT_TOKEN", "_AUTH_TOKEN")):
+            out[name] = value
+    return out
+
+
+def config_secrets(config: Any, environ: Mapping[str, str]) -> dict[str, str]:
+    """Secrets a loaded config names: generated channel credentials, each ``*_env`` key's
+    variable, the LLM upstream key, the alert webhook URL (duck-typed: any Config works)."""
+    out: dict[str, str] = {}
+    gen = getattr(config, "secrets", None)
+    for field in ("bot_token", "webhook_secret", "app_secret", "verify_token", "whatsapp_token"):
+        value = getattr(gen, field, "") if gen is not None else ""
+        if value:
+            out[field] = str(value)
+    sandbox = getattr(config, "sandbox", None)
+    key_env = getattr(sandbox, "llm_upstream_key_env", "") if sandbox is not None else ""
+    if key_env and environ.get(key_env):
+        out[key_env] = environ[key_env]
+
+    def walk(table: Any) -> None:
+        if not isinstance(table, Mapping):
+            return
+        for key, value in table.items():
+            if isinstance(value, Mapping):
+                walk(value)
+            elif isinstance(key, str) and key.lower().endswith("_env") and isinstance(value, str) \
+                    and environ.get(value):
+                out[value] = environ[value]
+
+    sections = getattr(config, "sections", None) or {}
+    walk(sections)
+    alerts = sections.get("alerts") if isinstance(sections, Mapping) else None
+    if isinstance(alerts, Mapping) and isinstance(alerts.get("webhook_url"), str):
+        out["alerts.webhook_url"] = alerts["webhook_url"]
+    return out
+
+
+def for_config(config: Any, environ: Mapping[str, str] | None = None) -> Redactor:
+    """The run's redactor: every secret of ``config`` and of the environment, and the key shapes."""
+    environ = os.environ if environ is None else environ
+    return Redactor({**environ_secrets(environ), **config_secrets(config, environ)})
+
+
+def from_environ(environ: Mapping[str, str] | None = None) -> Redactor:
+    """Before a config is read: the environment's secrets and the key shapes."""
+    return Redactor(environ_secrets(os.environ if environ is None else environ))
+
+
+_lock = threading.Lock()
+_active: Redactor | None = None
+_active_for: tuple | None = None
+
+
+def install(redactor: Redactor) -> Redactor:
+    """Make ``redactor`` the one every sink applies; returns the one it replaced."""
+    global _active, _active_for
+    with _lock:
+        previous = _active or from_environ()
+        _active, _active_for = redactor, None
+    return previous
+
+
+def for_run(config: Any) -> Redactor:
+    """Build the run's redactor from ``config`` and install it, once: called again for the
+    same secrets (the CLI, then the runner) it keeps the one already built."""
+    global _active, _active_for
+    key = (repr(getattr(config, "secrets", None)), id(getattr(config, "sections", None)),
+           tuple(sorted(environ_secrets(os.environ).items())))
+    with _lock:
+        if _active is not None and _active_for == key:
+            return _active
+        _active, _active_for = for_config(config), key
+        return _active
+
+
+def active() -> Redactor:
+    """The redactor of the current run (before any: the environment's secrets and the shapes)."""
+    global _active
+    if _active is None:
+        with _lock:
+            if _active is None:
+                _active = from_environ()
+    return _active
+
+
+class RedactingStream(io.TextIOBase):
+    """A text stream that redacts what is written with the active redactor (the console)."""
+
+    def __init__(self, stream: Any):
+        self.stream = stream
+
+    def write(self, s: str) -> int:
+        self.stream.write(active().text(s))
+        return len(s)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return bool(getattr(self.stream, "isatty", lambda: False)())
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.stream, "encoding", "utf-8") or "utf-8"
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
