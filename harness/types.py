@@ -98,7 +98,8 @@ class Reply:
     chat: str
     """Telegram chat id or WhatsApp recipient wa_id, as a string."""
     text: str
-    """Message text, or the caption of a document/photo ('' when none)."""
+    """Message text, or the caption of a document/photo ('' when none), as the user sees it:
+    Telegram markup (``parse_mode``) parsed away."""
     at: float
     """Unix time (seconds, float) when the emulator received it."""
     method: str
@@ -111,6 +112,17 @@ class Reply:
     """Inline keyboard / interactive button labels, if any."""
     raw: Mapping[str, Any] = field(default_factory=dict)
     """The request parameters as received (secrets removed)."""
+    raw_text: str | None = None
+    """The text exactly as the agent sent it, markup included (None: the same as ``text``)."""
+    parse_mode: str = ""
+    """Telegram ``parse_mode`` the text was parsed with (MarkdownV2 | Markdown | HTML; '' none)."""
+    entities: tuple[Mapping[str, Any], ...] = ()
+    """Formatting the user sees (Bot API ``MessageEntity`` dicts, UTF-16 offsets into ``text``)."""
+
+    @property
+    def sent_text(self) -> str:
+        """The raw text the agent sent (``reply_raw.*`` checks read this, ``reply.*`` read ``text``)."""
+        return self.text if self.raw_text is None else self.raw_text
 
 
 @dataclass(frozen=True)

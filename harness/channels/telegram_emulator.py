@@ -19,6 +19,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from harness.channels.telegram_markup import Formatted, ParseError, canonical_mode, parse, utf16_len
 from harness.channels.telegram_updates import DEFAULT_BOT_USER, MessageIds, callback_chat
 from harness.sandbox.router import doc_token_keys
 from harness.types import Event, Reply
@@ -60,6 +61,13 @@ _CHAT_ACTIONS = {
 _SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 MAX_TEXT = 4096
 MAX_CAPTION = 1024
+#: callback_data is 1-64 bytes (core.telegram.org/bots/api#inlinekeyboardbutton).
+MAX_CALLBACK_DATA = 64
+#: Buttons in one inline keyboard before Telegram answers REPLY_MARKUP_TOO_LONG (observed; unpublished).
+MAX_BUTTONS = 100
+_INLINE_ACTIONS = ("url", "callback_data", "web_app", "login_url", "switch_inline_query",
+                   "switch_inline_query_current_chat", "switch_inline_query_chosen_chat", "copy_text",
+                   "callback_game", "pay")
 
 
 class ApiError(Exception):
@@ -153,17 +161,41 @@ def make_reply(
     if kind is None:
         return None
     text = params.get("caption") if kind in ("document", "photo") else params.get("text")
+    text = text if isinstance(text, str) else ""
+    try:
+        shown = formatted(method, params)
+    except ParseError:  # only reached for calls that were not validated first
+        shown = Formatted(text)
     return Reply(
         channel="telegram",
         chat=chat_of(method, params),
-        text=text if isinstance(text, str) else "",
+        text=shown.text,
         at=at,
         method=via,
         kind=kind,
         message_id="" if message_id in (None, "") else str(message_id),
         buttons=reply_buttons(params.get("reply_markup")),
         raw=redact(params),
+        raw_text=text,
+        parse_mode=canonical_mode(params.get("parse_mode")) or "",
+        entities=shown.entities,
     )
+
+
+def formatted(method: str, params: Mapping[str, Any]) -> Formatted:
+    """The text (or caption) of a call as the user sees it, with its entities.
+
+    Explicit ``entities`` / ``caption_entities`` win over ``parse_mode``, as in the Bot API.
+    Raises ``ParseError`` with TDLib's message when the markup does not parse.
+    """
+    field_name = "caption" if method in ("sendDocument", "sendPhoto") else "text"
+    text = params.get(field_name)
+    if not isinstance(text, str):
+        return Formatted("")
+    given = params.get("caption_entities" if field_name == "caption" else "entities")
+    if isinstance(given, list):
+        return Formatted(text, tuple(e for e in given if isinstance(e, Mapping)))
+    return parse(text, params.get("parse_mode"))
 
 
 def _int(value: Any, default: int = 0) -> int:
@@ -190,25 +222,26 @@ def validate_call(method: str, params: Mapping[str, Any]) -> None:
         if params.get("chat_id") in (None, ""):
             raise _bad("chat_id is empty")
         _int_chat(params["chat_id"])
-    if method == "sendMessage":
+    parse_mode = params.get("parse_mode")
+    if canonical_mode(parse_mode) is None:
+        raise _bad("unsupported parse_mode")
+    if method in ("sendMessage", "editMessageText"):
         text = params.get("text")
         if not isinstance(text, str) or not text.strip():
             raise _bad("message text is empty")
-        if len(text) > MAX_TEXT:
-            raise _bad("message is too long")
+        shown = _parsed(method, params)
+        if not shown.text.strip():
+            raise _bad("message text is empty")
+        if utf16_len(shown.text) > MAX_TEXT:  # counted after parsing, in UTF-16 code units
+            raise _bad("message is too long" if method == "sendMessage" else "MESSAGE_TOO_LONG")
     if method in ("sendDocument", "sendPhoto"):
         what = "document" if method == "sendDocument" else "photo"
         if params.get(what) in (None, ""):
             raise _bad(f"there is no {what} in the request")
-        caption = params.get("caption")
-        if isinstance(caption, str) and len(caption) > MAX_CAPTION:
-            raise _bad("message caption is too long")
+        if isinstance(params.get("caption"), str):
+            if utf16_len(_parsed(method, params).text) > MAX_CAPTION:
+                raise _bad("message caption is too long")
     if method == "editMessageText":
-        text = params.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise _bad("message text is empty")
-        if len(text) > MAX_TEXT:
-            raise _bad("MESSAGE_TOO_LONG")
         if params.get("inline_message_id") in (None, ""):
             if params.get("chat_id") in (None, ""):
                 raise _bad("chat_id is empty")
@@ -220,12 +253,45 @@ def validate_call(method: str, params: Mapping[str, Any]) -> None:
         raise _bad("wrong parameter action in request")
     if method == "answerCallbackQuery" and not params.get("callback_query_id"):
         raise _bad("query is too old and response timeout expired or query ID is invalid")
-    parse_mode = params.get("parse_mode")
-    if parse_mode not in (None, "") and str(parse_mode).lower() not in ("html", "markdown", "markdownv2"):
-        raise _bad("unsupported parse_mode")
     markup = params.get("reply_markup")
     if markup is not None and not isinstance(markup, Mapping):
         raise _bad("can't parse reply keyboard markup JSON object")
+    if isinstance(markup, Mapping) and "inline_keyboard" in markup:
+        _check_inline_keyboard(markup["inline_keyboard"])
+
+
+def _parsed(method: str, params: Mapping[str, Any]) -> Formatted:
+    try:
+        return formatted(method, params)
+    except ParseError as exc:
+        raise _bad(f"can't parse entities: {exc}") from None
+
+
+def _check_inline_keyboard(rows: Any) -> None:
+    """The inline keyboard rules of the Bot API (InlineKeyboardMarkup, InlineKeyboardButton)."""
+    if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
+        raise _bad("can't parse inline keyboard button: field \"inline_keyboard\" of the InlineKeyboardMarkup "
+                   "must be an Array of Arrays")
+    count = 0
+    for row in rows:
+        for button in row:
+            count += 1
+            if not isinstance(button, Mapping):
+                raise _bad("can't parse inline keyboard button: InlineKeyboardButton must be an Object")
+            if not isinstance(button.get("text"), str):
+                raise _bad("can't parse inline keyboard button: Can't find field \"text\"")
+            if not any(k in button for k in _INLINE_ACTIONS):
+                raise _bad("can't parse inline keyboard button: Text buttons are unallowed in the inline keyboard")
+            if not button["text"].strip():
+                raise _bad("BUTTON_TEXT_INVALID")
+            if "callback_data" in button:
+                data = button["callback_data"]
+                if not isinstance(data, str) or not 1 <= len(data.encode("utf-8")) <= MAX_CALLBACK_DATA:
+                    raise _bad("BUTTON_DATA_INVALID")
+            if "url" in button and not str(button["url"]).strip():
+                raise _bad("BUTTON_URL_INVALID")
+    if count > MAX_BUTTONS:
+        raise _bad("REPLY_MARKUP_TOO_LONG")
 
 
 def webhook_reply_event(body: Mapping[str, Any], at: float) -> Event:
@@ -479,7 +545,7 @@ class BotApiEmulator:
 
     def _caption(self, msg: dict[str, Any], params: Mapping[str, Any]) -> None:
         if params.get("caption"):
-            msg["caption"] = params["caption"]
+            self._text(msg, formatted("sendDocument", params), "caption")
 
     # -- methods (each returns the ``result``, or raises ApiError) -----------------------
     async def _m_getMe(self, params: Mapping[str, Any], at: float) -> Any:
@@ -567,8 +633,16 @@ class BotApiEmulator:
 
     async def _m_sendMessage(self, params: Mapping[str, Any], at: float) -> Any:
         msg = self._new_message(params, at)
-        msg["text"] = params["text"]
+        self._text(msg, formatted("sendMessage", params), "text")
         return self._store(msg)
+
+    @staticmethod
+    def _text(msg: dict[str, Any], shown: Formatted, key: str) -> None:
+        """Set the rendered text (or caption) and its entities, as Telegram returns them."""
+        msg[key] = shown.text
+        msg.pop("entities" if key == "text" else "caption_entities", None)
+        if shown.entities:
+            msg["entities" if key == "text" else "caption_entities"] = [dict(e) for e in shown.entities]
 
     async def _m_sendDocument(self, params: Mapping[str, Any], at: float) -> Any:
         msg = self._new_message(params, at)
@@ -598,12 +672,15 @@ class BotApiEmulator:
         if old is None:
             raise _bad("message to edit not found")
         markup = params.get("reply_markup")
-        if old.get("text") == params["text"] and old.get("reply_markup") == markup:
+        shown = formatted("editMessageText", params)
+        if (old.get("text") == shown.text and old.get("entities", []) == [dict(e) for e in shown.entities]
+                and old.get("reply_markup") == markup):
             raise _bad(
                 "message is not modified: specified new message content and reply markup "
                 "are exactly the same as a current content and reply markup of the message"
             )
-        msg = {**old, "text": params["text"], "edit_date": int(at)}
+        msg = {**old, "edit_date": int(at)}
+        self._text(msg, shown, "text")
         msg.pop("reply_markup", None)
         if isinstance(markup, Mapping) and "inline_keyboard" in markup:
             msg["reply_markup"] = markup

@@ -11,10 +11,12 @@ from harness.checks import budget, cost, form, text, trajectory
 from harness.checks.base import CheckDef
 
 #: ``expect`` keys whose table holds several sub-checks.
-GROUPED = ("reply", "post", "critic")  # critic: factuality, rubric, answer
+GROUPED = ("reply", "post", "critic", "reply_raw")  # critic: factuality, rubric, answer
 
 # Text comparisons and their parameter validators; each is offered on the replies to the
-# user (``reply.*``) and on the posts the agent sent elsewhere (``post.*``).
+# user (``reply.*``: the text as the user sees it, Telegram markup parsed away), on the same
+# replies as the agent sent them, markup included (``reply_raw.*``), and on the posts the
+# agent sent elsewhere (``post.*``).
 _TEXT = {
     "regex": (text.regex, text._regex_error),
     "not_regex": (text.not_regex, text._regex_error),
@@ -32,7 +34,7 @@ REGISTRY: dict[str, CheckDef] = {
     d.name: d
     for d in (
         *(CheckDef(f"{of}.{key}", text.text_check(f"{of}.{key}", compare, of), validate, text.EVAL)
-          for of in ("reply", "post") for key, (compare, validate) in _TEXT.items()),
+          for of in ("reply", "post", "reply_raw") for key, (compare, validate) in _TEXT.items()),
         CheckDef("replies", text.replies, text.replies_error, "count@1"),
         CheckDef("tools_called", trajectory.tools_called, trajectory.tools_error, trajectory.EVAL),
         CheckDef("tools_not_called", trajectory.tools_not_called, trajectory.tools_error, trajectory.EVAL),
@@ -73,4 +75,10 @@ for _definition in (*_similarity.CHECKS, *_critic.CHECKS, *_equivalence.CHECKS):
 from harness.checks import rich as _rich, sequence as _sequence, slots as _slots, state as _state  # noqa: E402
 
 for _definition in (*_state.CHECKS, *_sequence.CHECKS, *_rich.CHECKS, *_slots.CHECKS):
+    register(_definition)
+
+# What the channels enforce: the formatting the user sees, callback queries answered.
+from harness.checks import callbacks as _callbacks, entities as _entities  # noqa: E402
+
+for _definition in (*_entities.CHECKS, *_callbacks.CHECKS):
     register(_definition)

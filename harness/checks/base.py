@@ -60,12 +60,19 @@ def posts(obs: Observation, turn: int) -> tuple[Reply, ...]:
 
 
 def messages(obs: Observation, turn: int, of: str = "reply") -> tuple[Reply, ...]:
-    """The messages a text check reads: the user's replies (``reply``) or the posts (``post``)."""
+    """The messages a text check reads: the user's replies (``reply``, and ``reply_raw`` for
+    their text as sent, markup included) or the posts (``post``)."""
     return posts(obs, turn) if of == "post" else own_replies(obs, turn)
 
 
+def message_text(reply: Reply, of: str = "reply") -> str:
+    """What a text check reads of one message: what the user sees (markup parsed away), or
+    for ``reply_raw`` the text exactly as the agent sent it."""
+    return reply.sent_text if of == "reply_raw" else reply.text
+
+
 def joined_text(obs: Observation, turn: int, of: str = "reply") -> str:
-    return "\n".join(r.text for r in messages(obs, turn, of))
+    return "\n".join(message_text(r, of) for r in messages(obs, turn, of))
 
 
 def verdict(name: str, turn: int, ok: bool, *, expected: str, observed: str, reason: str,

@@ -48,7 +48,7 @@ def text_check(name: str, compare, of: str = "reply"):
         text = joined_text(obs, turn, of)
         ok, expected, reason = compare(text, params, messages(obs, turn, of))
         if not text:
-            reason = f"no {of}: " + reason
+            reason = f"no {'post' if of == 'post' else 'reply'}: " + reason
             stray = turn_obs(obs, turn).unattributed if of == "post" else ()
             if stray:  # a post went out but carried nothing of this case: a wrong link, not no post
                 reason += (f"; {len(stray)} message(s) in this turn's time could not be attributed to any case "

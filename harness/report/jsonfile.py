@@ -158,7 +158,10 @@ def turn_to_dict(t: TurnObservation) -> dict[str, Any]:
         "delivery_error": t.delivery_error,
         "timed_out": t.timed_out,
         "replies": [
-            {"text": r.text, "at": r.at, "method": r.method, "kind": r.kind, "buttons": list(r.buttons)}
+            {"text": r.text, "at": r.at, "method": r.method, "kind": r.kind, "buttons": list(r.buttons),
+             # Telegram markup: the text as sent, its parse_mode and the entities the user sees
+             **({"raw_text": r.sent_text, "parse_mode": r.parse_mode, "entities": [dict(e) for e in r.entities]}
+                if r.parse_mode or r.entities else {})}
             for r in t.replies
         ],
         # The driver's own delivery is not a call the agent made.
