@@ -23,13 +23,14 @@ from harness import __version__
 from harness import layer as layer_registry
 from harness.cases import overlap_groups
 from harness.run.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
-from harness.run.aggregate import apply_soft_budget
+from harness.run.aggregate import apply_soft_budget, wilson_interval
 from harness.models.settings import soft_budget
 from harness.soft import is_soft, reevaluate
 from harness.checks import REGISTRY
 from harness.config import Config
 from harness.run.driver import Driver, Identity, make_identity
 from harness.run.perf import BUDGET_EXIT, RunMeter
+from harness.run.quiet import Limiter, QuietWindow, Slot
 from harness.errors import TargetError
 from harness.report.journal import Journal
 from harness.report.jsonfile import case_to_dict
@@ -39,14 +40,12 @@ from harness.services import Services, default_factories
 from harness.targets.base import Endpoints
 from harness.targets.http import HttpTarget
 from harness.targets.inprocess import InProcessTarget
-from harness.types import Case, CaseResult, Evidence, Observation, Reply, RunReport, Turn, TurnObservation
+from harness.types import Case, CaseResult, Event, Evidence, Observation, Reply, RunReport, Turn, TurnObservation
 
 log = logging.getLogger("harness.run.runner")
 
 # A turn whose update got no answer at all is not waited on for the full reply timeout.
 GRACE_AFTER_FAILED_DELIVERY_S = 1.0
-# Once the expected number of replies is in, wait this much (or settle_s if shorter) for extras.
-EXTRA_REPLY_GRACE_S = 0.5
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -95,6 +94,8 @@ class _Attempt:
     """The in-flight turn's webhook answer (status, error) once it came: a timeout keeps it."""
     bot_message_ids: dict[str, str] = field(default_factory=dict)
     """The last message the agent sent each user (callbacks press its buttons)."""
+    seen: int | None = None
+    """How many of the recorder's events the turns observed so far hold (late replies come after)."""
 
     @property
     def ident(self) -> Identity:
@@ -142,16 +143,7 @@ async def evaluate(case: Case, obs: Observation, services: Services | None = Non
     pure check passed, since judging the content of a reply that already failed costs
     money and time and cannot change the verdict.
     """
-    evidence: list[Evidence] = []
-    deferred = []
-    for index, turn in enumerate(case.turns):
-        for spec in turn.checks:
-            definition = REGISTRY[spec.name]
-            if definition.uses_services:
-                deferred.append((index, spec, definition))
-                continue
-            evidence.append(_guarded(definition, spec, index, case, lambda d=definition, i=index, p=spec.params:
-                                     d.fn(case, obs, i, p)))
+    evidence, deferred = _pure_evidence(case, obs)
     if not deferred:
         return evidence
     if any(e.passed is False for e in evidence):
@@ -171,6 +163,47 @@ async def evaluate(case: Case, obs: Observation, services: Services | None = Non
             log.exception("check %s crashed on case %s", spec.name, case.id)
             evidence.append(_crashed(definition, spec, index, exc))
     return evidence
+
+
+def _pure_evidence(case: Case, obs: Observation) -> tuple[list[Evidence], list]:
+    """The deterministic checks' evidence, and the (turn, spec, definition) of the checks that use services."""
+    evidence: list[Evidence] = []
+    deferred = []
+    for index, turn in enumerate(case.turns):
+        for spec in turn.checks:
+            definition = REGISTRY[spec.name]
+            if definition.uses_services:
+                deferred.append((index, spec, definition))
+                continue
+            evidence.append(_guarded(definition, spec, index, case, lambda d=definition, i=index, p=spec.params:
+                                     d.fn(case, obs, i, p)))
+    return evidence, deferred
+
+
+def _with_late(obs: Observation, late: Sequence[Event], recorded: int) -> Observation:
+    """``obs`` with late replies added to the turns recorded under ``recorded`` (each to its chat's turn)."""
+    turns = []
+    for t in obs.turns:
+        if t.index < recorded:
+            turns.append(t)
+            continue
+        have = {id(e) for e in t.events}
+        mine = [e for e in late if id(e) not in have and e.reply.chat == (t.chat or obs.chat_id)]
+        turns.append(replace(t, replies=t.replies + tuple(e.reply for e in mine), events=t.events + tuple(mine))
+                     if mine else t)
+    return replace(obs, turns=tuple(turns))
+
+
+@dataclass
+class _Listening:
+    """A finished attempt whose chats stay open until the run ends (late replies are still its own)."""
+
+    case: Case
+    rec: CaseRecorder
+    seen: int
+    """How many of ``rec.events`` the attempt's observation holds."""
+    result: CaseResult
+    """The attempt's own result (before repeats were combined)."""
 
 
 def _crashed(definition, spec, index: int, exc: Exception) -> Evidence:
@@ -201,7 +234,11 @@ class Runner:
         self.services = options.services or Services(config, factories=default_factories())
         if options.golden_dir is not None:
             self.services.golden_dir = options.golden_dir
-        self.meter = RunMeter(config, options.out_dir, self.run_id, options.budget_usd)  # cost layer (perf.py)
+        self.meter = RunMeter(config, options.out_dir, self.run_id, options.budget_usd,  # cost layer (perf.py)
+                              concurrency=options.concurrency)
+        self.quiet = QuietWindow(config.sandbox.settle_s)  # quiet windows learned from the agent (quiet.py)
+        self._listening: list[_Listening] = []
+        self._last_case_end = 0.0
 
     def _warm_services(self, cases: Sequence[Case]):
         """Start building the services the selected layers declare, in a worker thread."""
@@ -281,7 +318,9 @@ class Runner:
 
     async def _run_cases(self, cases: Sequence[Case], driver: Driver, journal: Journal,
                          results: list[CaseResult]) -> None:
-        limit = asyncio.Semaphore(self.options.concurrency or self.config.sandbox.concurrency)
+        # Concurrency bounds the cases the agent works on: a case that only watches its last
+        # quiet window has given its slot back (quiet.py); a started case's next attempt goes first.
+        limit = Limiter(self.options.concurrency or self.config.sandbox.concurrency)
 
         async def one(case: Case) -> None:
             if case.id in self.options.prior:  # --resume: finished before the kill, already journaled
@@ -289,22 +328,87 @@ class Runner:
                 if self.options.on_case:
                     self.options.on_case(self.options.prior[case.id])
                 return
-            async with limit:
+            slot = Slot(limit)
+            try:
+                await slot.take()
                 skipped = self.meter.gate(case)  # the cost budget: no new case once its projection is crossed
                 attempts = []
-                for _ in range(0 if skipped else max(1, self.options.repeat)):
-                    attempts.append(self.meter.measure(await self._attempt(case, driver)))
+                for k in range(0 if skipped else max(1, self.options.repeat)):
+                    await slot.take(priority=0 if k else 1)
+                    attempts.append(self.meter.measure(await self._attempt(case, driver, slot)))
                 result = skipped or self.meter.finish(case, attempts, combine_attempts(attempts))
+            finally:
+                slot.give()
             results.append(result)
             journal.append(case_to_dict(result))
             if self.options.on_case:
                 self.options.on_case(result)
 
         await asyncio.gather(*(one(c) for c in cases))
+        await self._run_quiet()
+        self._late_replies(results, journal)
         order = {c.id: i for i, c in enumerate(cases)}
         results.sort(key=lambda r: order.get(r.id, 0))
 
-    async def _attempt(self, case: Case, driver: Driver) -> CaseResult:
+    async def _run_quiet(self) -> None:
+        """One quiet window for the whole run: wait until nothing reached the sandbox for
+        ``settle_s`` (at most ``reply_timeout_s``), so a late reply to any case is still seen."""
+        sb = self.config.sandbox
+        start = time.time()
+        while True:
+            now = time.time()
+            last = max(self.sandbox.router.last_event_at or start, self._last_case_end)
+            quiet = now - last
+            if quiet >= sb.settle_s or now - start >= sb.reply_timeout_s:
+                return
+            await asyncio.sleep(sb.settle_s - quiet + 0.002)
+
+    def _late_replies(self, results: list[CaseResult], journal: Journal) -> None:
+        """Replies that reached a case's chat after the case was reported: each attempt's checks
+        run again on its turns with them, and a check they break fails the case (a duplicate is
+        a regression however late it comes). The case's journal line is written again."""
+        by_id = {r.id: i for i, r in enumerate(results)}
+        harmless = []
+        for item in self._listening:
+            self.sandbox.router.close(item.rec)
+            obs = item.result.observation
+            late = [e for _, e in item.rec.events[item.seen:] if e.reply is not None]
+            if obs is None or not late or item.case.id not in by_id:
+                continue
+            chats = {t.chat or obs.chat_id for t in obs.turns}
+            late = [e for e in late if e.reply.channel == obs.channel and e.reply.chat in chats]
+            if not late:
+                continue
+            obs = _with_late(obs, late, item.rec.turn)
+            before = {(e.check, e.turn) for e in item.result.evidence if e.passed is False}
+            after, _ = _pure_evidence(item.case, obs)
+            delay = late[0].at - item.result.observation.finished_at
+            broken = [replace(e, reason=f"late reply ({len(late)} arrived, the first {delay:.2f}s after the case "
+                                        f"was reported): {e.reason}")
+                      for e in after if e.passed is False and (e.check, e.turn) not in before]
+            i = by_id[item.case.id]
+            result = results[i]
+            if not broken:
+                harmless.append(item.case.id)
+                continue
+            was_pass = item.result.status == "pass"
+            result = replace(result, evidence=tuple(result.evidence) + tuple(broken), status="fail",
+                             observation=obs if result.observation and result.observation.chat_id == obs.chat_id
+                             else result.observation)
+            if result.attempts > 1 and was_pass:
+                passes = max(0, (result.passes or 0) - 1)
+                result = replace(result, passes=passes, pass_at_k=passes > 0, pass_hat_k=False,
+                                 flaky=0 < passes < result.attempts, pass_rate_ci=wilson_interval(passes, result.attempts))
+            elif was_pass:
+                result = replace(result, passes=0)
+            results[i] = result
+            journal.append(case_to_dict(result))  # the later line stands (--resume reads the last one)
+        self._listening.clear()
+        if harmless:
+            self._notes.append(f"{len(harmless)} case(s) got replies after they were reported that break none of "
+                               f"their checks: {', '.join(sorted(set(harmless))[:10])}")
+
+    async def _attempt(self, case: Case, driver: Driver, slot: Slot | None = None) -> CaseResult:
         users = {name: self._next_identity() for name in (case.users or ("",))}
         rec = self.sandbox.router.open(case.id, [k for u in users.values() for k in u.keys()])
         att = _Attempt(case=case, rec=rec, users=users)
@@ -312,7 +416,7 @@ class Runner:
         error = ""
         timeout = case.timeout_s or self.config.sandbox.case_timeout_s
         try:
-            await asyncio.wait_for(self._turns(att, driver), timeout)
+            await asyncio.wait_for(self._turns(att, driver, slot), timeout)
         except asyncio.TimeoutError:
             error = f"case timed out after {timeout:.0f}s"
             if att.current >= len(att.turns):  # the turn in flight: keep what it saw
@@ -327,9 +431,13 @@ class Runner:
             log.error("case %s: %s", case.id, traceback.format_exc())
             error = f"harness error: {type(exc).__name__}: {exc}"
         finally:
-            self.sandbox.router.close(rec)
+            if error or att.seen is None:
+                self.sandbox.router.close(rec)
+            else:  # the chats stay open until the run ends: a late reply is still this case's (_late_replies)
+                self.sandbox.router.retire(rec)
             for user in users.values():
                 driver.forget(user)
+            self._last_case_end = time.time()
         if not error and not self._target.alive():
             error = "the target process exited during the case"
         obs = Observation(case_id=case.id, channel=case.channel, chat_id=att.ident.chat_for(case.channel),
@@ -337,15 +445,20 @@ class Runner:
                           user_chats=tuple(u.chat_for(case.channel) for u in users.values()) if case.users else ())
         evidence = await evaluate(case, obs, self.services)
         latency, calls, tokens = observation_metrics(obs)
-        return CaseResult(id=case.id, layer=case.layer, channel=case.channel, status=case_status(evidence, error),
-                          evidence=tuple(evidence), latency_ms=latency, llm_calls=calls, tokens=tokens,
-                          cost_usd=None, error=error, file=case.file, tags=case.tags, observation=obs)
+        result = CaseResult(id=case.id, layer=case.layer, channel=case.channel, status=case_status(evidence, error),
+                            evidence=tuple(evidence), latency_ms=latency, llm_calls=calls, tokens=tokens,
+                            cost_usd=None, error=error, file=case.file, tags=case.tags, observation=obs)
+        if not error and att.seen is not None:
+            self._listening.append(_Listening(case=case, rec=rec, seen=att.seen, result=result))
+        return result
 
-    async def _turns(self, att: _Attempt, driver: Driver) -> None:
+    async def _turns(self, att: _Attempt, driver: Driver, slot: Slot | None = None) -> None:
         """Deliver the turns in order; overlapping turns (several users) go out together and
-        settle together (``cases.overlap_groups``)."""
+        settle together (``cases.overlap_groups``). The last group's quiet window is watched
+        without the concurrency slot."""
         sb = self.config.sandbox
-        for group in overlap_groups(att.case.turns):
+        groups = overlap_groups(att.case.turns)
+        for g, group in enumerate(groups):
             first = group[0]
             att.current = first
             att.rec.turn = first  # a group's events are recorded under its first turn
@@ -367,10 +480,12 @@ class Runner:
                         att.case, turn, ident, sb.reply_timeout_s, att.bot_message_ids.get(att.user_of(turn), "")))
                     att.current_delivery = (deliveries[-1].status, deliveries[-1].error)
                 waited = await self._settle(att, [(att.case.turns[i], d.status is not None and d.status < 500)
-                                                  for i, d in zip(group, deliveries)])
+                                                  for i, d in zip(group, deliveries)],
+                                            slot if g == len(groups) - 1 else None)
             finally:
                 for a in armed:
                     self.sandbox.faults.disarm(a)
+            att.seen = len(att.rec.events)
             for index, delivery in zip(group, deliveries):
                 turn = att.case.turns[index]
                 t_obs = self._turn_observation(att, index, delivery.sent_at, delivery.status, delivery.error, waited,
@@ -378,6 +493,7 @@ class Runner:
                 if self.endpoints.state_url:
                     t_obs = await self._probe_state(att, t_obs, driver, att.ident_of(turn))
                 att.turns.append(t_obs)
+                self.quiet.learn(t_obs.replies)
                 if t_obs.replies:
                     att.bot_message_ids[att.user_of(turn)] = t_obs.replies[-1].message_id
 
@@ -387,27 +503,30 @@ class Runner:
         return [e.reply for e in att.rec.of_turn(index)
                 if e.reply is not None and e.reply.channel == att.case.channel and e.reply.chat == chat]
 
-    async def _settle(self, att: _Attempt, turns: list[tuple[Turn, bool]]) -> float:
-        """Wait until the agent has been quiet for settle_s with every turn's expected replies
-        in (each in its own user's chat), or the reply timeout passes. Returns the seconds waited."""
+    async def _settle(self, att: _Attempt, turns: list[tuple[Turn, bool]], slot: Slot | None = None) -> float:
+        """Wait until every turn's expected replies are in (each in its own user's chat) and the
+        agent has then been quiet for one quiet window (learned, ``quiet.py``), or the reply
+        timeout passes. With ``slot`` (the case's last turn), the slot is given back once the
+        replies are in: watching a quiet window is no work for the agent. Returns the seconds waited."""
         sb = self.config.sandbox
         wants = []
         for turn, delivered in turns:
-            lo, hi = _expected_reply_bounds(turn)
-            wants.append((turn, lo if delivered else 0, hi))  # an undelivered update expects no reply
+            lo, _hi = _expected_reply_bounds(turn)
+            wants.append((turn, lo if delivered else 0))  # an undelivered update expects no reply
         start = time.time()
-        quiet_since_floor = start
         while True:
             now = time.time()
-            counts = [(len(self._own(att, att.current, turn)), lo, hi) for turn, lo, hi in wants]
-            quiet = now - max(att.rec.last_activity, quiet_since_floor)
-            all_in = all(hi is not None and n >= hi for n, _, hi in counts)
-            needed_quiet = min(sb.settle_s, EXTRA_REPLY_GRACE_S) if all_in else sb.settle_s
-            if all(n >= lo for n, lo, _ in counts) and quiet >= needed_quiet:
+            replies_in = all(len(self._own(att, att.current, turn)) >= lo for turn, lo in wants)
+            if replies_in and slot is not None:
+                slot.give()
+            window = self.quiet.value
+            quiet = now - max(att.rec.last_activity, start)
+            if replies_in and quiet >= window:
+                self.quiet.used(window)
                 return now - start
             if now - start >= sb.reply_timeout_s:
                 return now - start
-            await att.rec.wait_activity(min(0.05 + max(0.0, needed_quiet - quiet), sb.reply_timeout_s))
+            await att.rec.wait_activity(min(0.002 + max(0.0, window - quiet), sb.reply_timeout_s))
 
     def _turn_observation(self, att: _Attempt, index: int, sent_at: float, status: int | None, error: str,
                           waited: float, timed_out: bool, *, turn: Turn | None = None,
@@ -449,6 +568,7 @@ class Runner:
                                                         budget.soft_max_per_run)
         service_models, service_notes = self.services.describe()
         cost_notes, perf, breached = self.meter.report_parts(results, list(layers))
+        perf["summary"]["quiet_window"] = self.quiet.describe()  # results.json summary.quiet_window
         code = BUDGET_EXIT if breached else exit_code(summary)
         if breached:
             summary = replace(summary, verdict="budget")

@@ -72,6 +72,17 @@ class Router:
         self._active.append(rec)
         return rec
 
+    def retire(self, rec: CaseRecorder) -> None:
+        """The case finished: it no longer takes events that carry no key (``sole-active-case``),
+        but its keys still route to it, so a late reply in its chat is still its own."""
+        if rec in self._active:
+            self._active.remove(rec)
+
+    @property
+    def last_event_at(self) -> float | None:
+        """When the sandbox last saw anything (the run-wide quiet window watches this)."""
+        return self.all_events[-1].at if self.all_events else None
+
     def close(self, rec: CaseRecorder) -> None:
         for k in rec.keys:
             if self._by_key.get(k) is rec:

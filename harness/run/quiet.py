@@ -1,0 +1,145 @@
+"""How long "quiet" must last before a turn counts as answered, learned from the agent.
+
+A turn is answered once its expected replies are in and the agent has then been quiet for
+one *quiet window*. A fixed window (``settle_s``) costs every turn the same wait, whether
+the agent sends its replies 5 ms or 500 ms apart. Here the window is fitted to the agent
+as the run goes: every gap between two replies of one turn (in one chat) is a sample, and
+the window is 1.5 x the 95th percentile of the samples (their maximum while there are fewer
+than 20), kept between ``QUIET_FLOOR_S`` and ``settle_s``. Before the first sample, the
+window is ``settle_s``: nothing is known yet, so nothing is assumed.
+
+The window only decides when a turn is *reported*: a reply that comes later is still seen
+(the runner keeps every finished case's chat open until the run ends, and waits ``settle_s``
+of run-wide quiet before it stops; see ``Runner._late_replies``).
+
+``Limiter`` bounds the cases in flight at the agent; ``Slot`` is one case's hold on it: held
+while the agent works on the case, given back while the case only watches its last quiet
+window, taken again (ahead of cases not started) for the case's next attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import math
+from typing import Iterable, Sequence
+
+from harness.types import Reply
+
+QUIET_FLOOR_S = 0.1
+"""The shortest quiet window, whatever the samples say."""
+PERCENTILE = 95
+MARGIN = 1.5
+"""The window is this many times the percentile: a gap a little longer than any seen so
+far still falls inside the turn."""
+MIN_SAMPLES_FOR_PERCENTILE = 20
+
+
+class QuietWindow:
+    """The run's learned quiet window (one per run: one agent)."""
+
+    def __init__(self, settle_s: float, floor_s: float = QUIET_FLOOR_S):
+        self.settle_s = max(0.0, float(settle_s))
+        self.floor_s = min(floor_s, self.settle_s)
+        self.gaps: list[float] = []
+        self.waits: list[float] = []
+        self._value = self.settle_s
+
+    @property
+    def value(self) -> float:
+        """The window to wait now, in seconds."""
+        return self._value
+
+    def learn(self, replies: Sequence[Reply]) -> None:
+        """The gaps between consecutive replies of one turn in one chat become samples."""
+        times = sorted(r.at for r in replies)
+        new = [b - a for a, b in zip(times, times[1:]) if b >= a]
+        if new:
+            self.gaps.extend(new)
+            self._value = self._fit()
+
+    def learn_gap(self, gap_s: float) -> None:
+        """One gap seen outside a turn's record (a late reply after the turn's last one)."""
+        if gap_s >= 0:
+            self.gaps.append(gap_s)
+            self._value = self._fit()
+
+    def used(self, seconds: float) -> None:
+        """Record one window a turn waited (results.json reports their spread)."""
+        self.waits.append(seconds)
+
+    def _fit(self) -> float:
+        if not self.gaps:
+            return self.settle_s
+        high = percentile(self.gaps, PERCENTILE) if len(self.gaps) >= MIN_SAMPLES_FOR_PERCENTILE else max(self.gaps)
+        return min(self.settle_s, max(self.floor_s, MARGIN * high))
+
+    def describe(self) -> dict:
+        """results.json ``summary.quiet_window``."""
+        waits = self.waits
+        return {"final_s": round(self._value, 4), "floor_s": self.floor_s, "settle_s": self.settle_s,
+                "percentile": PERCENTILE, "margin": MARGIN, "samples": len(self.gaps),
+                "gap_p95_s": round(percentile(self.gaps, PERCENTILE), 4) if self.gaps else None,
+                "turns": len(waits), "min_s": round(min(waits), 4) if waits else None,
+                "median_s": round(percentile(waits, 50), 4) if waits else None,
+                "max_s": round(max(waits), 4) if waits else None,
+                "run_end_s": self.settle_s}
+
+
+def percentile(values: Iterable[float], q: float) -> float:
+    """Nearest-rank percentile (no interpolation: the value is one that was observed)."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("percentile of no values")
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+class Limiter:
+    """The run's concurrency bound: at most ``n`` slots held; a waiter with a lower priority
+    number goes first (a case's next attempt before a case not started), then first come."""
+
+    def __init__(self, n: int):
+        self.free = max(1, n)
+        self._waiters: list[tuple[int, int, asyncio.Future]] = []
+        self._seq = 0
+
+    async def acquire(self, priority: int = 1) -> None:
+        if self.free > 0 and not self._waiters:
+            self.free -= 1
+            return
+        fut = asyncio.get_running_loop().create_future()
+        self._seq += 1
+        heapq.heappush(self._waiters, (priority, self._seq, fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # the slot was handed over just as we were cancelled
+                self.release()
+            raise
+
+    def release(self) -> None:
+        while self._waiters:
+            _, _, fut = heapq.heappop(self._waiters)
+            if not fut.done():
+                fut.set_result(None)  # the slot passes straight to the waiter
+                return
+        self.free += 1
+
+
+class Slot:
+    """One case's hold on the run's ``Limiter``; take and give are idempotent."""
+
+    def __init__(self, limiter: Limiter):
+        self._limiter = limiter
+        self.held = False
+
+    async def take(self, priority: int = 1) -> None:
+        if not self.held:
+            await self._limiter.acquire(priority)
+            self.held = True
+
+    def give(self) -> None:
+        if self.held:
+            self.held = False
+            self._limiter.release()
