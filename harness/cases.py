@@ -12,11 +12,17 @@ import string
 from pathlib import Path
 from typing import Any, Iterable
 
-import yaml
+from pydantic import ValidationError
 
 from harness.checks import GROUPED, REGISTRY, known_names
 from harness.errors import FixtureError, FixtureErrors
 from harness import layer as layer_registry
+from harness.schema.files import InputProblem
+from harness.schema.models import case_file_model
+from harness.schema.problems import Problem, path_text, problems
+from harness.schema.yamlload import LINE, line_of, strip_lines
+from harness.schema.yamlload import load_file as load_yaml
+from harness.textgen import MAX_WORDS
 from harness.types import CASE_ID_RE, CHANNELS, Case, CheckSpec, Turn
 
 PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "tools_url", "bot_token",
@@ -30,28 +36,10 @@ MAX_USERS = 8
 CASE_KEYS = CASE_KEYS | {"source"}  # reasoning: the document a case is about (the critic's ground truth)
 CASE_KEYS = CASE_KEYS | {"judges"}  # how the agent frames an answer, for `harness judges` (harness/judges/frames.py)
 FILE_KEYS = {"layer", "defaults", "cases"}
-LINE = "__line__"
-
-
-class _LineLoader(yaml.SafeLoader):
-    """SafeLoader that remembers the line of every mapping (for error messages)."""
-
-
-def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict:
-    mapping = loader.construct_mapping(node, deep=True)
-    mapping[LINE] = node.start_mark.line + 1
-    return mapping
-
-
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def _strip(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != LINE}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
+    return strip_lines(value)
 
 
 def placeholder_names(text: str) -> list[str]:
@@ -74,6 +62,9 @@ def _text_errors(text: str) -> list[str]:
         if base in GENERATORS:
             if not arg.isdigit() or int(arg) < 1:
                 errors.append(f"{{{name}}} needs a positive count, e.g. {{words:10000}}")
+            elif int(arg) > MAX_WORDS:
+                errors.append(f"{{{name}}} asks for more than {MAX_WORDS:,} words (the generator's cap; "
+                              "docs/CASES.md)")
         elif base not in PLACEHOLDERS or arg:
             errors.append(f"unknown placeholder {{{name}}} (known: {', '.join('{' + p + '}' for p in PLACEHOLDERS)},"
                           f" {{words:N}})")
@@ -112,7 +103,10 @@ def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int, out:
                 out.add(f"turn {turn}: unknown check {name!r}", file=file, case=case, line=raw.get(LINE, line),
                         fix=f"known checks: {', '.join(known_names())}")
                 continue
-            problem = definition.validate(params)
+            try:
+                problem = definition.validate(params)
+            except Exception as exc:  # a validator that trips over a wrong type still means "bad parameters"
+                problem = f"has parameters of the wrong shape ({type(exc).__name__}: {exc})"
             if problem:
                 out.add(f"turn {turn}: {name} {problem}", file=file, case=case, line=raw.get(LINE, line),
                         fix=f"correct the {name} parameters (docs/CASES.md lists every check with an example)")
@@ -252,7 +246,8 @@ def overlap_groups(turns) -> list[list[int]]:
     return groups
 
 
-def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -> Case | None:
+def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
+          docs_dir: Path | None = None) -> Case | None:
     if not isinstance(raw, dict):
         out.add("each entry of cases must be a table", file=file)
         return None
@@ -320,6 +315,11 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -
         out.add("critic.factuality needs source: <document in fixtures/documents>", file=file, case=cid, line=line,
                 fix="add source: paper.pdf (the document the case is about) to the case")
         return None
+    if source and docs_dir is not None and not _document_exists(docs_dir, source):
+        out.add(f"source: {source!r} is not a document in {docs_dir}", file=file, case=cid,
+                line=getattr(raw, "key_lines", {}).get("source", line),
+                fix="name a file of the documents folder ([sandbox] docs_dir), e.g. source: paper.pdf")
+        return None
     if "judges" in merged:
         from harness.judges.frames import validate as frame_error
 
@@ -333,17 +333,82 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector) -
                 variants=tuple(variants) if variants is not None else None)
 
 
-def load_file(path: Path, out: _Collector, display: str | None = None) -> list[Case]:
+def file_model():
+    """The pydantic model of a case file for the checks and layers installed now (harness.schema)."""
+    grouped = {g: [n.split(".", 1)[1] for n in REGISTRY if n.startswith(g + ".")] for g in GROUPED}
+    return case_file_model(list(REGISTRY), grouped, layer_registry.names())
+
+
+def _schema_message(problem: Problem, data: dict) -> tuple[str, str]:
+    """The message and fix of a schema problem, in the loader's own words where it has them."""
+    loc = problem.loc
+    if loc == ("layer",):
+        return (f"layer {data.get('layer')!r} is not one of {', '.join(layer_registry.names())}",
+                "write one of the layers above (or install the package of yours)")
+    if len(loc) == 3 and loc[0] == "cases" and loc[2] == "id":
+        cid = data["cases"][loc[1]].get("id") if isinstance(data["cases"][loc[1]], dict) else None
+        return (f"case id {cid!r} must match [a-z0-9-]+",
+                "use lowercase letters, digits and dashes, e.g. url-malformed-scheme")
+    if problem.message.startswith("unknown key") and "expect" in loc[:-1]:
+        family = loc[-2] if loc[-2] != "expect" else ""
+        name = f"{family}.{loc[-1]}" if family else str(loc[-1])
+        return f"unknown check {name!r}", f"known checks: {', '.join(known_names())}"
+    return problem.message, problem.fix
+
+
+def _validate_schema(data: dict, file: str, out: _Collector) -> set[int] | None:
+    """Validate the file against the case-file schema; every problem goes to ``out``. The indexes
+    of the cases with a problem, or None if the file as a whole is unusable."""
+    plain = strip_lines(data)
+    try:
+        file_model().model_validate(plain)
+    except ValidationError as exc:
+        found = problems(exc, plain)
+    else:
+        return set()
+    bad: set[int] = set()
+    whole = False
+    for problem in found:
+        loc = problem.loc
+        message, fix = _schema_message(problem, plain)
+        line = line_of(data, loc)
+        if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):
+            raw = plain["cases"][loc[1]]
+            cid = raw.get("id") if isinstance(raw, dict) else None
+            bad.add(loc[1])
+            where = path_text(loc[2:])
+            out.add(f"{where}: {message}" if where and not message.startswith("case id") else message, file=file,
+                    case=cid if isinstance(cid, str) else f"#{loc[1] + 1}", line=line, fix=fix)
+        else:
+            whole = True
+            where = path_text(loc)
+            out.add(f"{where}: {message}" if where and not message.startswith(("layer ", where)) else message,
+                    file=file, line=line, fix=fix)
+    return None if whole else bad
+
+
+def _document_exists(docs_dir: Path, name: str) -> bool:
+    try:
+        path = (docs_dir / name).resolve()
+        return path.is_file() and docs_dir.resolve() in path.parents
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def load_file(path: Path, out: _Collector, display: str | None = None, docs_dir: Path | None = None) -> list[Case]:
+    """The cases of one file; every problem goes to ``out`` (nothing raised)."""
     file = display or str(path)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        out.add(f"YAML syntax error: {getattr(exc, 'problem', exc)}", file=file,
-                line=mark.line + 1 if mark else None, fix="correct the YAML at that line (quote strings with : or #)")
+        data = load_yaml(path)
+    except InputProblem as exc:
+        out.add(exc.message, file=file, line=exc.line, fix=exc.fix)
         return []
     if not isinstance(data, dict):
-        out.add("a case file must be a table with layer and cases", file=file)
+        out.add("a case file must be a table with layer and cases", file=file,
+                fix="start with layer: <name> and a cases: list (docs/CASES.md)")
+        return []
+    bad = _validate_schema(data, file, out)
+    if bad is None:
         return []
     unknown = [k for k in data if k != LINE and k not in FILE_KEYS]
     if unknown:
@@ -361,12 +426,15 @@ def load_file(path: Path, out: _Collector, display: str | None = None) -> list[C
     if not isinstance(raw_cases, list) or not raw_cases:
         out.add("cases must be a non-empty list", file=file)
         return []
-    return [c for c in (_case(rc, layer=layer, defaults=defaults, file=file, out=out) for rc in raw_cases) if c]
+    return [c for c in (_case(rc, layer=layer, defaults=defaults, file=file, out=out, docs_dir=docs_dir)
+                        for i, rc in enumerate(raw_cases) if i not in bad) if c]
 
 
 def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Iterable[str] = (),
-               derive: bool = True) -> list[Case]:
+               derive: bool = True, docs_dir: str | Path | None = None) -> list[Case]:
     """Load and validate every case file under ``fixtures``; select by layer and id glob.
+
+    With ``docs_dir`` (the run's documents folder), every ``source:`` must name a file in it.
 
     The whole suite is validated (so a broken file is reported even when another layer
     was selected); raises FixtureErrors listing every problem. With ``derive``, each
@@ -386,7 +454,7 @@ def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Itera
     files = sorted(p for p in root.glob("*/*.y*ml") if p.parent.name in folders)
     cases: list[Case] = []
     for path in files:
-        loaded = load_file(path, out)
+        loaded = load_file(path, out, docs_dir=Path(docs_dir) if docs_dir is not None else None)
         for case in loaded:
             if case.layer != folders[path.parent.name]:
                 home = layer_registry.get(case.layer)

@@ -16,8 +16,15 @@ VOCABULARY = (
 ).split()
 
 
+#: The most words one ``{words:N}`` may generate (about 600 kB of text): the case loader refuses
+#: more (a fixture error, docs/CASES.md), and ``words`` raises rather than fill the memory.
+MAX_WORDS = 100_000
+
+
 def words(n: int, seed: int = 7) -> str:
-    """``n`` deterministic English words, in sentences."""
+    """``n`` deterministic English words, in sentences (``n`` at most MAX_WORDS)."""
+    if not 0 <= n <= MAX_WORDS:
+        raise ValueError(f"{{words:{n}}}: at most {MAX_WORDS} words")
     rng = random.Random(seed)
     out: list[str] = []
     sentence_len = 0

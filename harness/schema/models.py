@@ -1,0 +1,410 @@
+"""pydantic v2 models of harness.toml and of the case-file format (docs/CONFIG.md, docs/CASES.md).
+
+They say what shape every value has: extra keys are refused, numbers are finite and in
+range, enumerations are closed, ports are 0-65535, S3 bucket names follow the bucket rules,
+files named by the config exist (relative to the config file; ``context={"root": Path}``).
+``harness.config`` and ``harness.cases`` validate the raw data with them first, then build
+their own frozen objects; ``harness schema`` exports them as JSON Schema (``export.py``).
+
+The case model is built per suite (``case_file_model``) from the names the caller knows:
+the checks of the dispatch table and the installed layers, so a plugin's checks and layers
+are part of the schema without this module importing either. The parameters of each check
+are validated by the check's own validator (``harness.checks``), not here.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal, Mapping, Sequence
+
+from pydantic import (BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator,
+                      model_validator)
+
+from harness.types import CASE_ID_RE
+
+STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+Seconds = Annotated[float, Field(gt=0, le=86_400, description="seconds, finite, > 0")]
+Wait = Annotated[float, Field(ge=0, le=3_600, description="seconds, finite, >= 0")]
+Port = Annotated[int, Field(ge=0, le=65535, description="a TCP port; 0 picks a free one")]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+Positive = Annotated[float, Field(gt=0)]
+NonNegative = Annotated[float, Field(ge=0)]
+Count = Annotated[int, Field(ge=1)]
+Strings = list[str] | str
+
+
+class Strict(BaseModel):
+    model_config = STRICT
+
+
+def _root(info: ValidationInfo) -> Path | None:
+    ctx = info.context or {}
+    return ctx.get("root")
+
+
+def _must_exist(value: str, info: ValidationInfo, what: str) -> str:
+    root = _root(info)
+    if value and root is not None:
+        path = Path(value).expanduser()
+        path = path if path.is_absolute() else Path(root) / path
+        if not path.is_file():
+            raise ValueError(f"{what} {value!r} does not exist (looked for {path})")
+    return value
+
+
+# --------------------------------------------------------------------------- harness.toml
+
+
+class TargetModel(Strict):
+    """``[target]``: the agent under test."""
+
+    name: str = "target"
+    version: str = ""
+    command: list[str] | str = Field(default_factory=list, description="argv; started before the run")
+    cwd: str = ""
+    port: Port | None = None
+    ready_url: str = ""
+    ready_timeout_s: Seconds = 30.0
+    telegram_webhook: str = ""
+    whatsapp_webhook: str = ""
+    state_url: str = ""
+    inprocess: str = Field("", pattern=r"^$|^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="module:attr")
+    env: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+class SandboxModel(Strict):
+    """``[sandbox]``: the loopback world the agent talks to."""
+
+    llm_upstream: str = ""
+    llm_upstream_key_env: str = "HARNESS_LLM_API_KEY"
+    docs_dir: str = "fixtures/documents"
+    settle_s: Wait = 1.0
+    reply_timeout_s: Seconds = 20.0
+    case_timeout_s: Seconds = 120.0
+    concurrency: Annotated[int, Field(ge=1, le=1000)] = 8
+    whatsapp_api_version: str = "v21.0"
+    phone_number_id: str = Field("106540352242922", pattern=r"^\d{1,20}$")
+    display_phone_number: str = Field("15550783881", pattern=r"^\+?\d{1,20}$")
+    llm_mode: Literal["live", "record", "replay"] = "live"
+    cassette: str = ""
+
+    @model_validator(mode="after")
+    def _cassette(self, info: ValidationInfo) -> "SandboxModel":
+        if self.llm_mode != "live" and not self.cassette:
+            raise ValueError(f'llm_mode = "{self.llm_mode}" needs a cassette path (cassette = "cassettes/x.jsonl")')
+        if self.llm_mode == "replay":
+            _must_exist(self.cassette, info, "the replay cassette")
+        return self
+
+
+class EmbeddingsModel(Strict):
+    """``[embeddings]``: the similarity model (harness/models/settings.py)."""
+
+    backend: Literal["minilm", "hash"] = "minilm"
+    threshold: Fraction = 0.75
+    fail_below: Fraction = 0.5
+    cache_dir: str = ".harness-cache"
+    max_batch: Annotated[int, Field(ge=1, le=10_000)] = 64
+    max_wait_ms: Annotated[float, Field(ge=0, le=60_000)] = 30.0
+
+
+class CriticModel(Strict):
+    """``[critic]``: the judge of factuality, rubrics and answers."""
+
+    backend: Literal["offline", "openai", "anthropic"] = "offline"
+    model: str = ""
+    base_url: str = ""
+    api_key_env: str = ""
+    timeout_s: Seconds = 30.0
+    max_retries: Annotated[int, Field(ge=0, le=20)] = 3
+    fail_below: Fraction = 0.5
+    support_min: Fraction = 0.55
+    unsupported_below: Fraction = 0.35
+    max_source_chars: Annotated[int, Field(ge=1)] = 40000
+
+
+class BudgetModel(Strict):
+    """``[budget]``: money, anomalies, the soft budget and the diff's drift thresholds."""
+
+    run_usd: Positive | None = None
+    case_usd: Positive | None = None
+    prices: str = ""
+    simulated: bool | Literal["auto"] = "auto"
+    anomaly_ratio: Positive = 1.5
+    anomaly_window: Count = 7
+    anomaly_min_latency_ms: NonNegative = 1000.0
+    anomalies: bool = True
+    soft_max_fraction_per_layer: Fraction = 0.334
+    soft_max_per_run: Annotated[int, Field(ge=0)] = 2
+    drift_similarity_ratio: NonNegative = 0.95
+    drift_cost_ratio: NonNegative = 1.25
+    drift_tokens_ratio: NonNegative = 1.25
+    drift_latency_ratio: NonNegative = 1.5
+    drift_latency_floor_ms: NonNegative = 250.0
+    drift_flaky_nights: Annotated[int, Field(ge=0)] = 7
+    drift_flaky_min_flips: Annotated[int, Field(ge=0)] = 3
+
+    @field_validator("prices")
+    @classmethod
+    def _prices(cls, value: str, info: ValidationInfo) -> str:
+        return _must_exist(value, info, "the prices file")
+
+
+class AlertsModel(Strict):
+    """``[alerts]``: where budget breaches, regressions and failed starts are sent."""
+
+    on: list[Literal["budget", "regression", "start_failed"]] = ["budget", "regression", "start_failed"]
+    report_base_url: str = ""
+    webhook_url: str = ""
+    webhook_url_env: str = ""
+    telegram_chat_id: str | int = ""
+    telegram_token_env: str = ""
+    telegram_api_base: str = "https://api.telegram.org"
+    smtp_host: str = ""
+    smtp_port: Port = 587
+    smtp_starttls: bool = True
+    smtp_ssl: bool = False
+    smtp_user: str = ""
+    smtp_password_env: str = ""
+    smtp_from: str = "harness@localhost"
+    smtp_to: Strings = Field(default_factory=list)
+    oci_topic_id: str = ""
+    oci_config_file: str = "~/.oci/config"
+    oci_profile: str = "DEFAULT"
+    retries: Annotated[int, Field(ge=0, le=20)] = 3
+    backoff_s: Wait = 1.0
+    timeout_s: Seconds = 10.0
+
+
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+
+
+def bucket_problem(name: str) -> str | None:
+    """Why ``name`` is not a valid S3 bucket name (AWS's rules, which OCI and MinIO share), or None."""
+    if not _BUCKET.match(name):
+        return ("3-63 characters of lowercase letters, digits, dots and hyphens, starting and ending "
+                "with a letter or digit")
+    if ".." in name or ".-" in name or "-." in name:
+        return "no two dots in a row and no dot next to a hyphen"
+    try:
+        ipaddress.ip_address(name)
+        return "not formatted as an IP address"
+    except ValueError:
+        pass
+    if name.startswith(("xn--", "sthree-")) or name.endswith(("-s3alias", "--ol-s3")):
+        return "no reserved prefix (xn--, sthree-) or suffix (-s3alias, --ol-s3)"
+    return None
+
+
+class StorageModel(Strict):
+    """``[storage]``: S3-compatible object storage for runs (harness/night/storage.py)."""
+
+    url: str = Field(..., description="s3://bucket/prefix")
+    endpoint_url: str = Field("", pattern=r"^$|^https?://\S+$")
+    region: str = ""
+    addressing_style: Literal["auto", "path", "virtual"] = "auto"
+    retries: Annotated[int, Field(ge=0, le=20)] = 3
+    retry_backoff_s: Wait = 1.0
+    timeout_s: Seconds = 30.0
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        m = re.fullmatch(r"s3://([^/]+)/?(.*)", value)
+        if not m:
+            raise ValueError(f"url {value!r} is not s3://bucket/prefix")
+        problem = bucket_problem(m.group(1))
+        if problem:
+            raise ValueError(f"bucket name {m.group(1)!r} is not valid: {problem}")
+        return value
+
+
+_CRON_FIELDS = (("minute", 0, 59, ()), ("hour", 0, 23, ()), ("day", 1, 31, ()),
+                ("month", 1, 12, ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                  "dec")),
+                ("weekday", 0, 7, ("sun", "mon", "tue", "wed", "thu", "fri", "sat")))
+
+
+def cron_problem(expr: str) -> str | None:
+    """Why ``expr`` is not a five-field crontab expression (minute hour day month weekday), or None."""
+    parts = expr.split()
+    if len(parts) != 5:
+        return f"has {len(parts)} fields; crontab has 5 (minute hour day month weekday)"
+    for text, (name, lo, hi, names) in zip(parts, _CRON_FIELDS):
+        for item in text.split(","):
+            m = re.fullmatch(r"(\*|[0-9a-z]+(?:-[0-9a-z]+)?)(?:/(\d+))?", item.lower())
+            if not m or (m.group(2) is not None and int(m.group(2)) < 1):
+                return f"{name} field {text!r}: {item!r} is not *, N, N-M or */S"
+            if m.group(1) == "*":
+                continue
+            bounds = []
+            for v in m.group(1).split("-"):
+                if v.isdigit():
+                    bounds.append(int(v))
+                elif v in names:
+                    bounds.append(names.index(v) + (1 if name == "month" else 0))
+                else:
+                    return f"{name} field {text!r}: {v!r} is not a number{' or a name' if names else ''}"
+            if not all(lo <= b <= hi for b in bounds) or bounds != sorted(bounds):
+                return f"{name} field {text!r}: {item!r} is outside {lo}-{hi}"
+    return None
+
+
+def zone_problem(tz: str) -> str | None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return f"{tz!r} is not a known IANA time zone (e.g. Europe/Madrid, UTC)"
+    return None
+
+
+class ScheduleModel(Strict):
+    """``[schedule]``: when the nightly cycle fires and the ``harness run`` options it uses."""
+
+    cron: str = "0 2 * * *"
+    tz: str = "UTC"
+    layers: Strings = Field(default_factory=list)
+    cases: Strings = Field(default_factory=list)
+    concurrency: Annotated[int, Field(ge=1, le=1000)] | None = None
+    repeat: Annotated[int, Field(ge=1, le=1000)] = 1
+    out: str = ""
+    upload: bool | None = None
+    fixtures: str = ""
+    golden: str = ""
+    budget_usd: NonNegative | None = None
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        problem = cron_problem(value)
+        if problem:
+            raise ValueError(f"cron {value!r} {problem}")
+        return value
+
+    @field_validator("tz")
+    @classmethod
+    def _tz(cls, value: str) -> str:
+        problem = zone_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+
+class SuiteModel(Strict):
+    """``[suite]``: where the suite lives (defaults of --fixtures and --golden), relative to the config."""
+
+    fixtures: str = "fixtures"
+    golden: str = "golden"
+
+
+class ConfigModel(Strict):
+    """harness.toml (docs/CONFIG.md)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, title="harness.toml")
+
+    target: TargetModel = Field(default_factory=TargetModel)
+    sandbox: SandboxModel = Field(default_factory=SandboxModel)
+    suite: SuiteModel = Field(default_factory=SuiteModel)
+    critic: CriticModel = Field(default_factory=CriticModel)
+    embeddings: EmbeddingsModel = Field(default_factory=EmbeddingsModel)
+    budget: BudgetModel = Field(default_factory=BudgetModel)
+    alerts: AlertsModel = Field(default_factory=AlertsModel)
+    storage: StorageModel | None = None
+    schedule: ScheduleModel = Field(default_factory=ScheduleModel)
+
+
+def config_field_type(section: str, key: str) -> Any:
+    """The annotation of ``[section] key`` (None if unknown): env overrides convert to it."""
+    field = ConfigModel.model_fields.get(section)
+    if field is None:
+        return None
+    model = field.annotation
+    if section == "storage":
+        model = StorageModel
+    sub = getattr(model, "model_fields", {}).get(key)
+    return sub.annotation if sub is not None else None
+
+
+# --------------------------------------------------------------------------- case files
+
+
+class DocumentAction(Strict):
+    file_name: str = Field(..., min_length=1, max_length=255)
+    mime_type: str = Field(..., pattern=r"^[\w.+-]+/[\w.+-]+$")
+    caption: str | None = None
+
+
+class PhotoAction(Strict):
+    caption: str | None = None
+
+
+class StickerAction(Strict):
+    emoji: str | None = None
+
+
+TURN_FIELDS: dict[str, Any] = {
+    "send": (str | None, Field(None, description="text the user sends; placeholders and {words:N}")),
+    "document": (DocumentAction | None, None),
+    "photo": (PhotoAction | None, None),
+    "sticker": (StickerAction | None, None),
+    "edit": (str | None, Field(None, description="edits the previous text (Telegram only)")),
+    "callback": (str | None, Field(None, description="presses an inline button with this data")),
+    "redeliver": (Literal[True] | None, None),
+    "burst": (list[str] | None, Field(None, min_length=2)),
+    "wait_s": (Wait, 0.0),
+    "fault": (dict[str, Any] | None, Field(None, description="scripted faults (docs/CASES.md)")),
+    "as_": (str | None, Field(None, alias="as", pattern=r"^[a-z][a-z0-9_-]{0,31}$",
+                              description="which user sends the turn")),
+    "overlap": (bool, False),
+}
+
+
+@functools.lru_cache(maxsize=8)
+def _case_models(checks: tuple[str, ...], grouped: tuple[tuple[str, tuple[str, ...]], ...],
+                 layers: tuple[str, ...]) -> type[BaseModel]:
+    groups = dict(grouped)
+    group_models = {
+        family: create_model(f"{family.capitalize()}Checks", __config__=STRICT,
+                             **{f"c_{sub}": (Any, Field(None, alias=sub)) for sub in subs})
+        for family, subs in groups.items()
+    }
+    expect_fields: dict[str, Any] = {name: (group_models[name] | None, None) for name in groups}
+    expect_fields.update({name: (Any, None) for name in checks if "." not in name and name not in groups})
+    expect = create_model("Expect", __config__=STRICT, **expect_fields)
+    turn_fields = {**TURN_FIELDS, "expect": (expect | None, None)}
+    turn = create_model("Turn", __config__=STRICT, **turn_fields)
+    case_fields: dict[str, Any] = {
+        **turn_fields,
+        "description": (str, ""),
+        "tags": (Strings, Field(default_factory=list)),
+        "channel": (Literal["telegram", "whatsapp"], "telegram"),
+        "timeout_s": (Seconds | None, None),
+        "turns": (list[turn] | None, Field(None, min_length=1)),
+        "users": (list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]] | None,
+                  Field(None, min_length=2, max_length=8)),
+        "variants": (list[str] | Literal["none"] | None, None),
+        "source": (str, Field("", description="the document the case is about (in the docs folder)")),
+        "judges": (dict[str, Any] | None, None),
+    }
+    defaults = create_model("Defaults", __config__=STRICT, **case_fields)
+    case = create_model("Case", __config__=STRICT,
+                        id=(str, Field(..., pattern=CASE_ID_RE.pattern, description="unique across the suite")),
+                        **case_fields)
+    layer_type: Any = Literal[tuple(layers)] if layers else str  # type: ignore[valid-type]
+    return create_model("CaseFile", __config__=ConfigDict(**STRICT, title="harness case file"),
+                        layer=(layer_type, ...), defaults=(defaults | None, None),
+                        cases=(list[case], Field(..., min_length=1)))
+
+
+def case_file_model(checks: Sequence[str], grouped: Mapping[str, Sequence[str]],
+                    layers: Sequence[str]) -> type[BaseModel]:
+    """The model of one case file for a suite with these checks (dotted names are the grouped
+    families' sub-checks), these grouped families and these layers."""
+    return _case_models(tuple(sorted(checks)), tuple(sorted((k, tuple(sorted(v))) for k, v in grouped.items())),
+                        tuple(layers))

@@ -1,0 +1,196 @@
+"""A YAML loader that refuses what users never mean (case files; docs/CASES.md "Validation").
+
+PyYAML's SafeLoader, with limits that turn hostile or accidental input into one clear
+problem instead of a traceback, a hang or gigabytes of memory:
+
+- the file is read by ``files.read_text``: a regular file (a folder named ``x.yaml``, a symlink
+  loop, a FIFO are refused) of at most ``files.MAX_BYTES`` bytes of UTF-8 (a bad byte is named by
+  its offset and line);
+- nesting deeper than ``MAX_DEPTH`` is refused while composing (no ``RecursionError``);
+- aliases may not expand the document past ``MAX_NODES`` nodes (the billion-laughs bomb), and
+  an alias may not refer to its own anchor;
+- a key written twice in one mapping names both lines (PyYAML silently keeps the last).
+
+Every mapping keeps the line it starts on under ``LINE`` (``"__line__"``, as the case loader
+always had) and is a ``LineDict`` whose ``key_lines`` give the line of each key, so a schema
+error can be reported at the exact line (``line_of``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+from yaml.composer import ComposerError
+from yaml.constructor import ConstructorError
+from yaml.events import AliasEvent
+
+from harness.schema.files import InputProblem as YamlProblem, read_text
+
+LINE = "__line__"
+#: Deepest nesting of lists and mappings.
+MAX_DEPTH = 64
+#: Most nodes a document may hold once its aliases are expanded.
+MAX_NODES = 200_000
+
+
+class LineDict(dict):
+    """A mapping from YAML: ``line`` where it starts, ``key_lines`` where each key is."""
+
+    line: int | None = None
+    key_lines: dict
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.key_lines = {}
+
+
+class _Limits(yaml.SafeLoader):
+    """SafeLoader with a depth limit, an alias budget, duplicate-key refusal and line marks."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
+        if self.check_event(AliasEvent):
+            return super().compose_node(parent, index)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise YamlProblem(f"nested more than {MAX_DEPTH} levels deep", line=mark.line + 1,
+                                  fix="a case file needs a few levels; flatten the structure")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def compose_document(self):
+        node = super().compose_document()
+        _check_expansion(node)
+        return node
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse a document whose aliases expand it past MAX_NODES nodes (or into a cycle)."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: yaml.Node) -> int:  # depth is bounded by MAX_DEPTH, so recursion is safe
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise YamlProblem("an alias refers to the anchor it sits in (a cycle)", line=node.start_mark.line + 1,
+                              fix="remove the *alias, or point it at another anchor")
+        active.add(key)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            children: Iterable[yaml.Node] = node.value
+        elif isinstance(node, yaml.MappingNode):
+            children = (n for pair in node.value for n in pair)
+        else:
+            children = ()
+        for child in children:
+            total += size(child)
+            if total > MAX_NODES:
+                raise YamlProblem(f"aliases expand this document past {MAX_NODES:,} values (an alias bomb?)",
+                                  line=node.start_mark.line + 1,
+                                  fix="write the values out, or use fewer nested *aliases")
+        active.discard(key)
+        sizes[key] = total
+        return total
+
+    if root is not None:
+        size(root)
+
+
+def _construct_mapping(loader: _Limits, node: yaml.MappingNode) -> LineDict:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node)
+        line = key_node.start_mark.line + 1
+        try:
+            if key in seen:
+                raise YamlProblem(f"key {key!r} is written twice (lines {seen[key]} and {line}); "
+                                  "YAML would silently keep only the last", line=line,
+                                  fix="remove one of them, or merge their contents")
+            seen[key] = line
+        except TypeError:  # an unhashable key; PyYAML reports it below
+            pass
+    loader.flatten_mapping(node)
+    out = LineDict()
+    out.line = node.start_mark.line + 1
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise YamlProblem(f"a key must be a plain value, found {key_node.tag.rsplit(':', 1)[-1]}",
+                              line=key_node.start_mark.line + 1, fix="write the key as text") from None
+        out[key] = loader.construct_object(value_node, deep=True)
+        out.key_lines.setdefault(key, key_node.start_mark.line + 1)
+    out[LINE] = out.line
+    return out
+
+
+_Limits.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def loads(text: str) -> Any:
+    """Parse one YAML document with the limits above; YamlProblem on any refusal or syntax error."""
+    loader = _Limits(text)
+    try:
+        return loader.get_single_data()
+    except YamlProblem:
+        raise
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        if isinstance(exc, (ComposerError, ConstructorError)) and getattr(exc, "context", None):
+            problem = f"{exc.context}: {problem}"
+        raise YamlProblem(f"YAML syntax error: {problem}", line=mark.line + 1 if mark else None,
+                          fix="correct the YAML at that line (quote strings with : or #)") from None
+    except RecursionError:  # pragma: no cover - MAX_DEPTH stops it first
+        raise YamlProblem(f"nested more than {MAX_DEPTH} levels deep", fix="flatten the structure") from None
+    finally:
+        loader.dispose()
+
+
+def load_file(path: str | os.PathLike) -> Any:
+    """``loads(read_text(path))`` (YamlProblem for any refusal)."""
+    return loads(read_text(Path(path)))
+
+
+def strip_lines(value: Any) -> Any:
+    """The plain data: every ``LINE`` mark removed, LineDicts turned into dicts."""
+    if isinstance(value, dict):
+        return {k: strip_lines(v) for k, v in value.items() if k != LINE}
+    if isinstance(value, list):
+        return [strip_lines(v) for v in value]
+    return value
+
+
+def line_of(data: Any, loc: Iterable[Any]) -> int | None:
+    """The line of the value at ``loc`` (keys and list indexes) in loaded data: the key's own
+    line where known, else the line of the nearest enclosing mapping."""
+    best: int | None = getattr(data, "line", None) if isinstance(data, dict) else None
+    node = data
+    for part in loc:
+        if isinstance(node, dict):
+            if part in getattr(node, "key_lines", {}):
+                best = node.key_lines[part]
+            if part not in node:
+                break
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            break
+        if isinstance(node, dict) and getattr(node, "line", None) is not None and not isinstance(part, str):
+            best = node.line
+    return best
