@@ -17,6 +17,7 @@ from pathlib import Path
 from harness import __version__
 from harness.errors import HarnessError, SandboxError, TargetError, UsageError
 from harness import layer as layer_registry
+from harness import redact
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -93,6 +94,7 @@ def _cmd_calibrate(args) -> int:
     if args.repeat < 1 or args.parallel < 1:
         raise UsageError("--repeat and --parallel must be at least 1")
     config = load_config(args.config)
+    redact.for_run(config)
     cases = load_cases(_fixtures_dir(args, config), layers=args.layer)
     out = Path(args.out) if args.out else config.resolve("reports") / datetime.now().strftime("calibration-%Y%m%d-%H%M%S")
     if (out / "runs").is_dir() and any((out / "runs").iterdir()):
@@ -186,6 +188,7 @@ def _cmd_run(args) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     config = load_config(args.config)
+    redact.for_run(config)  # the run's redactor: every sink applies it (harness/redact.py)
     cases, quarantine, golden_dir, goldens = _validate_suite(args, config)
     if not cases:
         raise UsageError("no case matches the selection", fix="check --layer and --case (harness check lists cases)")
@@ -233,7 +236,23 @@ def _cmd_report(args) -> int:
     return 0
 
 
+#: Exit code of an unexpected internal error (sysexits EX_SOFTWARE): never a verdict's code.
+CRASH_EXIT = 70
+
+
 def main(argv: list[str] | None = None) -> int:
+    from harness.redact import RedactingStream
+
+    # The console is a sink too: everything printed or logged passes the run's redactor.
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (s if isinstance(s, RedactingStream) else RedactingStream(s) for s in saved)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _main(argv: list[str] | None) -> int:
     logging.basicConfig(level=os.environ.get("HARNESS_LOG_LEVEL", "WARNING"),
                         format="%(levelname)s %(name)s: %(message)s")
     parser = _parser()
@@ -261,6 +280,36 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted; finished cases are in the run's results.jsonl", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug of ours: one line and a crash log, never a bare traceback
+        return _crashed(exc, args)
+
+
+def _crashed(exc: BaseException, args) -> int:
+    """Write the traceback (redacted) to a crash log under --out or the temp folder; say one line."""
+    import tempfile
+    import traceback
+    from datetime import datetime, timezone
+
+    from harness.fileio import atomic_write_text
+    from harness.redact import active
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    text = (f"harness {__version__} crashed at {stamp} UTC\ncommand: harness {' '.join(map(str, args.argv))}\n\n"
+            + "".join(traceback.format_exception(exc)))
+    where = "(the crash log could not be written)"
+    for folder in (getattr(args, "out", None), tempfile.gettempdir()):
+        if not folder or not Path(folder).is_dir():
+            continue
+        try:
+            where = str(atomic_write_text(Path(folder) / f"harness-crash-{stamp}-{os.getpid()}.log",
+                                          active().text(text)))
+            break
+        except OSError:
+            continue
+    first = (str(exc).splitlines() or [""])[0][:200]
+    print(f"harness: internal error ({type(exc).__name__}: {first}); this is a bug in the harness, "
+          f"please report it with the crash log: {where}", file=sys.stderr)
+    return CRASH_EXIT
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness import redact
 from harness.errors import StorageError, UsageError
 
 
@@ -48,11 +49,12 @@ def cmd_upload(args) -> int:
     if not (args.run_ids or args.pending or args.reindex):
         raise UsageError("nothing to upload", fix="harness upload --pending, or harness upload RUN_ID")
     config = load_config(args.config)
+    redact.for_run(config)  # every uploaded object passes the redactor (S3Store.put)
     out = Path(args.out) if args.out else config.resolve("reports")
     store, where = _store(config)
     code = 0
     for run_id in args.run_ids:
-        run_dir = out / run_id
+        run_dir = inside_reports(out, run_id)
         if not (run_dir / "results.json").is_file():
             raise UsageError(f"{run_dir} has no results.json", fix="name a finished run in the reports folder")
         res = upload_run(config, run_dir, out, store)
@@ -71,6 +73,18 @@ def cmd_upload(args) -> int:
         index = rebuild_index(store)
         print(f"index.json rebuilt: {len(index['runs'])} run(s) [{where}]")
     return code
+
+
+def inside_reports(out: Path, run_id: str) -> Path:
+    """The run folder ``run_id`` names, refused (exit 2) unless it lies inside the reports
+    folder once links are followed: ``harness upload`` never carries anything else away."""
+    reports = Path(out).resolve()
+    run_dir = (reports / run_id).resolve()
+    if run_dir == reports or reports not in run_dir.parents:
+        raise UsageError(f"{run_id!r} is not a run inside the reports folder {reports}",
+                         fix="name a run by its id (a folder of the reports folder); "
+                             "pass --out to name another reports folder")
+    return run_dir
 
 
 def cmd_merge(args) -> int:

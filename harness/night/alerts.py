@@ -37,11 +37,13 @@ import logging
 import os
 import smtplib
 import ssl
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.message import EmailMessage
 from typing import Any, Awaitable, Callable, Mapping
 
 import aiohttp
+
+from harness.redact import active
 
 log = logging.getLogger("harness.night.alerts")
 
@@ -254,7 +256,7 @@ async def _with_retries(name: str, fn, s: AlertSettings, alert: Alert) -> AlertR
             await asyncio.wait_for(fn(s, alert), s.timeout_s * 2)
             return AlertResult(name, True, attempt)
         except Exception as exc:  # any failure is retried, then reported; never raised
-            error = f"{type(exc).__name__}: {exc}"
+            error = active().text(f"{type(exc).__name__}: {exc}")  # an endpoint may echo its token
             log.warning("alert via %s failed (try %d of %d): %s", name, attempt, s.retries, error)
             if attempt < s.retries:
                 await asyncio.sleep(s.backoff_s * (2 ** (attempt - 1)))
@@ -268,14 +270,15 @@ async def send_alerts(config, event: Alert, settings: AlertSettings | None = Non
         if event.kind not in s.on:
             return []
         if s.report_base_url and event.report and "://" not in event.report:
-            from dataclasses import replace
-
             event = replace(event, report=f"{s.report_base_url.rstrip('/')}/{event.run_id or event.report}/report.html")
         channels = _channels(s)
+        r = active()  # what leaves, and what an endpoint echoed back, is redacted (harness.redact)
+        event = replace(event, title=r.text(event.title), details=r.text(event.details), amount=r.text(event.amount),
+                        report=r.text(event.report))
         return list(await asyncio.gather(*(_with_retries(n, fn, s, event) for n, fn in channels.items())))
     except Exception as exc:  # a broken alert config must not crash the run
-        log.error("alerts failed: %s", exc)
-        return [AlertResult("config", False, 0, f"{type(exc).__name__}: {exc}")]
+        log.error("alerts failed: %s", active().text(str(exc)))
+        return [AlertResult("config", False, 0, active().text(f"{type(exc).__name__}: {exc}"))]
 
 
 # --------------------------------------------------------------------------- events from a run

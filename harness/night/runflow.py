@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.errors import ConfigError, UsageError
+from harness.redact import active
 from harness.night.manifest import MANIFEST_FILE, finish_manifest, llm_models, start_manifest
 from harness.night.runlock import RunLock
 
@@ -93,7 +94,7 @@ class RunFlow:
         self.manifest.setdefault("started_at", datetime.now(timezone.utc).isoformat(timespec="seconds"))
         run_dir = self.out / self.run_id
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / MANIFEST_FILE).write_text(json.dumps(self.manifest, indent=1), encoding="utf-8")
+        self._write_manifest(run_dir)
         return self.prior_for(cases)
 
     @property
@@ -193,8 +194,12 @@ class RunFlow:
         self.manifest = finish_manifest(self.manifest, d, llm_models(report.cases))
         d["manifest"] = self.manifest
         run_dir = self.out / self.run_id
-        (run_dir / MANIFEST_FILE).write_text(json.dumps(self.manifest, indent=1), encoding="utf-8")
+        self._write_manifest(run_dir)
         return d
+
+    def _write_manifest(self, run_dir: Path) -> None:
+        """The manifest's one write point, redacted (harness.redact)."""
+        (run_dir / MANIFEST_FILE).write_text(active().text(json.dumps(self.manifest, indent=1)), encoding="utf-8")
 
     def upload(self, run_dir: Path, quiet: bool = False) -> list[Any]:  # noqa: ARG002 - quiet kept for callers
         """Upload this run, then retry the spool; never changes the run's exit code."""

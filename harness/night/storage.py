@@ -39,6 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from harness.redact import active
 from harness.errors import ConfigError, StorageError
 
 log = logging.getLogger("harness.night.storage")
@@ -176,7 +177,9 @@ class S3Store:
     def put(self, key: str, data: bytes, content_type: str = "application/octet-stream",
             metadata: Mapping[str, str] | None = None) -> None:
         # put_object, not the multipart transfer manager: run files are small, and one
-        # request per object keeps "done" unambiguous.
+        # request per object keeps "done" unambiguous. Every object leaves redacted
+        # (harness.redact): this is the one place anything is put into storage.
+        data = active().binary(data)
         try:
             self.client.put_object(Bucket=self.sc.bucket, Key=key, Body=data, ContentType=content_type,
                                    Metadata=dict(metadata or {}))
@@ -241,9 +244,11 @@ def _md5(path: Path) -> str:
 
 
 def _run_files(run_dir: Path) -> list[Path]:
+    root = Path(run_dir).resolve()
     files = [p for p in sorted(run_dir.rglob("*")) if p.is_file()
              and not any(part.startswith(".") for part in p.relative_to(run_dir).parts)
-             and not p.name.endswith(SKIP_SUFFIXES)]
+             and not p.name.endswith(SKIP_SUFFIXES)
+             and root in p.resolve().parents]  # a link out of the run folder is never carried away
     files.sort(key=lambda p: p.name == LAST)  # stable: results.json last
     return files
 
@@ -433,6 +438,9 @@ def push(store: S3Store, pending: Pending, out_dir: Path, sleep: Callable[[float
     _save_spool(out_dir, pending)
     run_dir = Path(pending.run_dir)
     try:
+        if Path(out_dir).resolve() not in run_dir.resolve().parents:  # a spool entry edited to point away
+            raise StorageError(f"{run_dir} is outside the reports folder {Path(out_dir).resolve()}; not uploaded",
+                               fix="remove that entry from the pending spool")
         while pending.files:
             item = pending.files[0]
             path = run_dir / item["rel"]

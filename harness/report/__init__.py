@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from harness import redact
 from harness.errors import UsageError
 from harness.report.html import render_html, write_html
 from harness.report.journal import Journal, read_journal
@@ -48,9 +49,10 @@ def write_all(report: RunReport | Mapping[str, Any], run_dir: str | os.PathLike[
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     d = report_to_dict(report) if isinstance(report, RunReport) else dict(report)
+    d = redact.active().data(d)  # before rendering: Markdown's escaping would split a secret
     written: dict[str, Path] = {}
     if diff is not None:
-        written["diff"] = atomic_write_text(run_dir / "diff.json", dumps(diff))
+        written["diff"] = _save(run_dir / "diff.json", dumps(diff))
     for fmt in ("junit", "md", "html", "json"):
         written[fmt] = _write(d, run_dir, fmt, history=history, diff=diff)
     return written
@@ -79,7 +81,7 @@ def render(run_dir: str | os.PathLike[str], fmt: str, *, context: Context | None
     run_dir = Path(run_dir)
     if run_dir.is_file():  # results.json itself was named
         run_dir = run_dir.parent
-    d = load_report(run_dir)
+    d = redact.active().data(load_report(run_dir))
     if fmt == "json":
         return run_dir / "results.json"
     extra: dict[str, Any] = {}
@@ -96,4 +98,9 @@ def _write(d: Mapping[str, Any], run_dir: Path, fmt: str, history=None, diff=Non
         text = render_summary(d, diff)
     else:
         text = render_text(d, fmt)
-    return atomic_write_text(run_dir / FORMATS[fmt][0], text)
+    return _save(run_dir / FORMATS[fmt][0], text)
+
+
+def _save(path: Path, text: str) -> Path:
+    """The one write point of the report files: redacted (harness.redact), then written atomically."""
+    return atomic_write_text(path, redact.active().text(text))

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.redact import active
 from harness.report.jsonfile import case_to_dict, jsonable
 from harness.types import CaseResult
 
@@ -39,7 +40,8 @@ class Journal:
     def append(self, result: CaseResult | Mapping[str, Any]) -> dict[str, Any]:
         """Write one finished case as one line; returns the dict that was written."""
         record = case_to_dict(result) if isinstance(result, CaseResult) else jsonable(result)
-        line = json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        # redacted (harness.redact) as one line: no secret reaches the disk, not even for a moment
+        line = active().text(json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
         # json.dumps never emits a raw newline (they are escaped in strings), so one
         # record is always exactly one line.
         with self._lock:

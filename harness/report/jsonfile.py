@@ -261,7 +261,9 @@ def dumps(report_dict: Mapping[str, Any]) -> str:
 
 def write_json(report: RunReport | Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write results.json atomically; returns the path."""
-    return atomic_write_text(path, dumps(as_report_dict(report)))
+    from harness.redact import active
+
+    return atomic_write_text(path, active().text(dumps(as_report_dict(report))))
 
 
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
