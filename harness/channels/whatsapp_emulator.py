@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from harness.channels.whatsapp_payloads import new_wamid
+from harness.channels.whatsapp_payloads import new_media_id, new_wamid
 from harness.sandbox.router import doc_token_keys
 from harness.types import Event, Reply
 
@@ -31,8 +31,16 @@ MESSAGE_TYPES: tuple[str, ...] = (
     "reaction", "audio", "video", "sticker", "location",
 )
 MEDIA_TYPES = ("image", "document", "audio", "video", "sticker")
-#: Graph versions look like v21.0; clients may also call without one (default version).
-VERSION = r"v\d+(?:\.\d+)?"
+#: Graph versions look like v21.0 (major.minor); clients may also call without one (the app's
+#: default version). Anything else ("v21", "21.0", "latest") is an unknown path (code 2500).
+VERSION = r"v\d+\.\d+"
+#: Limits of interactive messages (developers.facebook.com/docs/whatsapp/cloud-api/messages/
+#: interactive-list-messages, interactive-reply-buttons-messages, interactive-cta-url-messages).
+LIMITS = {
+    "body_button": 1024, "body_list": 4096, "body_cta_url": 1024, "header": 60, "footer": 60,
+    "button_title": 20, "button_id": 256, "buttons": 3, "list_button": 20, "sections": 10, "rows": 10,
+    "row_title": 24, "row_description": 72, "row_id": 200, "section_title": 24, "cta_display_text": 20,
+}
 
 
 def _fbtrace_id() -> str:
@@ -71,6 +79,23 @@ def _invalid(details: str) -> _Rejected:
     return _Rejected(400, graph_error("(#100) Invalid parameter", 100, details=details))
 
 
+def _not_valid(details: str) -> _Rejected:
+    """Cloud API error 131009: a parameter has a value the API does not accept (a limit, a duplicate)."""
+    return _Rejected(400, graph_error("(#131009) Parameter value is not valid", 131009, details=details))
+
+
+def _length(value: Any, what: str, maximum: int, *, required: bool = True) -> str:
+    """A text parameter within its published length (1..maximum characters)."""
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or not value:
+        raise _Rejected(400, graph_error("(#131008) Required parameter is missing", 131008,
+                                         details=f"Parameter '{what}' is required"))
+    if len(value) > maximum:
+        raise _not_valid(f"{what} length invalid. Min length: 1, Max length: {maximum}; got {len(value)}")
+    return value
+
+
 class GraphApiEmulator:
     """Answers ``POST /{version}/{phone_number_id}/messages`` and ``GET /{version}/{phone_number_id}``."""
 
@@ -94,6 +119,13 @@ class GraphApiEmulator:
         self.case_faults = None  # a harness.sandbox.faults.FaultBook, set by the sandbox
         self._inbound: dict[str, str] = {}
         self._bsuids: dict[str, str] = {}
+        self._media: set[str] = set()
+        #: what each accepted interactive message offered: wamid -> [(id, title), ...]
+        self.offered: dict[str, list[tuple[str, str]]] = {}
+        #: called after every accepted send with (wa_id, wamid, errors or None): the driver
+        #: answers it with ``statuses`` webhooks (sent, delivered, read; failed with errors)
+        self.on_sent: Callable[[str, str, list[dict[str, Any]] | None], None] | None = None
+        self._fail_delivery: deque[dict[str, Any]] = deque()
 
     # -- hooks for the driver ----------------------------------------------------------
 
@@ -104,6 +136,16 @@ class GraphApiEmulator:
         message read first, and that must not swallow the fault meant for the reply.
         """
         self._faults.append((status, graph_error(message, code)))
+
+    def fail_delivery_next(self, code: int = 131026, title: str = "Message undeliverable") -> None:
+        """Accept the next send (200 and a wamid) but report it ``failed`` with this error in its
+        statuses webhook, as Meta does for failures found after acceptance."""
+        self._fail_delivery.append({"code": code, "title": title, "message": title,
+                                    "error_data": {"details": title + "."}})
+
+    def note_media(self, media_id: str) -> None:
+        """A media id the agent may send (the user's own media, or one uploaded elsewhere)."""
+        self._media.add(str(media_id))
 
     def note_inbound(self, message_id: str, wa_id: str) -> None:
         """Remember who sent an inbound message, so a mark-read of it is attributed to that user."""
@@ -122,6 +164,8 @@ class GraphApiEmulator:
         app = web.Application(client_max_size=64 * 1024**2)
         app.router.add_post(rf"/{{version:{VERSION}}}/{{pnid}}/messages", self._messages)
         app.router.add_post("/{pnid}/messages", self._messages)
+        app.router.add_post(rf"/{{version:{VERSION}}}/{{pnid}}/media", self._upload)
+        app.router.add_post("/{pnid}/media", self._upload)
         app.router.add_get(rf"/{{version:{VERSION}}}/{{pnid}}", self._phone_info)
         app.router.add_get("/{pnid:[0-9A-Za-z_]+}", self._phone_info)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
@@ -202,7 +246,47 @@ class GraphApiEmulator:
             self._emit(name, started, at, rej.status, body, rej.body, keys, error=str(rej), meta=meta)
             return web.json_response(rej.body, status=rej.status)
         self._emit(name, started, at, 200, body, answer, keys, reply, meta=meta)
+        if reply is not None:
+            if reply.kind == "interactive":
+                self.offered[reply.message_id] = _options(body.get("interactive") or {})
+            if self.on_sent is not None:
+                errors = [self._fail_delivery.popleft()] if self._fail_delivery else None
+                try:
+                    self.on_sent(reply.chat, reply.message_id, errors)
+                except Exception:  # statuses are a courtesy of the driver; never fail the send
+                    pass
         return web.json_response(answer)
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        """``POST /{pnid}/media`` (multipart: messaging_product, file, type) -> ``{"id": ...}``."""
+        started, at = time.perf_counter(), self.clock()
+        fields: dict[str, Any] = {}
+        try:
+            self._authorize(request)
+            self._check_phone(request, "post")
+            if request.content_type != "multipart/form-data":
+                raise _invalid("media upload must be multipart/form-data with messaging_product, file and type")
+            reader = await request.multipart()
+            async for part in reader:
+                if part.filename is not None:
+                    size = 0
+                    while chunk := await part.read_chunk():
+                        size += len(chunk)
+                    fields[part.name or "file"] = {"upload": part.filename, "size": size}
+                elif part.name:
+                    fields[part.name] = await part.text()
+            if fields.get("messaging_product") != "whatsapp":
+                raise _invalid("messaging_product must be 'whatsapp'")
+            if not isinstance(fields.get("file"), dict):
+                raise _Rejected(400, graph_error("(#131008) Required parameter is missing", 131008,
+                                                 details="Parameter 'file' is required"))
+        except _Rejected as rej:
+            self._emit("whatsapp.media", started, at, rej.status, fields, rej.body, error=str(rej))
+            return web.json_response(rej.body, status=rej.status)
+        media_id = new_media_id()
+        self._media.add(media_id)
+        self._emit("whatsapp.media", started, at, 200, fields, {"id": media_id})
+        return web.json_response({"id": media_id})
 
     def _keys_of_refused(self, body: Any) -> tuple[str, ...]:
         # A refused send still belongs to the user it was meant for.
@@ -227,7 +311,9 @@ class GraphApiEmulator:
                 raise _invalid("typing_indicator.type must be 'text'")
             meta["typing"] = True
         wa_id = self._inbound.get(message_id)
-        return {"success": True}, ((f"wa:{wa_id}",) if wa_id else ()), meta
+        if wa_id is None:  # the Cloud API only marks messages this number received
+            raise _invalid(f"Invalid message_id: no message {message_id!r} was received by this phone number")
+        return {"success": True}, (f"wa:{wa_id}",), meta
 
     def _send(self, body: Any, at: float) -> tuple[dict[str, Any], tuple[str, ...], Reply]:
         if not isinstance(body, dict):
@@ -253,6 +339,9 @@ class GraphApiEmulator:
         content = body.get(type_)
         if not isinstance(content, dict):
             raise _invalid(f"the parameter '{type_}' (an object) is required for a {type_} message")
+        if type_ in MEDIA_TYPES and content.get("id") and str(content["id"]) not in self._media:
+            raise _not_valid(f"Invalid media id {content['id']!r}: upload the media first (POST /{{phone-number-id}}"
+                             "/media) or send a link")
         text, buttons, extra_text = _content_text(type_, content)
         wamid = new_wamid()
         answer = {
@@ -375,6 +464,40 @@ def _content_text(type_: str, content: dict[str, Any]) -> tuple[str, tuple[str, 
     return " ".join(str(content.get(k) or "") for k in ("name", "address")).strip(), (), ""
 
 
+def _options(content: dict[str, Any]) -> list[tuple[str, str]]:
+    """(id, title) of each reply button or list row an interactive message offered."""
+    action = content.get("action") if isinstance(content.get("action"), dict) else {}
+    if content.get("type") == "button":
+        return [(str(b["reply"].get("id", "")), str(b["reply"].get("title", ""))) for b in action.get("buttons") or []
+                if isinstance(b, dict) and isinstance(b.get("reply"), dict)]
+    if content.get("type") == "list":
+        return [(str(r.get("id", "")), str(r.get("title", ""))) for sec in action.get("sections") or []
+                if isinstance(sec, dict) for r in sec.get("rows") or [] if isinstance(r, dict)]
+    return []
+
+
+def _check_header_footer(content: dict[str, Any], kind: str) -> None:
+    header = content.get("header")
+    if header is not None:
+        if not isinstance(header, dict) or header.get("type") not in ("text", "image", "video", "document"):
+            raise _invalid("interactive.header.type must be text, image, video or document")
+        if header["type"] == "text":
+            _length(header.get("text"), "Header text", LIMITS["header"])
+        elif kind == "list":
+            raise _not_valid("Header type must be text for list messages")
+    footer = content.get("footer")
+    if footer is not None:
+        _length(footer.get("text") if isinstance(footer, dict) else None, "Footer text", LIMITS["footer"])
+
+
+def _unique(ids: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for i in ids:
+        if i in seen:
+            raise _not_valid(f"{what} ids must be unique; {i!r} is used twice")
+        seen.add(i)
+
+
 def _interactive_text(content: dict[str, Any]) -> tuple[str, tuple[str, ...], str]:
     kind = content.get("type")
     action = content.get("action")
@@ -384,29 +507,60 @@ def _interactive_text(content: dict[str, Any]) -> tuple[str, tuple[str, ...], st
         raise _invalid("interactive.action is required")
     body = content.get("body")
     text = body.get("text") if isinstance(body, dict) else None
-    if kind in ("button", "list", "cta_url") and (not isinstance(text, str) or not text):
-        raise _invalid("interactive.body.text is required")
+    if kind in ("button", "list", "cta_url"):
+        _length(text, "Body text", LIMITS[f"body_{kind}"])
+        _check_header_footer(content, kind)
     buttons: tuple[str, ...] = ()
     extra = ""
     if kind == "button":
-        raw = action.get("buttons") or []
-        titles = [b.get("reply", {}).get("title") for b in raw if isinstance(b, dict)]
-        if not 1 <= len(titles) <= 3 or not all(isinstance(t, str) and 0 < len(t) <= 20 for t in titles):
-            raise _invalid("interactive buttons: 1 to 3 reply buttons, titles of 1 to 20 characters")
+        raw = action.get("buttons")
+        if not isinstance(raw, list) or not raw:
+            raise _Rejected(400, graph_error("(#131008) Required parameter is missing", 131008,
+                                             details="Parameter 'action.buttons' is required"))
+        if len(raw) > LIMITS["buttons"]:
+            raise _not_valid(f"Buttons count invalid. Max allowed count: {LIMITS['buttons']}; got {len(raw)}")
+        ids, titles = [], []
+        for b in raw:
+            reply = b.get("reply") if isinstance(b, dict) else None
+            if not isinstance(b, dict) or b.get("type") != "reply" or not isinstance(reply, dict):
+                raise _invalid("each interactive button must be {type: reply, reply: {id, title}}")
+            titles.append(_length(reply.get("title"), "Button title", LIMITS["button_title"]))
+            ids.append(_length(reply.get("id"), "Button id", LIMITS["button_id"]))
+        _unique(ids, "Button")
         buttons = tuple(titles)
     elif kind == "list":
-        rows = [
-            r.get("title", "")
-            for s in action.get("sections") or []
-            if isinstance(s, dict)
-            for r in s.get("rows") or []
-            if isinstance(r, dict)
-        ]
-        if not action.get("button") or not rows:
-            raise _invalid("interactive list: action.button and at least one section row are required")
-        buttons = tuple(rows)
+        _length(action.get("button"), "Button label", LIMITS["list_button"])
+        sections = action.get("sections")
+        if not isinstance(sections, list) or not sections:
+            raise _Rejected(400, graph_error("(#131008) Required parameter is missing", 131008,
+                                             details="Parameter 'action.sections' is required"))
+        if len(sections) > LIMITS["sections"]:
+            raise _not_valid(f"Sections count invalid. Max allowed count: {LIMITS['sections']}; got {len(sections)}")
+        ids, titles, total = [], [], 0
+        for sec in sections:
+            if not isinstance(sec, dict) or not isinstance(sec.get("rows"), list) or not sec["rows"]:
+                raise _not_valid("Each section needs at least one row")
+            if len(sections) > 1 or sec.get("title") is not None:
+                _length(sec.get("title"), "Section title", LIMITS["section_title"])
+            for row in sec["rows"]:
+                if not isinstance(row, dict):
+                    raise _invalid("each list row must be an object {id, title, description}")
+                total += 1
+                titles.append(_length(row.get("title"), "Row title", LIMITS["row_title"]))
+                ids.append(_length(row.get("id"), "Row id", LIMITS["row_id"]))
+                _length(row.get("description"), "Row description", LIMITS["row_description"], required=False)
+        if total > LIMITS["rows"]:
+            raise _not_valid(f"Total row count exceed max allowed count: {LIMITS['rows']}")
+        _unique(ids, "Row")
+        buttons = tuple(titles)
     elif kind == "cta_url":
-        params = action.get("parameters") or {}
-        buttons = (str(params.get("display_text", "")),)
-        extra = str(params.get("url", ""))
+        params = action.get("parameters")
+        if action.get("name") != "cta_url" or not isinstance(params, dict):
+            raise _invalid("interactive cta_url: action {name: cta_url, parameters: {display_text, url}} is required")
+        label = _length(params.get("display_text"), "Display text", LIMITS["cta_display_text"])
+        url = params.get("url")
+        if not isinstance(url, str) or not re.match(r"^https?://\S+$", url):
+            raise _not_valid(f"URL is not valid: {url!r}")
+        buttons = (label,)
+        extra = url
     return text or "", buttons, extra

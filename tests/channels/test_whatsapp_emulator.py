@@ -66,7 +66,8 @@ GOOD_SENDS = [
 
 @pytest.mark.parametrize("label,path,body,kind,reply_text,buttons", GOOD_SENDS, ids=[g[0] for g in GOOD_SENDS])
 async def test_good_send(graph, label, path, body, kind, reply_text, buttons):
-    _, base, session, events = graph
+    emu, base, session, events = graph
+    emu.note_media("1234")  # a media id is only valid once uploaded (or received)
     status, answer = await post(session, base + path.format(p=PNID), body)
     assert status == 200, answer
     assert answer["messaging_product"] == "whatsapp"
@@ -132,7 +133,7 @@ BAD_CALLS = [
     ("four buttons", "/v21.0/{p}/messages",
      {**BUTTONS, "interactive": {**BUTTONS["interactive"], "action": {"buttons": [
          {"type": "reply", "reply": {"id": str(i), "title": f"B{i}"}} for i in range(4)]}}},
-     AUTH, 400, 100, "1 to 3"),
+     AUTH, 400, 131009, "Max allowed count: 3"),
     ("template without language", "/v21.0/{p}/messages",
      {"messaging_product": "whatsapp", "to": TO, "type": "template", "template": {"name": "x"}},
      AUTH, 400, 100, "language"),
@@ -193,6 +194,7 @@ async def test_mark_read_invalid(graph, body):
 async def test_fail_next_answers_one_send_with_the_fault(graph):
     emu, base, session, events = graph
     emu.fail_next(429, 130429, "(#130429) Rate limit hit")
+    emu.note_inbound("wamid.in1", TO)
     read = {"messaging_product": "whatsapp", "status": "read", "message_id": "wamid.in1"}
     assert (await post(session, f"{base}/v21.0/{PNID}/messages", read))[0] == 200  # does not consume it
     status, answer = await post(session, f"{base}/v21.0/{PNID}/messages", text())
@@ -222,6 +224,6 @@ async def test_phone_info(graph, path, headers, status):
 
 async def test_unknown_path_is_recorded(graph):
     _, base, session, events = graph
-    async with session.post(f"{base}/v21.0/{PNID}/media", headers=AUTH) as resp:
+    async with session.post(f"{base}/v21.0/{PNID}/message_templates", headers=AUTH) as resp:
         assert resp.status == 400
     assert events[0].name == "whatsapp.unknown" and "Unknown path" in events[0].error

@@ -148,6 +148,7 @@ async def test_pywa_send_message_lands_in_emulator():
     try:
         sent = await wa.send_message(to=USER, text="Your total is 42 EUR", buttons=[
             types.Button(title="Pay", callback_data="pay"), types.Button(title="Cancel", callback_data="no")])
+        emu.note_inbound("wamid.inbound", USER)  # only messages the number received can be marked read
         await wa.mark_message_as_read("wamid.inbound")
         emu.fail_next(429, 130429, "(#130429) Rate limit hit")
         with pytest.raises(errors.RateLimitHit):  # pywa maps the Graph error code to its class
