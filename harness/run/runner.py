@@ -238,7 +238,6 @@ class Runner:
                               concurrency=options.concurrency)
         self.quiet = QuietWindow(config.sandbox.settle_s)  # quiet windows learned from the agent (quiet.py)
         self._listening: list[_Listening] = []
-        self._last_case_end = 0.0
 
     def _warm_services(self, cases: Sequence[Case]):
         """Start building the services the selected layers declare, in a worker thread."""
@@ -357,7 +356,7 @@ class Runner:
         start = time.time()
         while True:
             now = time.time()
-            last = max(self.sandbox.router.last_event_at or start, self._last_case_end)
+            last = self.sandbox.router.last_event_at or start  # a case's own window may already cover it
             quiet = now - last
             if quiet >= sb.settle_s or now - start >= sb.reply_timeout_s:
                 return
@@ -437,7 +436,6 @@ class Runner:
                 self.sandbox.router.retire(rec)
             for user in users.values():
                 driver.forget(user)
-            self._last_case_end = time.time()
         if not error and not self._target.alive():
             error = "the target process exited during the case"
         obs = Observation(case_id=case.id, channel=case.channel, chat_id=att.ident.chat_for(case.channel),
