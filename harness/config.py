@@ -16,9 +16,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.errors import ConfigError
+from pydantic import ValidationError
 
-SECTIONS = ("target", "sandbox", "critic", "embeddings", "budget", "alerts", "storage", "schedule")
+from harness.errors import ConfigError
+from harness.schema.files import InputProblem, read_text
+from harness.schema.models import ConfigModel, config_field_type
+from harness.schema.problems import path_text, problems
+
+SECTIONS = ("target", "sandbox", "suite", "critic", "embeddings", "budget", "alerts", "storage", "schedule")
 
 #: Key names that would hold a secret; they are refused in the file.
 SECRET_WORDS = ("token", "secret", "password", "api_key", "access_key", "secret_key")
@@ -106,6 +111,14 @@ class Config:
         path = Path(p)
         return path if path.is_absolute() else self.root / path
 
+    def fixtures_dir(self) -> Path:
+        """``[suite] fixtures`` (default ``fixtures``), relative to the config file: --fixtures's default."""
+        return self.resolve(str((self.sections.get("suite") or {}).get("fixtures") or "fixtures"))
+
+    def golden_dir(self) -> Path:
+        """``[suite] golden`` (default ``golden``), relative to the config file: --golden's default."""
+        return self.resolve(str((self.sections.get("suite") or {}).get("golden") or "golden"))
+
 
 class EnvText(str):
     """A value that came from an environment variable: a typed key converts it itself, so
@@ -122,7 +135,10 @@ def _parse_env_value(raw: str) -> Any:
     return EnvText(raw)
 
 
-def _env_overrides(data: dict[str, dict[str, Any]], environ: Mapping[str, str]) -> None:
+def _env_overrides(data: dict[str, dict[str, Any]], environ: Mapping[str, str],
+                   origins: dict[tuple, str] | None = None) -> None:
+    """Apply ``HARNESS_<SECTION>_<KEY>`` variables; ``origins`` learns which variable set which key."""
+    origins = {} if origins is None else origins
     for name, raw in environ.items():
         if not name.startswith("HARNESS_"):
             continue
@@ -135,10 +151,13 @@ def _env_overrides(data: dict[str, dict[str, Any]], environ: Mapping[str, str]) 
                     env_name = name[len("HARNESS_TARGET_ENV_"):]
                     table = data.setdefault("target", {})
                     table["env"] = {**table.get("env", {}), env_name: raw}
+                    origins[("target", "env", env_name)] = name
                 elif section in ("target", "sandbox"):
                     data.setdefault(section, {})[key] = _parse_env_value(raw)
+                    origins[(section, key)] = name
                 else:  # sections read as plain tables by their own modules get typed values
                     data.setdefault(section, {})[key] = EnvText(raw).parsed()
+                    origins[(section, key)] = name
                 break
 
 
@@ -221,19 +240,27 @@ def load_config(path: str | os.PathLike | None = None, environ: Mapping[str, str
     """Read ``path`` (default ``./harness.toml`` if present), apply env overrides, validate."""
     environ = os.environ if environ is None else environ
     file = ""
+    text = ""
     data: dict[str, Any] = {}
     cfg_path: Path | None = None
     if path is None and Path("harness.toml").exists():
         path = "harness.toml"
     if path is not None:
-        cfg_path = Path(path).resolve()
+        cfg_path = Path(os.path.realpath(path))  # a link loop stays a path; read_text names it
         file = str(path)
-        if not cfg_path.exists():
+        if not cfg_path.exists() and not cfg_path.is_symlink():
             raise ConfigError("config file not found", file=file, fix="pass --config FILE or create harness.toml")
         try:
-            data = tomllib.loads(cfg_path.read_text(encoding="utf-8"))
+            text = read_text(cfg_path)
+        except InputProblem as exc:
+            raise ConfigError(exc.message, file=file, line=exc.line, fix=exc.fix) from None
+        try:
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"TOML syntax error: {exc}", file=file, fix="correct the syntax at that line") from exc
+            raise ConfigError(f"TOML syntax error: {exc}", file=file, fix="correct the syntax at that line") from None
+        except RecursionError:
+            raise ConfigError("TOML nested too deeply", file=file, fix="a config needs a few levels of tables and "
+                              "lists; remove the deep nesting") from None
     for section in data:
         if section not in SECTIONS:
             raise ConfigError(f"unknown section [{section}]", file=file, fix=f"sections: {', '.join(SECTIONS)}")
@@ -241,14 +268,88 @@ def load_config(path: str | os.PathLike | None = None, environ: Mapping[str, str
             raise ConfigError(f"[{section}] must be a table", file=file)
     for section in data:
         _check_no_secrets(data[section], section, file)
-    _env_overrides(data, environ)
+    origins: dict[tuple, str] = {}
+    _env_overrides(data, environ, origins)
+    root = cfg_path.parent if cfg_path else Path.cwd()
+    validate_data(data, file=file, text=text, root=root, origins=origins)
     target = _build(TargetConfig, data.get("target", {}), "target", file)
     sandbox = _build(SandboxConfig, data.get("sandbox", {}), "sandbox", file)
     if sandbox.concurrency < 1:
         raise ConfigError("[sandbox] concurrency must be at least 1", file=file)
-    root = cfg_path.parent if cfg_path else Path.cwd()
     return Config(path=cfg_path, root=root, target=target, sandbox=sandbox, secrets=_secrets(environ),
                   sections={k: v for k, v in data.items()})
+
+
+def _typed_for_schema(data: Mapping[str, Any], origins: Mapping[tuple, str]) -> dict[str, Any]:
+    """A copy of ``data`` with each value from the environment converted to its key's type."""
+    out: dict[str, Any] = {}
+    for section, table in data.items():
+        if not isinstance(table, Mapping):
+            out[section] = table
+            continue
+        copy = dict(table)
+        for key, value in table.items():
+            if (section, key) not in origins:
+                continue
+            wanted = config_field_type(section, key)
+            if wanted is str or (wanted is not None and str in getattr(wanted, "__args__", ())):
+                copy[key] = str(value)
+            else:
+                copy[key] = EnvText(str(value)).parsed() if isinstance(value, str) else value
+        out[section] = copy
+    return out
+
+
+def _toml_line(text: str, loc: tuple) -> int | None:
+    """The line of ``[section] key`` (or of the section) in the TOML text, if it can be found."""
+    if not text or not loc:
+        return None
+    section, key = str(loc[0]), (str(loc[1]) if len(loc) > 1 and not isinstance(loc[1], int) else None)
+    current = ""
+    section_line = None
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            current = stripped.strip("[]").strip()
+            if current == section:
+                section_line = n
+            continue
+        if key and current == section and stripped.split("=", 1)[0].strip().strip('"') == key and "=" in stripped:
+            return n
+        if key and current == f"{section}.{key}":
+            return section_line or n
+    return section_line
+
+
+def validate_data(data: Mapping[str, Any], *, file: str = "", text: str = "", root: Path | None = None,
+                  origins: Mapping[tuple, str] | None = None) -> None:
+    """Check the whole config against ``harness.schema.models.ConfigModel``; every problem at once
+    (file, line or environment variable, key, fix) in one ConfigError."""
+    origins = origins or {}
+    plain = _typed_for_schema(data, origins)
+    try:
+        ConfigModel.model_validate(plain, context={"root": root} if root is not None else None)
+        return
+    except ValidationError as exc:
+        found = problems(exc, plain)
+    lines = []
+    for problem in found:
+        loc = problem.loc
+        head = f"[{loc[0]}] {path_text(loc[1:])}" if len(loc) > 1 else f"[{loc[0]}]" if loc else "config"
+        env_name = origins.get(tuple(loc[:2])) or origins.get(tuple(loc[:3]))
+        if env_name:
+            where, fix = f"from the environment variable {env_name}", f"set {env_name} to a valid value ({problem.fix})"
+            line = None
+        else:
+            where, fix, line = "", problem.fix, _toml_line(text, loc)
+        message = f"{head}: {problem.message}" + (f" ({where})" if where else "")
+        lines.append((line, message, fix))
+    if len(lines) == 1:
+        line, message, fix = lines[0]
+        raise ConfigError(message, file=file, line=line, fix=fix)
+    body = "\n".join(f"  {file or 'config'}{':' + str(line) if line else ''}: {message}\n    fix: {fix}"
+                     for line, message, fix in lines)
+    raise ConfigError(f"{len(lines)} problems:\n{body}", file=file)
 
 
 def python_command(command: tuple[str, ...]) -> list[str]:

@@ -25,6 +25,9 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationInfo, create_model
 
 from harness.types import CASE_ID_RE
 
+#: Separates a validator's message from its fix (harness.schema.problems splits them).
+FIX = " | fix: "
+
 STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 Seconds = Annotated[float, Field(gt=0, le=86_400, description="seconds, finite, > 0")]
@@ -52,7 +55,8 @@ def _must_exist(value: str, info: ValidationInfo, what: str) -> str:
         path = Path(value).expanduser()
         path = path if path.is_absolute() else Path(root) / path
         if not path.is_file():
-            raise ValueError(f"{what} {value!r} does not exist (looked for {path})")
+            raise ValueError(f"{what} {value!r} does not exist (looked for {path})"
+                             f"{FIX}create it, or correct the path (relative to the config file)")
     return value
 
 
@@ -95,10 +99,18 @@ class SandboxModel(Strict):
     @model_validator(mode="after")
     def _cassette(self, info: ValidationInfo) -> "SandboxModel":
         if self.llm_mode != "live" and not self.cassette:
-            raise ValueError(f'llm_mode = "{self.llm_mode}" needs a cassette path (cassette = "cassettes/x.jsonl")')
-        if self.llm_mode == "replay":
-            _must_exist(self.cassette, info, "the replay cassette")
+            raise ValueError(f'llm_mode = "{self.llm_mode}" needs a cassette path{FIX}cassette = "cassettes/nightly.jsonl"')
         return self
+
+    @field_validator("cassette")
+    @classmethod
+    def _replayed(cls, value: str, info: ValidationInfo) -> str:
+        if info.data.get("llm_mode") == "replay" and value:
+            try:
+                _must_exist(value, info, "the replay cassette")
+            except ValueError as exc:
+                raise ValueError(str(exc).split(FIX)[0] + f'{FIX}record it first with llm_mode = "record"') from None
+        return value
 
 
 class EmbeddingsModel(Strict):
@@ -138,6 +150,12 @@ class BudgetModel(Strict):
     anomaly_window: Count = 7
     anomaly_min_latency_ms: NonNegative = 1000.0
     anomalies: bool = True
+    anomaly_min_runs: Count = 5
+    anomaly_mad_k: NonNegative = 3.0
+    anomaly_min_tokens: NonNegative = 50.0
+    anomaly_min_llm_calls: NonNegative = 1.0
+    anomaly_min_cost_usd: NonNegative = 0.0
+    anomaly_layers: list[str] = []
     soft_max_fraction_per_layer: Fraction = 0.334
     soft_max_per_run: Annotated[int, Field(ge=0)] = 2
     drift_similarity_ratio: NonNegative = 0.95
@@ -216,10 +234,11 @@ class StorageModel(Strict):
     def _url(cls, value: str) -> str:
         m = re.fullmatch(r"s3://([^/]+)/?(.*)", value)
         if not m:
-            raise ValueError(f"url {value!r} is not s3://bucket/prefix")
+            raise ValueError(f"url {value!r} is not s3://bucket/prefix{FIX}url = \"s3://nightly-evals/chatbot\"")
         problem = bucket_problem(m.group(1))
         if problem:
-            raise ValueError(f"bucket name {m.group(1)!r} is not valid: {problem}")
+            raise ValueError(f"bucket name {m.group(1)!r} is not valid: {problem}"
+                             f"{FIX}a bucket name such as nightly-evals (url = \"s3://nightly-evals/chatbot\")")
         return value
 
 
@@ -284,7 +303,8 @@ class ScheduleModel(Strict):
     def _cron(cls, value: str) -> str:
         problem = cron_problem(value)
         if problem:
-            raise ValueError(f"cron {value!r} {problem}")
+            raise ValueError(f"cron {value!r} {problem}{FIX}five fields: minute hour day month weekday, "
+                             "e.g. \"0 2 * * *\"")
         return value
 
     @field_validator("tz")
@@ -292,7 +312,7 @@ class ScheduleModel(Strict):
     def _tz(cls, value: str) -> str:
         problem = zone_problem(value)
         if problem:
-            raise ValueError(problem)
+            raise ValueError(f"{problem}{FIX}an IANA name, e.g. Europe/Madrid or UTC")
         return value
 
 

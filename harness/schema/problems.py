@@ -129,5 +129,7 @@ def problems(exc: ValidationError, data: Any) -> list[Problem]:
             else:
                 message = f"{msg[0].lower()}{msg[1:]}, got {_shown(err.get('input'))}"
             fix = _fix(err, key)
+            if " | fix: " in message:  # a validator's own fix (harness.schema.models.FIX)
+                message, fix = message.split(" | fix: ", 1)
         out.append(Problem(loc=loc, message=message, fix=fix))
     return out
