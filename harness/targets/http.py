@@ -1,22 +1,31 @@
 """A webhook service: started from ``[target].command`` (or already running), polled ready,
-stopped after the run, also on Ctrl-C and on failure (the whole process group)."""
+stopped after the run, also on Ctrl-C and on failure: its whole process tree, also workers
+that left the process group, SIGKILL after a grace period (``harness.targets.procs``). What
+it prints goes through the run's redactor into target.log (``LogPump``)."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
-import signal
+import secrets
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import aiohttp
 
 from harness.config import Config, python_command
 from harness.errors import TargetError
+from harness.redact import active
+from harness.targets import procs
 from harness.targets.base import Endpoints
+
+log = logging.getLogger("harness.targets.http")
 
 
 # Exec'd in the target's process before its own command: ask the kernel to SIGTERM it when
@@ -49,13 +58,20 @@ def fill(text: str, values: dict[str, str]) -> str:
 
 
 class HttpTarget:
-    def __init__(self, config: Config, log_path: Path | None = None):
+    #: Seconds between SIGTERM and SIGKILL when the target is stopped.
+    grace_s: float = procs.GRACE_S
+
+    def __init__(self, config: Config, log_path: Path | None = None, state_dir: Path | None = None):
         self.config = config
         self.t = config.target
         self.port = (free_port() if self.t.port == 0 else self.t.port)
         self.log_path = log_path
+        # Where the started tree is recorded, for the next run after a kill -9: the reports folder.
+        self.state_dir = state_dir or (log_path.parent.parent / ".targets" if log_path else
+                                       config.resolve(".harness-cache") / "targets")
         self._proc: subprocess.Popen | None = None
-        self._log = None
+        self._log: LogPump | None = None
+        self.tree: procs.ProcessTree | None = None
 
     def _values(self, placeholders: dict[str, str]) -> dict[str, str]:
         values = dict(placeholders)
@@ -66,22 +82,28 @@ class HttpTarget:
     async def start(self, placeholders: dict[str, str]) -> Endpoints:
         values = self._values(placeholders)
         if self.t.command:
+            ended = procs.reap_leftovers(self.state_dir)  # what a killed run left behind
+            if ended:
+                log.warning("ended %d leftover target process(es) of a killed run: %s", len(ended), ended)
+            tag = secrets.token_hex(8)
             env = dict(os.environ)
             env.update({k: fill(v, values) for k, v in self.t.env.items()})
             env.setdefault("PYTHONUNBUFFERED", "1")
+            env[procs.TAG_ENV] = tag  # inherited by every process of the tree, also one that leaves the group
             cwd = self.config.resolve(self.t.cwd) if self.t.cwd else self.config.root
             cmd = [fill(c, values) for c in python_command(self.t.command)]
-            if self.log_path:
-                self.log_path.parent.mkdir(parents=True, exist_ok=True)
-                self._log = open(self.log_path, "ab")
             try:
                 self._proc = subprocess.Popen(guarded(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                              stdout=self._log or subprocess.DEVNULL,
-                                              stderr=subprocess.STDOUT if self._log else subprocess.DEVNULL,
+                                              stdout=subprocess.PIPE if self.log_path else subprocess.DEVNULL,
+                                              stderr=subprocess.STDOUT if self.log_path else subprocess.DEVNULL,
                                               start_new_session=True)
             except OSError as exc:
                 raise TargetError(f"could not start the target {cmd!r}: {exc}",
                                   fix="check [target].command and [target].cwd") from exc
+            if self.log_path:
+                self._log = LogPump(self._proc.stdout, self.log_path)
+            self.tree = procs.ProcessTree(tag, self._proc.pid, self.state_dir / f"{tag}.json")
+            self.tree.watch()
         if self.t.ready_url:
             version = await self._wait_ready(fill(self.t.ready_url, values))
         else:
@@ -144,28 +166,83 @@ class HttpTarget:
         return self._proc is None or self._proc.poll() is None
 
     async def stop(self) -> None:
+        """End the whole tree (SIGTERM, SIGKILL after ``grace_s``), then close target.log."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
+        tree, self.tree = self.tree, None
+        if tree is not None:
+            await asyncio.to_thread(tree.end, self.grace_s, proc.poll if proc is not None else None)
+        elif proc is not None and proc.poll() is None:  # not Linux: the process group only
+            await asyncio.to_thread(procs.terminate, {}, self.grace_s, proc.pid, proc.poll)
+        if proc is not None:
             try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            for _ in range(50):
-                if proc.poll() is not None:
-                    break
-                await asyncio.sleep(0.1)
-            else:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
+                await asyncio.to_thread(proc.wait, 5)
+            except subprocess.TimeoutExpired:
+                log.warning("the target (pid %d) did not exit after SIGKILL", proc.pid)
         if self._log:
-            self._log.close()
+            await asyncio.to_thread(self._log.close)
             self._log = None
 
     def log_tail(self, lines: int = 30) -> str:
+        if self._log:
+            self._log.flush()
         if not self.log_path or not self.log_path.exists():
             return ""
         text = self.log_path.read_text(errors="replace").splitlines()[-lines:]
         return "target log (last lines):\n" + "\n".join("  " + line for line in text)
+
+
+class LogPump:
+    """Copies the target's output into target.log through the run's redactor, in a thread:
+    a secret the agent prints never reaches the disk (nor the bucket the log is uploaded to)."""
+
+    #: Bytes held back when a chunk ends mid-line, so a secret cut by the chunk is seen whole.
+    OVERLAP = 512
+    CHUNK = 64 * 1024
+
+    def __init__(self, stream: IO[bytes], path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._out = open(path, "ab")
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._pending = b""
+        self._thread = threading.Thread(target=self._run, name="harness-target-log", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        fd = self._stream.fileno()
+        while True:
+            try:
+                data = os.read(fd, self.CHUNK)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            with self._lock:
+                buf = self._pending + data
+                cut = buf.rfind(b"\n") + 1
+                if not cut and len(buf) > self.CHUNK:
+                    cut = len(buf) - self.OVERLAP
+                self._pending = buf[cut:]
+                self._emit(buf[:cut])
+        self.flush()
+
+    def _emit(self, data: bytes) -> None:
+        if data and not self._out.closed:
+            self._out.write(active().binary(data))
+            self._out.flush()
+
+    def flush(self) -> None:
+        """Write what is held back (the end of an unfinished line)."""
+        with self._lock:
+            data, self._pending = self._pending, b""
+            self._emit(data)
+
+    def close(self) -> None:
+        self._thread.join(timeout=5)  # the pipe ends when the last process of the tree is gone
+        self.flush()
+        with self._lock:
+            self._out.close()
+        try:
+            self._stream.close()
+        except OSError:
+            pass

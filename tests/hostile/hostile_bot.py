@@ -1,0 +1,101 @@
+"""A hostile agent (a test double, labelled as such), run as its own process by [target].command.
+
+It answers Telegram webhooks on ``--port`` like a plain echo bot, and misbehaves by
+``HOSTILE`` (comma-separated):
+
+- ``leak``: prints its bot token, webhook secret and every pinned secret of its environment
+  to stdout (target.log), and puts the token in its replies;
+- ``worker``: double-forks a worker that calls setsid (leaves the process group) and sleeps;
+  its pid goes to ``HOSTILE_PIDS`` (a file), one line ``worker <pid>``;
+- ``stubborn``: ignores SIGTERM (the bot and its worker);
+- ``flood``: answers a message with ``FLOOD_N`` replies of ``FLOOD_CHARS`` characters.
+
+It writes ``bot <pid>`` to ``HOSTILE_PIDS`` once it listens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+
+import aiohttp
+from aiohttp import web
+
+MODES = set(filter(None, os.environ.get("HOSTILE", "").split(",")))
+PIDS = os.environ.get("HOSTILE_PIDS", "")
+
+
+def note(line: str) -> None:
+    if PIDS:
+        with open(PIDS, "a") as fh:
+            fh.write(line + "\n")
+
+
+def spawn_worker() -> None:
+    """fork, setsid, fork: the grandchild is in no group of the bot's and has no parent."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            if "stubborn" in MODES:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            note(f"worker {os.getpid()}")
+            while True:
+                time.sleep(1)
+        os._exit(0)
+
+
+def main() -> None:
+    port = int(sys.argv[sys.argv.index("--port") + 1])
+    env = os.environ
+    base = f"{env['TELEGRAM_API_BASE']}/bot{env['TELEGRAM_BOT_TOKEN']}"
+    if "stubborn" in MODES:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if "worker" in MODES:
+        spawn_worker()
+    if "leak" in MODES:
+        print(f"starting with token {env['TELEGRAM_BOT_TOKEN']} secret {env['TELEGRAM_WEBHOOK_SECRET']}", flush=True)
+        for name, value in sorted(env.items()):
+            if name.startswith(("HARNESS_", "OPENAI", "AWS_")):
+                print(f"env {name}={value}", flush=True)
+    n = int(env.get("FLOOD_N", "6000"))
+    chars = int(env.get("FLOOD_CHARS", "4000"))
+    state: dict = {}
+
+    async def reply(chat_id: int, text: str) -> None:
+        if "s" not in state:
+            state["s"] = aiohttp.ClientSession()
+        s = state["s"]
+        if "flood" in MODES:
+            body = ("x" * chars)
+            sem = asyncio.Semaphore(32)
+
+            async def one(i: int) -> None:
+                async with sem, s.post(f"{base}/sendMessage", json={"chat_id": chat_id, "text": f"{i} {body}"[:chars]}) as r:
+                    await r.read()
+
+            await asyncio.gather(*(one(i) for i in range(n)))
+            return
+        if "leak" in MODES:
+            text = f"{text} (my token is {env['TELEGRAM_BOT_TOKEN']})"
+            print(f"replying with {env['TELEGRAM_BOT_TOKEN']}", flush=True)
+        async with s.post(f"{base}/sendMessage", json={"chat_id": chat_id, "text": text}) as r:
+            await r.read()
+
+    async def telegram(request: web.Request) -> web.Response:
+        update = await request.json()
+        msg = update.get("message") or {}
+        if "text" in msg:
+            asyncio.get_running_loop().create_task(reply(msg["chat"]["id"], f"echo: {msg['text']}"))
+        return web.Response(status=200)
+
+    app = web.Application()
+    app.router.add_post("/telegram", telegram)
+    note(f"bot {os.getpid()}")
+    web.run_app(app, host="127.0.0.1", port=port, print=None, handle_signals="stubborn" not in MODES)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""The agent's whole process tree ends with the run: a worker that left the process group, a
+bot that ignores SIGTERM, and, after a kill -9 of the harness, the next run ends the leftovers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.config import load_config
+from harness.targets import procs
+from harness.targets.http import HttpTarget
+
+ROOT = Path(__file__).resolve().parents[2]
+BOT = Path(__file__).with_name("hostile_bot.py")
+
+pytestmark = pytest.mark.skipif(not procs.LINUX, reason="process trees are read from /proc (Linux)")
+
+PLACEHOLDERS = {"telegram_api": "http://127.0.0.1:9", "bot_token": "123456:" + "A" * 35,
+                "webhook_secret": "w" * 32}
+
+
+def write_config(tmp_path: Path, hostile: str, pids: Path) -> Path:
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(textwrap.dedent(f"""
+        [target]
+        name = "hostile"
+        command = ["python", "{BOT}", "--port", "{{port}}"]
+        port = 0
+        telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
+        ready_timeout_s = 20
+        [target.env]
+        TELEGRAM_API_BASE = "{{telegram_api}}"
+        TELEGRAM_BOT_TOKEN = "{{bot_token}}"
+        TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
+        HOSTILE = "{hostile}"
+        HOSTILE_PIDS = "{pids}"
+        """))
+    return cfg
+
+
+def running(pid: int) -> bool:
+    return procs.start_time(pid) is not None
+
+
+def read_pids(path: Path, want: set[str], timeout: float = 15.0) -> dict[str, int]:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        found = dict(line.split() for line in path.read_text().splitlines()) if path.exists() else {}
+        if want <= set(found):
+            return {k: int(v) for k, v in found.items()}
+        time.sleep(0.05)
+    raise AssertionError(f"the bot never wrote {want} to {path}")
+
+
+def wait_gone(pids, timeout: float = 5.0) -> list[int]:
+    deadline = time.time() + timeout
+    while time.time() < deadline and any(running(p) for p in pids):
+        time.sleep(0.05)
+    return [p for p in pids if running(p)]
+
+
+def kill_all(pids) -> None:
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+async def test_worker_outside_the_group_and_a_stubborn_bot_end_with_the_run(tmp_path):
+    pids_file = tmp_path / "pids"
+    config = load_config(write_config(tmp_path, "worker,stubborn", pids_file), environ={})
+    target = HttpTarget(config, log_path=tmp_path / "out" / "run" / "target.log")
+    target.grace_s = 0.5
+    await target.start(PLACEHOLDERS)
+    pids = read_pids(pids_file, {"bot", "worker"})
+    try:
+        assert os.getpgid(pids["worker"]) != os.getpgid(pids["bot"])  # the worker really left the group
+        await target.stop()
+        assert wait_gone(pids.values()) == [], "a process of the target outlived stop()"
+        assert not list((tmp_path / "out" / ".targets").glob("*.json"))  # a clean stop leaves no record
+    finally:
+        kill_all(pids.values())
+
+
+CHILD = """
+import asyncio, sys, time
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from harness.config import load_config
+from harness.targets.http import HttpTarget
+
+async def main():
+    t = HttpTarget(load_config({cfg!r}, environ={{}}), log_path=Path({out!r}) / "run" / "target.log")
+    await t.start({ph!r})
+    print("READY", flush=True)
+    while True:
+        await asyncio.sleep(1)
+
+asyncio.run(main())
+"""
+
+
+def test_after_a_kill_9_of_the_harness_the_next_run_ends_the_leftovers(tmp_path):
+    pids_file = tmp_path / "pids"
+    cfg = write_config(tmp_path, "worker,stubborn", pids_file)
+    out = tmp_path / "out"
+    code = CHILD.format(root=str(ROOT), cfg=str(cfg), out=str(out), ph=PLACEHOLDERS)
+    harness = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, cwd=ROOT)
+    pids: dict[str, int] = {}
+    try:
+        assert harness.stdout.readline().strip() == b"READY"
+        pids = read_pids(pids_file, {"bot", "worker"})
+        harness.send_signal(signal.SIGKILL)
+        harness.wait(10)
+        time.sleep(0.5)
+        # The hazard is real: both ignore SIGTERM (PR_SET_PDEATHSIG) and outlive the harness.
+        assert running(pids["bot"]) and running(pids["worker"])
+        records = list((out / ".targets").glob("*.json"))
+        assert len(records) == 1
+        # The next run: a new target in the same reports folder ends them before it starts.
+        ended = procs.reap_leftovers(out / ".targets", grace_s=0.5)
+        assert {pids["bot"], pids["worker"]} <= set(ended)
+        assert wait_gone(pids.values()) == []
+        assert not records[0].exists()
+    finally:
+        kill_all(pids.values())
+        if harness.poll() is None:
+            harness.kill()
+
+
+def test_a_recorded_pid_reused_by_another_process_is_left_alone(tmp_path):
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        state = tmp_path / ".targets"
+        state.mkdir()
+        real = procs.start_time(other.pid)
+        (state / "dead.json").write_text(json.dumps({
+            "tag": "not-a-live-tag", "owner": {"pid": 999_999_999, "start": 1},
+            "processes": [{"pid": other.pid, "start": real - 1}]}))  # same pid, another start time
+        assert procs.reap_leftovers(state, grace_s=0.2) == []
+        assert running(other.pid)
+        # ... and with the true start time it is ended (the check above can fail).
+        (state / "dead.json").write_text(json.dumps({
+            "tag": "not-a-live-tag", "owner": {"pid": 999_999_999, "start": 1},
+            "processes": [{"pid": other.pid, "start": real}]}))
+        assert procs.reap_leftovers(state, grace_s=0.2) == [other.pid]
+        other.wait(5)
+    finally:
+        if other.poll() is None:
+            other.kill()
+
+
+def test_a_record_of_a_live_harness_is_not_touched(tmp_path):
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        state = tmp_path / ".targets"
+        state.mkdir()
+        me = {"pid": os.getpid(), "start": procs.start_time(os.getpid())}
+        (state / "live.json").write_text(json.dumps({
+            "tag": "t", "owner": me, "processes": [{"pid": other.pid, "start": procs.start_time(other.pid)}]}))
+        assert procs.reap_leftovers(state) == []
+        assert running(other.pid) and (state / "live.json").exists()
+    finally:
+        other.kill()
+        other.wait(5)
