@@ -1,34 +1,50 @@
 """Anomalies against history: a case that got much dearer, chattier or slower than usual.
 
-The baseline of a case is the median of its metrics over the last ``anomaly_window`` earlier
-runs in the same reports folder where the same case id ran against the same target name
-and passed (a run in which the case failed, e.g. with a seeded regression on, is no
-baseline). A current figure above ``anomaly_ratio`` x baseline is a regression, reported as
-failing evidence ``anomaly.<metric>`` on the case even when the absolute threshold holds.
+Applies to every case of every layer (each is metered at the sandbox), unless ``[budget]
+anomaly_layers`` names fewer layers. The baseline of a case is taken from earlier
+``harness run`` nights in the same reports folder, against the same target name, in which
+that case passed (a night where it failed, e.g. with a seeded regression on, is no baseline),
+and only from nights run like tonight: the same concurrency and the same settings
+fingerprint (``basis``: a hash of ``[target]``, ``[sandbox]``, ``[critic]`` and
+``[embeddings]``), recorded in each results.json as ``summary.anomaly_basis``. A case is
+compared only once it has at least ``anomaly_min_runs`` (default 5) such earlier passing
+runs within the last ``anomaly_window`` (default 7). When too few earlier nights were run
+like tonight, the check is skipped for the whole run and ``summary.anomalies.note`` (and the
+run's notes) say why, naming the concurrency or config that differs.
+
+A figure is an anomaly only when all three hold:
+
+- it is above ``anomaly_ratio`` (1.5) x the baseline median;
+- it is above the median by more than ``anomaly_mad_k`` (3) robust spreads
+  (1.4826 x the median absolute deviation of the baseline values: a case whose latency
+  wanders night to night needs a bigger jump);
+- it is above the median by at least the metric's minimum absolute change:
+  ``anomaly_min_latency_ms`` (1000), ``anomaly_min_tokens`` (50),
+  ``anomaly_min_llm_calls`` (1), ``anomaly_min_cost_usd`` (0).
 
 Metrics: ``tokens`` (input + output), ``llm_calls``, ``cost_usd``, ``latency_ms``. A zero
-baseline has no ratio and is skipped; latency must also rise by at least
-``anomaly_min_latency_ms`` (scheduling noise on a busy machine is not a regression).
-
-Reads earlier runs' ``results.json`` directly (small and local; harness.night.history may offer
-the same later).
+baseline has no ratio and is skipped. Failing evidence is ``anomaly.<metric>`` on the case.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from harness.types import CaseResult, Evidence
 
 log = logging.getLogger("harness.run.anomaly")
-EVAL = "anomaly@1"
+EVAL = "anomaly@2"
 METRICS = ("tokens", "llm_calls", "cost_usd", "latency_ms")
+MAD_SCALE = 1.4826  # MAD x this estimates the standard deviation of normal data
+#: The config sections whose change makes earlier nights incomparable (the agent and the sandbox).
+BASIS_SECTIONS = ("target", "sandbox", "critic", "embeddings")
 
 
 #: Run ids ``harness run`` gives (UTC time first). Labelled runs (calibration's "clean",
@@ -38,6 +54,26 @@ NIGHTLY_ID = re.compile(r"^\d{8}-\d{6}-")
 
 def is_nightly_id(run_id: str) -> bool:
     return bool(NIGHTLY_ID.match(run_id or ""))
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a jump is an anomaly (``[budget] anomaly_*``; see the module docstring)."""
+
+    ratio: float = 1.5
+    window: int = 7
+    min_runs: int = 5
+    mad_k: float = 3.0
+    min_change: Mapping[str, float] = field(default_factory=lambda: {
+        "latency_ms": 1000.0, "tokens": 50.0, "llm_calls": 1.0, "cost_usd": 0.0})
+
+
+def basis(config: Any, concurrency: int) -> dict[str, Any]:
+    """What tonight's figures depend on besides the agent: concurrency and the settings' hash."""
+    sections = getattr(config, "sections", {}) or {}
+    picked = {k: sections.get(k) for k in BASIS_SECTIONS if sections.get(k)}
+    canonical = json.dumps(picked, sort_keys=True, separators=(",", ":"), default=str)
+    return {"concurrency": int(concurrency), "config": "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]}
 
 
 def case_figures(case: Mapping[str, Any]) -> dict[str, float]:
@@ -54,14 +90,53 @@ def case_figures(case: Mapping[str, Any]) -> dict[str, float]:
 
 
 @dataclass
-class History:
-    """Per case id: figures from earlier passing runs, newest first."""
+class HistoryRun:
+    """One earlier night: its id, its basis ({} when it recorded none) and its passing cases' figures."""
 
-    runs: list[str] = field(default_factory=list)
-    by_case: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+    run_id: str
+    basis: Mapping[str, Any]
+    passed: dict[str, dict[str, float]]
+
+
+@dataclass
+class History:
+    """Earlier nights of one target, newest first."""
+
+    entries: list[HistoryRun] = field(default_factory=list)
+    window: int = 7
+
+    @property
+    def runs(self) -> list[str]:
+        return [e.run_id for e in self.entries]
+
+    @property
+    def by_case(self) -> dict[str, list[dict[str, float]]]:
+        """Per case id: its figures in the last ``window`` nights where it passed, newest first."""
+        out: dict[str, list[dict[str, float]]] = {}
+        for entry in self.entries:
+            for case_id, figures in entry.passed.items():
+                lst = out.setdefault(case_id, [])
+                if len(lst) < self.window:
+                    lst.append(figures)
+        return out
+
+    def like(self, tonight: Mapping[str, Any]) -> "History":
+        """Only the nights run with ``tonight``'s basis (same concurrency and settings)."""
+        return History([e for e in self.entries if dict(e.basis) == dict(tonight)], self.window)
+
+    def values(self, case_id: str, metric: str, window: int | None = None) -> list[float]:
+        cap = window or self.window
+        out = []
+        for entry in self.entries:
+            figures = entry.passed.get(case_id)
+            if figures is not None and metric in figures:
+                out.append(figures[metric])
+                if len(out) >= cap:
+                    break
+        return out
 
     def baseline(self, case_id: str, metric: str, window: int) -> tuple[float, int] | None:
-        values = [f[metric] for f in self.by_case.get(case_id, []) if metric in f][:window]
+        values = self.values(case_id, metric, window)
         if not values:
             return None
         return float(statistics.median(values)), len(values)
@@ -71,7 +146,7 @@ def load_history(reports: Path, target_name: str, exclude_run: str = "", window:
                  max_runs: int = 60) -> History:
     """Earlier runs' results.json under ``reports`` (newest first by run id, which starts with
     the UTC time), for ``target_name``; unreadable files are skipped with a log line."""
-    hist = History()
+    hist = History(window=window)
     if not reports.is_dir():
         return hist
     dirs = sorted((p for p in reports.iterdir() if p.is_dir() and p.name != exclude_run and is_nightly_id(p.name)
@@ -84,15 +159,34 @@ def load_history(reports: Path, target_name: str, exclude_run: str = "", window:
             continue
         if not isinstance(data, dict) or (data.get("target") or {}).get("name") != target_name:
             continue
-        hist.runs.append(run.name)
-        for case in data.get("cases") or ():
-            if not isinstance(case, dict) or case.get("status") != "pass" or not case.get("id"):
-                continue
-            figures = case_figures(case)
-            lst = hist.by_case.setdefault(str(case["id"]), [])
-            if len(lst) < window:
-                lst.append(figures)
+        run_basis = (data.get("summary") or {}).get("anomaly_basis")
+        passed = {str(c["id"]): case_figures(c) for c in data.get("cases") or ()
+                  if isinstance(c, dict) and c.get("status") == "pass" and c.get("id")}
+        hist.entries.append(HistoryRun(run.name, run_basis if isinstance(run_basis, dict) else {}, passed))
     return hist
+
+
+def comparable(history: History, tonight: Mapping[str, Any], min_runs: int) -> tuple[History, str]:
+    """The nights to compare with, and a note when the check is skipped for the whole run."""
+    like = history.like(tonight)
+    if len(like.entries) >= min_runs:
+        return like, ""
+    if not history.entries:
+        return like, f"anomaly checks skipped: no earlier night of this target yet ({min_runs} needed)"
+    others = [e for e in history.entries if dict(e.basis) != dict(tonight)][:history.window]
+    why = ""
+    if others:
+        conc = sorted({str(e.basis.get("concurrency", "unknown")) for e in others})
+        differs = []
+        if any(e.basis.get("concurrency") != tonight.get("concurrency") for e in others):
+            differs.append(f"tonight's concurrency {tonight.get('concurrency')} differs from theirs "
+                           f"({', '.join(conc)})")
+        if any(e.basis.get("config") != tonight.get("config") for e in others):
+            differs.append("tonight's [target]/[sandbox]/[critic]/[embeddings] settings differ from theirs"
+                           if any(e.basis for e in others) else "they recorded no concurrency or settings")
+        why = f"; {len(others)} other earlier night(s) are not comparable: " + " and ".join(differs)
+    return like, (f"anomaly checks skipped: {len(like.entries)} earlier night(s) ran like tonight, "
+                  f"{min_runs} needed{why}")
 
 
 def _current(result: CaseResult) -> dict[str, float]:
@@ -104,9 +198,17 @@ def _current(result: CaseResult) -> dict[str, float]:
     return out
 
 
+def _shown(metric: str, v: float) -> str:
+    if metric == "cost_usd":
+        return f"${v:.6f}"
+    return f"{v:.0f}ms" if metric == "latency_ms" else f"{v:.0f}"
+
+
 def anomalies(result: CaseResult, history: History, *, ratio: float = 1.5, window: int = 7,
-              min_latency_ms: float = 1000.0) -> list[Evidence]:
-    """Failing ``anomaly.<metric>`` evidence for each metric that jumped over ``ratio`` x baseline."""
+              min_latency_ms: float = 1000.0, thresholds: Thresholds | None = None) -> list[Evidence]:
+    """Failing ``anomaly.<metric>`` evidence for each metric that jumped (see the module docstring)."""
+    th = thresholds or Thresholds(ratio=ratio, window=window,
+                                  min_change={**Thresholds().min_change, "latency_ms": min_latency_ms})
     if result.status == "skipped" or result.attempts < 1:
         return []
     out = []
@@ -114,23 +216,29 @@ def anomalies(result: CaseResult, history: History, *, ratio: float = 1.5, windo
     for metric in METRICS:
         if metric not in now:
             continue
-        base = history.baseline(result.id, metric, window)
-        if base is None or base[0] <= 0:
+        values = history.values(result.id, metric, th.window)
+        if len(values) < th.min_runs:
             continue
-        median, n = base
-        value = now[metric]
-        if value <= ratio * median:
+        median = float(statistics.median(values))
+        if median <= 0:
             continue
-        if metric == "latency_ms" and value - median < min_latency_ms:
+        spread = MAD_SCALE * float(statistics.median(abs(v - median) for v in values))
+        value, n = now[metric], len(values)
+        floor = max(th.min_change.get(metric, 0.0), th.mad_k * spread)
+        limit = max(th.ratio * median, median + floor)
+        if value <= limit or value - median < th.min_change.get(metric, 0.0):
             continue
-        unit = {"cost_usd": "$", "latency_ms": "ms"}.get(metric, "")
-        shown = (lambda v: f"${v:.6f}") if unit == "$" else (lambda v: f"{v:.0f}{unit}")
+        shown = lambda v: _shown(metric, v)  # noqa: E731
         out.append(Evidence(
             check=f"anomaly.{metric}", turn=None, availability="ready", passed=False,
-            expected=f"<= {ratio:g} x baseline {shown(median)} (median of last {n} passing runs) = "
-                     f"{shown(ratio * median)}",
+            expected=f"<= {shown(limit)}: the larger of {th.ratio:g} x baseline {shown(median)} and baseline + "
+                     f"{shown(floor)} (median of the last {n} passing runs; spread {shown(spread)})",
             observed=shown(value),
             reason=f"{metric} {shown(value)} is {value / median:.2f}x the baseline {shown(median)} "
-                   f"(median of {n} earlier passing runs; threshold {ratio:g}x = {shown(ratio * median)})",
+                   f"(median of {n} earlier passing runs; threshold {shown(limit)})",
             evaluator=EVAL))
     return out
+
+
+def checked_layers(layers: Sequence[str] | None, layer: str) -> bool:
+    return not layers or layer in layers

@@ -8,7 +8,13 @@
     simulated = "auto"      true / false / "auto": a loopback LLM upstream is priced, not billed
     anomaly_ratio = 1.5     a case metric this many times its history baseline is a regression
     anomaly_window = 7      baseline = median of the case's last N passing runs
-    anomaly_min_latency_ms = 1000   a latency jump must also exceed this many ms (noise floor)
+    anomaly_min_runs = 5    ...and only once it has at least this many (run/anomaly.py)
+    anomaly_mad_k = 3.0     ...and the jump exceeds this many robust spreads (1.4826 x MAD)
+    anomaly_min_latency_ms = 1000   minimum absolute changes: latency (noise floor),
+    anomaly_min_tokens = 50         tokens,
+    anomaly_min_llm_calls = 1       LLM calls,
+    anomaly_min_cost_usd = 0.0      money
+    anomaly_layers = []     the layers whose cases are compared (empty: all)
     anomalies = true        false: do not compare with history
 
 The guard projects the run's cost as it goes: spent so far + average cost of a finished
@@ -25,7 +31,8 @@ from dataclasses import dataclass
 from harness.errors import ConfigError
 
 KNOWN_KEYS = {"run_usd", "case_usd", "prices", "simulated", "anomaly_ratio", "anomaly_window",
-              "anomaly_min_latency_ms", "anomalies",
+              "anomaly_min_latency_ms", "anomalies", "anomaly_min_runs", "anomaly_mad_k", "anomaly_min_tokens",
+              "anomaly_min_llm_calls", "anomaly_min_cost_usd", "anomaly_layers",
               # the reasoning layer's soft budget shares the section (harness/models/settings.py)
               "soft_max_fraction_per_layer", "soft_max_per_run",
               # the diff's drift thresholds share it too (harness/diff.py DriftThresholds)
@@ -43,6 +50,20 @@ class BudgetSettings:
     anomaly_window: int = 7
     anomaly_min_latency_ms: float = 1000.0
     anomalies: bool = True
+    anomaly_min_runs: int = 5
+    anomaly_mad_k: float = 3.0
+    anomaly_min_tokens: float = 50.0
+    anomaly_min_llm_calls: float = 1.0
+    anomaly_min_cost_usd: float = 0.0
+    anomaly_layers: tuple[str, ...] = ()
+
+    def anomaly_thresholds(self):
+        from harness.run.anomaly import Thresholds
+
+        return Thresholds(ratio=self.anomaly_ratio, window=self.anomaly_window, min_runs=self.anomaly_min_runs,
+                          mad_k=self.anomaly_mad_k,
+                          min_change={"latency_ms": self.anomaly_min_latency_ms, "tokens": self.anomaly_min_tokens,
+                                      "llm_calls": self.anomaly_min_llm_calls, "cost_usd": self.anomaly_min_cost_usd})
 
 
 def budget_settings(config, budget_usd: float | None = None) -> BudgetSettings:
@@ -64,6 +85,22 @@ def budget_settings(config, budget_usd: float | None = None) -> BudgetSettings:
     window = raw.get("anomaly_window", 7)
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise ConfigError(f"[budget] anomaly_window must be a positive integer, got {window!r}", file=file)
+    min_runs = raw.get("anomaly_min_runs", 5)
+    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
+        raise ConfigError(f"[budget] anomaly_min_runs must be a positive integer, got {min_runs!r}", file=file)
+
+    def at_least_zero(key: str, default: float) -> float:
+        v = raw.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            raise ConfigError(f"[budget] {key} must be a number >= 0, got {v!r}", file=file)
+        return float(v)
+
+    layers = raw.get("anomaly_layers", [])
+    if isinstance(layers, str):
+        layers = [layers]
+    if not isinstance(layers, list) or not all(isinstance(x, str) for x in layers):
+        raise ConfigError(f"[budget] anomaly_layers must be a list of layer names, got {layers!r}", file=file,
+                          fix='e.g. anomaly_layers = ["cost"]; empty: every layer')
     simulated = raw.get("simulated", "auto")
     if simulated not in (True, False, "auto"):
         raise ConfigError(f"[budget] simulated must be true, false or \"auto\", got {simulated!r}", file=file)
@@ -74,8 +111,13 @@ def budget_settings(config, budget_usd: float | None = None) -> BudgetSettings:
         run_usd = float(budget_usd)
     return BudgetSettings(run_usd=run_usd, case_usd=num("case_usd"), prices=str(raw.get("prices", "")),
                           simulated=simulated, anomaly_ratio=num("anomaly_ratio") or 1.5, anomaly_window=window,
-                          anomaly_min_latency_ms=float(raw.get("anomaly_min_latency_ms", 1000.0)),
-                          anomalies=bool(raw.get("anomalies", True)))
+                          anomaly_min_latency_ms=at_least_zero("anomaly_min_latency_ms", 1000.0),
+                          anomalies=bool(raw.get("anomalies", True)), anomaly_min_runs=min_runs,
+                          anomaly_mad_k=at_least_zero("anomaly_mad_k", 3.0),
+                          anomaly_min_tokens=at_least_zero("anomaly_min_tokens", 50.0),
+                          anomaly_min_llm_calls=at_least_zero("anomaly_min_llm_calls", 1.0),
+                          anomaly_min_cost_usd=at_least_zero("anomaly_min_cost_usd", 0.0),
+                          anomaly_layers=tuple(layers))
 
 
 class BudgetGuard:

@@ -18,7 +18,7 @@ from typing import Sequence
 
 from harness.run import cost as costs
 from harness.run.aggregate import case_status
-from harness.run.anomaly import History, anomalies, is_nightly_id, load_history
+from harness.run.anomaly import History, anomalies, basis, comparable, is_nightly_id, load_history
 from harness.run.budget import BudgetGuard, budget_settings
 from harness.types import Case, CaseResult, Evidence
 
@@ -27,23 +27,31 @@ BUDGET_EXIT = 3
 
 
 class RunMeter:
-    def __init__(self, config, out_dir: Path, run_id: str, budget_usd: float | None = None):
+    def __init__(self, config, out_dir: Path, run_id: str, budget_usd: float | None = None,
+                 concurrency: int | None = None):
         self.config = config
         self.settings = budget_settings(config, budget_usd)
         self.out_dir = Path(out_dir)
         self.run_id = run_id
         self.guard = BudgetGuard(self.settings.run_usd, 0)
         self.history = History()
+        self.all_history = History()
+        # Anomalies compare only with nights run like this one (run/anomaly.py basis).
+        self.basis = basis(config, concurrency or config.sandbox.concurrency)
+        self.anomaly_note = ""
 
     def start(self, cases: Sequence[Case]) -> None:
         costs.HARNESS_SPEND.reset()
         self.guard = BudgetGuard(self.settings.run_usd, len(cases))
         if self.settings.anomalies and is_nightly_id(self.run_id):  # calibration's labelled runs: no history
             try:
-                self.history = load_history(self.out_dir, self.config.target.name, exclude_run=self.run_id,
-                                            window=self.settings.anomaly_window)
+                self.all_history = load_history(self.out_dir, self.config.target.name, exclude_run=self.run_id,
+                                                window=self.settings.anomaly_window)
             except OSError as exc:  # history is an extra; never a reason not to run
                 log.warning("history unreadable: %s", exc)
+            self.history, self.anomaly_note = comparable(self.all_history, self.basis, self.settings.anomaly_min_runs)
+            if self.anomaly_note:
+                self.history = History()
 
     def gate(self, case: Case) -> CaseResult | None:
         why = self.guard.may_start(case.id)
@@ -69,10 +77,9 @@ class RunMeter:
                 expected=f"at most ${limit:.4f} per case ([budget] case_usd)", observed=f"${result.cost_usd:.6f}",
                 reason=(f"case cost ${result.cost_usd:.6f} {'<=' if ok else '>'} budget ${limit:.4f}"),
                 evaluator="budget@1"))
-        if self.settings.anomalies and self.history.by_case:
-            extra += anomalies(result, self.history, ratio=self.settings.anomaly_ratio,
-                               window=self.settings.anomaly_window,
-                               min_latency_ms=self.settings.anomaly_min_latency_ms)
+        layers = self.settings.anomaly_layers
+        if self.settings.anomalies and self.history.entries and (not layers or case.layer in layers):
+            extra += anomalies(result, self.history, thresholds=self.settings.anomaly_thresholds())
         if extra:
             evidence = tuple(result.evidence) + tuple(extra)
             status = result.status
@@ -90,7 +97,14 @@ class RunMeter:
         perf["summary"]["budget"] = self.guard.report()
         perf["summary"]["prices_version"] = _prices_version(self.settings.prices, self.config)
         perf["summary"]["history_runs"] = len(self.history.runs)
+        perf["summary"]["anomaly_basis"] = self.basis
+        perf["summary"]["anomalies"] = {
+            "checked": bool(self.settings.anomalies and self.history.entries), "baseline_runs": len(self.history.runs),
+            "earlier_runs": len(self.all_history.runs), "min_runs": self.settings.anomaly_min_runs,
+            "note": self.anomaly_note if self.settings.anomalies else "anomaly checks off ([budget] anomalies = false)"}
         notes = []
+        if self.settings.anomalies and self.anomaly_note and self.all_history.entries:
+            notes.append(self.anomaly_note)
         if self.guard.breached:
             notes.append(self.guard.message())
         if perf["summary"]["simulated"]:

@@ -7,6 +7,7 @@ Behaviour switches (env ECHO_MODE): 'double' replies twice, 'silent' never repli
 0.3 s and then replies to whichever Telegram chat wrote last (replies crossing chats),
 'keyword' answers "OK, summarizing." only to a message holding the exact word "summarize"
 (case, accents and typos matter) and "Sorry, I did not understand that." otherwise.
+ECHO_SLOW_WORD (any mode): a Telegram message holding that word is answered 1.5 s late.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ def make_app(env: dict) -> web.Application:
 
     last_chat: dict = {}
 
+    slow_word = env.get("ECHO_SLOW_WORD", "")
+
     async def reply_telegram(chat_id: int, text: str) -> None:
-        if mode == "slow":
+        if mode == "slow" or (slow_word and slow_word in text):
             await asyncio.sleep(1.5)
         if mode == "cross":
             await asyncio.sleep(0.3)

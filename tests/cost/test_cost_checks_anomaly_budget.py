@@ -95,17 +95,17 @@ def result(id="c1", tokens_in=900, calls=2, cost=0.004, latency=300.0):
 
 @pytest.fixture
 def history(tmp_path):
-    for i, tok in enumerate((1000, 1010, 990)):
+    for i, tok in enumerate((1000, 1010, 990, 1005, 995)):
         write_run(tmp_path, f"2026110{i}-000000-aaaa", [hist_case("c1", tokens=tok)])
     # a run where the case failed (a seeded regression) is no baseline
-    write_run(tmp_path, "20261104-000000-bbbb", [hist_case("c1", tokens=100, calls=0, cost=0.0, status="fail")])
+    write_run(tmp_path, "20261106-000000-bbbb", [hist_case("c1", tokens=100, calls=0, cost=0.0, status="fail")])
     # another target's run is not compared with
-    write_run(tmp_path, "20261105-000000-cccc", [hist_case("c1", tokens=10)], target="otherbot")
-    return load_history(tmp_path, "docbot", exclude_run="20261106-000000-dddd")
+    write_run(tmp_path, "20261107-000000-cccc", [hist_case("c1", tokens=10)], target="otherbot")
+    return load_history(tmp_path, "docbot", exclude_run="20261108-000000-dddd")
 
 
 def test_history_keeps_passing_runs_of_the_same_target(history):
-    assert history.baseline("c1", "tokens", 7) == (1000.0, 3)
+    assert history.baseline("c1", "tokens", 7) == (1000.0, 5)
 
 
 def test_a_jump_over_the_ratio_is_failing_evidence_even_under_absolute_thresholds(history):
