@@ -28,8 +28,24 @@ from harness.types import CASE_ID_RE, CHANNELS, Case, CheckSpec, Turn
 PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "tools_url", "bot_token",
                 "webhook_secret", "app_secret", "phone_number_id")
 GENERATORS = ("words",)
-ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redeliver", "burst")
-TURN_KEYS = set(ACTIONS) | {"wait_s", "expect", "fault", "as", "overlap"}
+ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redeliver", "burst",
+           # issue 15: what users actually send, and deliveries the bot must refuse
+           "location", "contact", "audio", "voice", "reaction", "forward", "forged")
+TURN_KEYS = set(ACTIONS) | {"wait_s", "expect", "fault", "as", "overlap", "reply_to"}
+#: The table keys each of those actions takes (required ones first, see _ACTION_REQUIRED).
+ACTION_KEYS = {
+    "location": {"latitude", "longitude", "title", "address", "live_period"},
+    "contact": {"phone_number", "first_name", "last_name", "user_id"},
+    "audio": {"duration", "mime_type", "caption", "file_name"},
+    "voice": {"duration", "mime_type"},
+    "reaction": {"emoji", "to"},
+    "forward": {"text", "from"},
+    "forged": {"signature", "send"},
+    "callback": {"data", "turn"},
+}
+_ACTION_REQUIRED = {"location": {"latitude", "longitude"}, "contact": {"phone_number", "first_name"},
+                    "reaction": {"emoji"}, "forward": {"text"}, "forged": {"signature"}, "callback": {"data"}}
+FORGERIES = ("forged", "stale", "missing")
 CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description", "users", "variants"}
 USER_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 MAX_USERS = 8
@@ -131,7 +147,17 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
     value = raw[kind]
     send: str | None = None
     options: dict[str, Any] = {}
-    if kind in ("send", "edit", "callback"):
+    if kind in ACTION_KEYS and kind != "callback" or (kind == "callback" and isinstance(value, dict)):
+        # issue 15 actions: a table (a few take a plain value as shorthand)
+        options = _action_options(kind, value, channel=channel, file=file, case=case, index=index, line=line,
+                                  out=out)
+        if options is None:
+            return None
+        if kind == "callback":
+            send = options.pop("data")
+        elif kind in ("forward", "forged"):
+            send = options.pop("text", None) if kind == "forward" else options.pop("send", "hello")
+    elif kind in ("send", "edit", "callback"):
         if value is None:
             value = ""
         if not isinstance(value, str):
@@ -168,11 +194,26 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
                 fix="use channel: telegram for edit turns")
     if kind == "edit" and index == 0:
         out.add("turn 0: edit needs an earlier text turn to edit", file=file, case=case, line=line)
+    if "reply_to" in raw:
+        target = _strip(raw["reply_to"])
+        if kind != "send":
+            out.add(f"turn {index}: reply_to goes with send (a text that quotes an earlier message)", file=file,
+                    case=case, line=line)
+        elif not (target == "bot" or (isinstance(target, int) and not isinstance(target, bool) and 0 <= target < index)
+                  or (isinstance(target, dict) and set(target) == {"bot"} and isinstance(target["bot"], int)
+                      and not isinstance(target["bot"], bool) and 0 <= target["bot"] < index)):
+            out.add(f"turn {index}: reply_to must be bot (the bot's latest message), an earlier turn's index "
+                    f"(the user's message of that turn) or {{bot: N}} (the bot's last reply to turn N < {index}), "
+                    f"got {target!r}", file=file, case=case, line=line, fix="e.g. reply_to: 0 or reply_to: bot")
+        else:
+            options = {**options, "reply_to": target}
     wait = raw.get("wait_s", 0)
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0:
         out.add(f"turn {index}: wait_s must be a non-negative number", file=file, case=case, line=line)
         wait = 0
     checks = _expect(raw.get("expect"), file=file, case=case, line=line, turn=index, out=out)
+    if kind == "forged" and not any(c.name == "replies" for c in checks):
+        checks += (CheckSpec(name="replies", params={"exact": 0}),)  # a refused delivery is never answered
     fault = _strip(raw.get("fault")) if "fault" in raw else {}
     if "fault" in raw:  # scripted faults for this turn (harness/sandbox/faults.py)
         from harness.sandbox.faults import validate as fault_error
@@ -190,6 +231,65 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
         overlap = False
     return Turn(send=send, kind="text" if kind == "send" else kind, options=options, wait_s=float(wait), checks=checks,
                 faults=fault or {}, user=user, overlap=overlap)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _action_options(kind: str, value: Any, *, channel: str, file: str, case: str, index: int, line: int | None,
+                    out: _Collector) -> dict[str, Any] | None:
+    """The table of one of issue 15's actions, validated; None after reporting what is wrong."""
+    value = _strip(value)
+    shorthand = {"reaction": "emoji", "forward": "text", "forged": "signature"}
+    if value is None and kind in ("audio", "voice"):
+        value = {}
+    if isinstance(value, str) and kind in shorthand:
+        value = {shorthand[kind]: value}
+    if not isinstance(value, dict):
+        out.add(f"turn {index}: {kind} takes a table with {', '.join(sorted(ACTION_KEYS[kind]))}", file=file,
+                case=case, line=line, fix=f"see docs/CASES.md, '{kind}'")
+        return None
+    problems = [f"unknown key(s) {sorted(set(value) - ACTION_KEYS[kind])}"] if set(value) - ACTION_KEYS[kind] else []
+    missing = _ACTION_REQUIRED.get(kind, set()) - set(value)
+    if missing:
+        problems.append(f"missing {', '.join(sorted(missing))}")
+    if kind == "location" and not missing:
+        lat, lon = value["latitude"], value["longitude"]
+        if not (_number(lat) and -90 <= lat <= 90 and _number(lon) and -180 <= lon <= 180):
+            problems.append(f"latitude must be -90..90 and longitude -180..180, got {lat!r}, {lon!r}")
+    if kind == "contact" and not missing and not re.fullmatch(r"\+?[0-9 ()-]{5,20}", str(value["phone_number"])):
+        problems.append(f"phone_number {value['phone_number']!r} is not a phone number")
+    if kind in ("audio", "voice") and "duration" in value and not (
+            isinstance(value["duration"], int) and not isinstance(value["duration"], bool) and value["duration"] > 0):
+        problems.append("duration must be a positive number of seconds")
+    if kind == "reaction" and not missing:
+        to = value.get("to", "bot")
+        if not isinstance(value["emoji"], str):
+            problems.append("emoji must be a string ('' removes the reaction)")
+        if not (to == "bot" or (isinstance(to, int) and not isinstance(to, bool) and 0 <= to < index)):
+            problems.append(f"to must be bot (the bot's latest message) or an earlier turn's index, got {to!r}")
+    if kind == "forward" and not missing and not isinstance(value["text"], str):
+        problems.append("text must be a string")
+    if kind == "forged" and not missing and value["signature"] not in FORGERIES:
+        problems.append(f"signature must be one of {', '.join(FORGERIES)}, got {value['signature']!r}")
+    if kind == "forged" and not isinstance(value.get("send", ""), str):
+        problems.append("send must be a string")
+    if kind == "callback" and not missing:
+        if not isinstance(value["data"], str):
+            problems.append("data must be a string (the button's callback data, id or label)")
+        turn = value.get("turn")
+        if turn is not None and not (isinstance(turn, int) and not isinstance(turn, bool) and 0 <= turn < index):
+            problems.append(f"turn must be an earlier turn's index (its reply carried the keyboard), got {turn!r}")
+    for key in ("text", "send", "data", "caption"):
+        if isinstance(value.get(key), str):
+            problems += _text_errors(value[key])
+    if problems:
+        for p in problems:
+            out.add(f"turn {index}: {kind}: {p}", file=file, case=case, line=line,
+                    fix=f"see docs/CASES.md, '{kind}'")
+        return None
+    return dict(value)
 
 
 def _users(merged: dict, turns: list[Turn], *, file: str, case: str, line: int | None, out: _Collector) -> tuple | None:

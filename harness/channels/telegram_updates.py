@@ -287,6 +287,97 @@ class TelegramUpdates:
         }
         return self._update("callback_query", query)
 
+    def _sent(self, chat_id: int) -> dict[str, Any]:
+        return self._message(chat_id, None, None)
+
+    def location(self, chat_id: int, latitude: float, longitude: float, *, live_period: int | None = None,
+                 title: str | None = None, address: str | None = None) -> dict[str, Any]:
+        """A shared location (``venue`` too when a title and an address are given, as Telegram does)."""
+        msg = self._sent(chat_id)
+        loc: dict[str, Any] = {"latitude": float(latitude), "longitude": float(longitude)}
+        if live_period:
+            loc["live_period"] = int(live_period)
+        msg["location"] = loc
+        if title and address:
+            msg["venue"] = {"location": dict(loc), "title": title, "address": address}
+        return self._update("message", msg)
+
+    def contact(self, chat_id: int, phone_number: str, first_name: str, last_name: str | None = None,
+                user_id: int | None = None) -> dict[str, Any]:
+        """A shared contact card."""
+        msg = self._sent(chat_id)
+        contact: dict[str, Any] = {"phone_number": phone_number, "first_name": first_name}
+        if last_name:
+            contact["last_name"] = last_name
+        if user_id is not None:
+            contact["user_id"] = int(user_id)
+        msg["contact"] = contact
+        return self._update("message", msg)
+
+    def audio(self, chat_id: int, *, voice: bool = False, duration: int = 7, mime_type: str | None = None,
+              caption: str | None = None, file_name: str | None = None) -> dict[str, Any]:
+        """A voice note (``voice``: recorded in the app, OGG/Opus) or an audio file (``audio``)."""
+        msg = self._sent(chat_id)
+        kind = "voice" if voice else "audio"
+        file_id, unique = _file_ids(f"{kind}:{chat_id}:{next(self._files)}", "AwACAgIAAxkBAAI" if voice
+                                    else "CQACAgIAAxkBAAI")
+        media: dict[str, Any] = {"file_id": file_id, "file_unique_id": unique, "duration": int(duration),
+                                 "mime_type": mime_type or ("audio/ogg" if voice else "audio/mpeg"),
+                                 "file_size": 4_000 * int(duration) + 1_000}
+        if not voice:
+            media["file_name"] = file_name or "recording.mp3"
+        msg[kind] = media
+        return self._update("message", self._with_caption(msg, caption))
+
+    def reaction(self, chat_id: int, message_id: int, emoji: str, *, old: str | None = None) -> dict[str, Any]:
+        """The user reacted to message ``message_id`` with ``emoji`` (a ``message_reaction`` update;
+        bots receive it only when they list it in ``allowed_updates``)."""
+        body = {
+            "chat": self.chat_for(chat_id),
+            "message_id": int(message_id),
+            "user": self.user_for(chat_id),
+            "date": self._now(),
+            "old_reaction": [{"type": "emoji", "emoji": old}] if old else [],
+            "new_reaction": [{"type": "emoji", "emoji": emoji}] if emoji else [],
+        }
+        return self._update("message_reaction", body)
+
+    def forwarded(self, chat_id: int, text: str, *, sender_name: str = "Alice Example",
+                  sender_id: int | None = None, age_s: int = 3600) -> dict[str, Any]:
+        """A text the user forwarded from someone else (``forward_origin``: a user, or a hidden user)."""
+        update = self.text(chat_id, text)
+        date = self._now() - int(age_s)
+        if sender_id is not None:
+            origin: dict[str, Any] = {"type": "user", "date": date, "sender_user": {
+                "id": int(sender_id), "is_bot": False, "first_name": sender_name}}
+        else:
+            origin = {"type": "hidden_user", "date": date, "sender_user_name": sender_name}
+        msg = update["message"]
+        # Telegram puts forward_origin right after date; order does not matter to parsers
+        update["message"] = {**{k: msg[k] for k in ("message_id", "from", "chat", "date")},
+                             "forward_origin": origin, **{k: v for k, v in msg.items()
+                                                          if k not in ("message_id", "from", "chat", "date")}}
+        return update
+
+    def reply_to(self, update: dict[str, Any], replied: dict[str, Any]) -> dict[str, Any]:
+        """``update``'s message as a reply to ``replied`` (a Message dict, the user's or the bot's)."""
+        update["message"]["reply_to_message"] = replied
+        return update
+
+    def earlier_message(self, chat_id: int, message_id: int, text: str, *, from_bot: bool) -> dict[str, Any]:
+        """A Message dict for an earlier message of this chat (what ``reply_to_message`` carries)."""
+        msg: dict[str, Any] = {
+            "message_id": int(message_id),
+            "from": dict(self.bot_user) if from_bot else self.user_for(chat_id),
+            "chat": self.chat_for(chat_id),
+            "date": self._dates.get((chat_id, int(message_id)), self._now()),
+            "text": text,
+        }
+        entities = text_entities(text) if text else []
+        if entities and not from_bot:
+            msg["entities"] = entities
+        return msg
+
     @staticmethod
     def redeliver(update: dict[str, Any]) -> dict[str, Any]:
         """The same update again, same ``update_id``: Telegram's at-least-once delivery."""

@@ -164,6 +164,59 @@ class WhatsAppUpdates:
             context={"from": self.display_phone_number, "id": context_message_id},
         )
 
+    def list_reply(self, wa_id: str, row_id: str, title: str, context_message_id: str, *,
+                   description: str | None = None, name: str = "Test User") -> dict[str, Any]:
+        """The user picked row ``row_id`` of the agent's list message ``context_message_id``."""
+        reply: dict[str, Any] = {"id": row_id, "title": title}
+        if description:
+            reply["description"] = description
+        return self._message(wa_id, name, "interactive", {"type": "list_reply", "list_reply": reply},
+                             context={"from": self.display_phone_number, "id": context_message_id})
+
+    def location(self, wa_id: str, latitude: float, longitude: float, *, title: str | None = None,
+                 address: str | None = None, name: str = "Test User") -> dict[str, Any]:
+        """A shared location (a named place carries ``name`` and ``address``)."""
+        loc: dict[str, Any] = {"latitude": float(latitude), "longitude": float(longitude)}
+        if title:
+            loc["name"] = title
+        if address:
+            loc["address"] = address
+        return self._message(wa_id, name, "location", loc)
+
+    def contacts(self, wa_id: str, phone_number: str, first_name: str, last_name: str | None = None, *,
+                 name: str = "Test User") -> dict[str, Any]:
+        """A shared contact card (``contacts`` is a list, as in the webhooks reference)."""
+        formatted = " ".join(p for p in (first_name, last_name) if p)
+        person: dict[str, Any] = {"formatted_name": formatted, "first_name": first_name}
+        if last_name:
+            person["last_name"] = last_name
+        digits = "".join(ch for ch in phone_number if ch.isdigit())
+        card = {"name": person, "phones": [{"phone": phone_number, "wa_id": digits, "type": "CELL"}]}
+        return self._message(wa_id, name, "contacts", [card])
+
+    def audio(self, wa_id: str, *, voice: bool = False, mime_type: str | None = None,
+              name: str = "Test User") -> dict[str, Any]:
+        """A voice note (``voice: true``, OGG/Opus) or an audio file."""
+        media = {"mime_type": mime_type or ("audio/ogg; codecs=opus" if voice else "audio/mpeg"),
+                 "sha256": _fake_sha256(), "id": new_media_id(), "voice": bool(voice)}
+        return self._message(wa_id, name, "audio", media)
+
+    def reaction(self, wa_id: str, message_id: str, emoji: str, *, name: str = "Test User") -> dict[str, Any]:
+        """The user reacted to message ``message_id`` ('' emoji: the reaction was removed)."""
+        return self._message(wa_id, name, "reaction", {"message_id": message_id, "emoji": emoji})
+
+    def forwarded(self, wa_id: str, body: str, *, frequently: bool = False, name: str = "Test User") -> dict[str, Any]:
+        """A text the user forwarded (``context.forwarded``; ``frequently_forwarded`` after 5 hops)."""
+        context: dict[str, Any] = {"forwarded": True}
+        if frequently:
+            context["frequently_forwarded"] = True
+        return self._message(wa_id, name, "text", {"body": body}, context=context)
+
+    def reply(self, wa_id: str, body: str, context_message_id: str, *, name: str = "Test User") -> dict[str, Any]:
+        """A text that quotes (replies to) message ``context_message_id``."""
+        return self._message(wa_id, name, "text", {"body": body},
+                             context={"from": self.display_phone_number, "id": context_message_id})
+
     # -- delivery statuses --------------------------------------------------------------
 
     def status(

@@ -374,7 +374,18 @@ TURN_FIELDS: dict[str, Any] = {
     "photo": (PhotoAction | None, None),
     "sticker": (StickerAction | None, None),
     "edit": (str | None, Field(None, description="edits the previous text (Telegram only)")),
-    "callback": (str | None, Field(None, description="presses an inline button with this data")),
+    "callback": (str | dict[str, Any] | None, Field(None, description="presses an inline button with this data "
+                                                                      "({data, turn} for an older keyboard)")),
+    # issue 15 (validated in detail by harness.cases._action_options; docs/CASES.md)
+    "location": (dict[str, Any] | None, Field(None, description="shares a location {latitude, longitude}")),
+    "contact": (dict[str, Any] | None, Field(None, description="shares a contact {phone_number, first_name}")),
+    "audio": (dict[str, Any] | None, Field(None, description="sends an audio file")),
+    "voice": (dict[str, Any] | None, Field(None, description="sends a voice note")),
+    "reaction": (str | dict[str, Any] | None, Field(None, description="reacts with an emoji")),
+    "forward": (str | dict[str, Any] | None, Field(None, description="forwards a text from someone else")),
+    "forged": (str | dict[str, Any] | None, Field(None, description="a delivery with a forged, stale or "
+                                                                     "missing signature / secret token")),
+    "reply_to": (int | str | dict[str, Any] | None, Field(None, description="the send quotes an earlier message")),
     "redeliver": (Literal[True] | None, None),
     "burst": (list[str] | None, Field(None, min_length=2)),
     "wait_s": (Wait, 0.0),
