@@ -77,11 +77,13 @@ def _parser() -> argparse.ArgumentParser:
     add_ops_parsers(sub)
     from harness.cli.judges import add_parser as add_judges_parser  # judges (mutation testing)
     add_judges_parser(sub)
+    sch = sub.add_parser("schema", help="write the JSON Schema of case files and of harness.toml (for editors)")
+    sch.add_argument("--out", default="schemas", help="output folder (default: schemas/)")
     return p
 
 
 def _fixtures_dir(args, config) -> Path:
-    return Path(args.fixtures) if args.fixtures else config.resolve("fixtures")
+    return Path(args.fixtures) if args.fixtures else config.fixtures_dir()  # [suite] fixtures
 
 
 def _cmd_calibrate(args) -> int:
@@ -138,13 +140,20 @@ def _validate_suite(args, config):
     from harness.models.settings import validate as validate_reasoning_settings
     from harness.night.storage import storage_config
 
-    cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case)
+    from harness.schema.files import output_dir_problem
+
+    out = Path(args.out) if getattr(args, "out", None) else config.resolve("reports")
+    problem = output_dir_problem(out)
+    if problem:
+        raise UsageError(problem, fix="--out names a folder for the runs (created if missing), with no folder named .harness.lock in it")
+    cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case,
+                       docs_dir=config.resolve(config.sandbox.docs_dir))
     quarantine = load_run_quarantine(_fixtures_dir(args, config))
     validate_reasoning_settings(config)
     validate_alerts(config)
     budget_settings(config)
     storage_config(config)
-    golden_dir = Path(args.golden) if getattr(args, "golden", None) else config.resolve("golden")
+    golden_dir = Path(args.golden) if getattr(args, "golden", None) else config.golden_dir()  # [suite] golden
     goldens = load_goldens(golden_dir)
     return cases, quarantine, golden_dir, goldens
 
@@ -225,6 +234,19 @@ def _cmd_run(args) -> int:
     return report.exit_code
 
 
+def _cmd_schema(args) -> int:
+    from harness.cases import file_model
+    from harness.schema.export import write_schemas
+    from harness.schema.files import output_dir_problem
+
+    problem = output_dir_problem(args.out)
+    if problem:
+        raise UsageError(problem, fix="--out names a folder (created if missing)")
+    for path in write_schemas(Path(args.out), file_model()):
+        print(f"wrote {path}")
+    return 0
+
+
 def _cmd_report(args) -> int:
     from harness.night.context import nights_around
     from harness.report import render
@@ -260,7 +282,8 @@ def _main(argv: list[str] | None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors already
         return int(exc.code or 0)
-    handlers = {"run": _cmd_run, "report": _cmd_report, "check": _cmd_check, "init": _cmd_init, "calibrate": _cmd_calibrate}
+    handlers = {"run": _cmd_run, "report": _cmd_report, "check": _cmd_check, "init": _cmd_init, "calibrate": _cmd_calibrate,
+                "schema": _cmd_schema}
     from harness.cli.nightly import HANDLERS as nightly_handlers
 
     handlers.update(nightly_handlers)

@@ -81,8 +81,8 @@ async def run_judges(config, options: JudgeOptions) -> dict[str, Any]:
 
     say = options.progress or _stderr
     started = time.monotonic()
-    fixtures = options.fixtures or config.resolve("fixtures")
-    golden_path = Path(options.golden or config.resolve("golden"))
+    fixtures = options.fixtures or config.fixtures_dir()  # [suite] fixtures
+    golden_path = Path(options.golden or config.golden_dir())  # [suite] golden
     cases = load_cases(fixtures, globs=options.globs, derive=False)  # every case with a golden, any layer
     goldens = load_goldens(golden_path)
     services = make_services(config, options)

@@ -54,7 +54,7 @@ def make_embedder(services) -> EmbedderService:
 
 
 def golden_dir(services) -> Path:
-    return Path(getattr(services, "golden_dir", None) or services.config.resolve("golden"))
+    return Path(getattr(services, "golden_dir", None) or services.config.golden_dir())
 
 
 def make_goldens(services):
