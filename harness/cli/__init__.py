@@ -153,9 +153,27 @@ def _validate_suite(args, config):
     validate_alerts(config)
     budget_settings(config)
     storage_config(config)
+    _validate_files(config)
     golden_dir = Path(args.golden) if getattr(args, "golden", None) else config.golden_dir()  # [suite] golden
     goldens = load_goldens(golden_dir)
     return cases, quarantine, golden_dir, goldens
+
+
+def _validate_files(config) -> None:
+    """The files the sandbox reads at start-up, read now: the replay/record cassette and the prices."""
+    from harness.errors import ConfigError
+    from harness.models.prices import load_prices
+    from harness.sandbox.cassettes import cassette_from_config
+
+    cassette_from_config(config)  # llm_mode record/replay: a missing or broken cassette is exit 2
+    prices = (config.sections.get("budget") or {}).get("prices")
+    if prices:
+        path = config.resolve(str(prices))
+        try:
+            load_prices(str(path))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ConfigError(f"[budget] prices: {path} is not a price table ({type(exc).__name__}: {exc})",
+                              file=str(config.path or ""), fix="see harness/data/prices.toml for the format") from None
 
 
 def _cmd_check(args) -> int:
