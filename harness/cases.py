@@ -7,6 +7,7 @@ once with its file, line, case id and a fix: a bad suite exits 2 and runs nothin
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 import string
 from pathlib import Path
@@ -87,6 +88,17 @@ def _text_errors(text: str) -> list[str]:
     return errors
 
 
+def _non_finite(value: Any) -> str | None:
+    """A check parameter that is nan or infinite compares with nothing: refused for every check."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"has {value} as a number (write a finite number)"
+    if isinstance(value, dict):
+        return next((p for p in map(_non_finite, value.values()) if p), None)
+    if isinstance(value, list):
+        return next((p for p in map(_non_finite, value) if p), None)
+    return None
+
+
 class _Collector:
     def __init__(self) -> None:
         self.errors: list[FixtureError] = []
@@ -120,7 +132,7 @@ def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int, out:
                         fix=f"known checks: {', '.join(known_names())}")
                 continue
             try:
-                problem = definition.validate(params)
+                problem = _non_finite(params) or definition.validate(params)
             except Exception as exc:  # a validator that trips over a wrong type still means "bad parameters"
                 problem = f"has parameters of the wrong shape ({type(exc).__name__}: {exc})"
             if problem:

@@ -165,7 +165,11 @@ def _validate_files(config) -> None:
     from harness.models.prices import load_prices
     from harness.sandbox.cassettes import cassette_from_config
 
-    cassette_from_config(config)  # llm_mode record/replay: a missing or broken cassette is exit 2
+    try:
+        cassette_from_config(config)  # llm_mode record/replay: a missing or broken cassette is exit 2
+    except (OSError, ValueError) as exc:  # unreadable or not UTF-8 (ConfigError is not one of these)
+        raise ConfigError(f"[sandbox] cassette cannot be read ({type(exc).__name__}: {exc})",
+                          file=str(config.path or ""), fix='re-record it with llm_mode = "record"') from None
     prices = (config.sections.get("budget") or {}).get("prices")
     if prices:
         path = config.resolve(str(prices))
