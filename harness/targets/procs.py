@@ -170,7 +170,16 @@ class ProcessTree:
         killed = terminate(dict(self.members), grace_s, leader_group=self.leader, reap=reap)
         if self.state_file is not None:
             self.state_file.unlink(missing_ok=True)
+            _remove_if_empty(self.state_file.parent)
         return killed
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """The reports folder holds only runs again once no target is recorded."""
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def terminate(members: dict[int, int], grace_s: float, leader_group: int | None = None, reap=None) -> list[int]:
@@ -247,4 +256,5 @@ def reap_leftovers(state_dir: Path, grace_s: float = 2.0) -> list[int]:
             terminate(members, grace_s)
             ended += sorted(members)
         path.unlink(missing_ok=True)
+    _remove_if_empty(Path(state_dir))
     return ended
