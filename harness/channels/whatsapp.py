@@ -17,7 +17,7 @@ from typing import Any
 
 import aiohttp
 
-from harness.channels.whatsapp_emulator import GraphApiEmulator, graph_error
+from harness.channels.whatsapp_emulator import GraphApiEmulator, graph_error, offered_options
 from harness.channels.whatsapp_payloads import WhatsAppUpdates, new_media_id, new_wamid
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "deliver_payload",
     "encode_payload",
     "graph_error",
+    "offered_options",
     "new_media_id",
     "new_wamid",
     "sign",
@@ -92,16 +93,21 @@ async def deliver_payload(
     payload: dict[str, Any],
     app_secret: str | None,
     timeout: float,
+    *,
+    signature: str | None = None,
 ) -> DeliveryResult:
     """POST ``payload`` to the agent's webhook, signed when ``app_secret`` is given.
 
     The body is serialized once and those exact bytes are both signed and sent: signing a
     second serialization could differ byte-wise and produce a false signature failure.
+    ``signature`` sends that header value instead (a replayed, stale signature).
     Never raises for network trouble; the result says what happened.
     """
     body = encode_payload(payload)
     headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
-    if app_secret is not None:
+    if signature is not None:
+        headers[SIGNATURE_HEADER] = signature
+    elif app_secret is not None:
         headers[SIGNATURE_HEADER] = sign(body, app_secret)
     try:
         async with session.post(

@@ -248,7 +248,7 @@ class GraphApiEmulator:
         self._emit(name, started, at, 200, body, answer, keys, reply, meta=meta)
         if reply is not None:
             if reply.kind == "interactive":
-                self.offered[reply.message_id] = _options(body.get("interactive") or {})
+                self.offered[reply.message_id] = offered_options(body.get("interactive") or {})
             if self.on_sent is not None:
                 errors = [self._fail_delivery.popleft()] if self._fail_delivery else None
                 try:
@@ -464,7 +464,7 @@ def _content_text(type_: str, content: dict[str, Any]) -> tuple[str, tuple[str, 
     return " ".join(str(content.get(k) or "") for k in ("name", "address")).strip(), (), ""
 
 
-def _options(content: dict[str, Any]) -> list[tuple[str, str]]:
+def offered_options(content: dict[str, Any]) -> list[tuple[str, str]]:
     """(id, title) of each reply button or list row an interactive message offered."""
     action = content.get("action") if isinstance(content.get("action"), dict) else {}
     if content.get("type") == "button":

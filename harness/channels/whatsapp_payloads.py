@@ -212,10 +212,12 @@ class WhatsAppUpdates:
             context["frequently_forwarded"] = True
         return self._message(wa_id, name, "text", {"body": body}, context=context)
 
-    def reply(self, wa_id: str, body: str, context_message_id: str, *, name: str = "Test User") -> dict[str, Any]:
-        """A text that quotes (replies to) message ``context_message_id``."""
+    def reply(self, wa_id: str, body: str, context_message_id: str, *, quoted_from: str | None = None,
+              name: str = "Test User") -> dict[str, Any]:
+        """A text that quotes (replies to) message ``context_message_id``, sent by ``quoted_from``
+        (default: the business, i.e. the agent's own message)."""
         return self._message(wa_id, name, "text", {"body": body},
-                             context={"from": self.display_phone_number, "id": context_message_id})
+                             context={"from": quoted_from or self.display_phone_number, "id": context_message_id})
 
     # -- delivery statuses --------------------------------------------------------------
 

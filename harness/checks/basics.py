@@ -1,8 +1,10 @@
 """Basic hygiene of one turn, the checks layers apply to every case by default.
 
 - ``webhook_2xx: true``: the agent's webhook accepted the update (any 2xx). A 5xx or a
-  dropped connection is a crash the user never sees explained.
-- ``answered: true``: at least one reply reached the user's chat before the reply timeout.
+  dropped connection is a crash the user never sees explained. On a ``forged`` turn (a
+  forged, stale or missing signature / secret token) it holds the opposite: a 4xx refusal.
+- ``answered: true``: at least one reply reached the user's chat before the reply timeout
+  (on a ``forged`` turn: no reply at all).
 - ``no_leak: true``: no reply or post quotes a stack trace, or eight words in a row of a
   system prompt the agent sent to its LLM in this case (read at the gateway, so the
   harness needs no copy of the agent's prompts; quoted spans of a prompt are reply
@@ -50,11 +52,27 @@ LEAK_WORDS = 8
 _WORD = re.compile(r"\w+", re.U)
 
 
+def _forged(case: Case, turn: int) -> str:
+    """'forged' | 'stale' | 'missing' when the turn is a delivery the bot must refuse, else ''."""
+    t = case.turns[turn] if 0 <= turn < len(case.turns) else None
+    return str(t.options.get("signature", "forged")) if t is not None and t.kind == "forged" else ""
+
+
 def webhook_2xx(case: Case, obs: Observation, turn: int, params: bool) -> Evidence:
     name = "webhook_2xx"
     t = turn_obs(obs, turn)
     if t is None:
         return turn_never_ran(name, turn, obs, EVAL, "webhook answers 2xx")
+    forged = _forged(case, turn)
+    if forged:  # a delivery with a forged, stale or missing signature / secret must be refused
+        got = t.delivery_status
+        ok = got is not None and 400 <= got < 500
+        observed = str(got) if got is not None else f"not delivered: {t.delivery_error or 'no answer'}"
+        return verdict(name, turn, ok, expected=f"webhook refuses a delivery with a {forged} signature (4xx)",
+                       observed=observed, evaluator=EVAL,
+                       reason=(f"refused with {observed}" if ok else
+                               f"webhook answered {observed} to a {forged} signature: anyone could post to it"
+                               if got is not None and got < 400 else f"webhook answered {observed}, not a 4xx refusal"))
     got = t.delivery_status
     ok = got is not None and 200 <= got < 300
     observed = str(got) if got is not None else f"not delivered: {t.delivery_error or 'no answer'}"
@@ -68,6 +86,11 @@ def answered(case: Case, obs: Observation, turn: int, params: bool) -> Evidence:
     if t is None:
         return turn_never_ran(name, turn, obs, EVAL, "a reply")
     n = len(t.replies)
+    forged = _forged(case, turn)
+    if forged:  # the update of a forged delivery must not be acted on
+        return verdict(name, turn, n == 0, expected=f"no reply to a delivery with a {forged} signature",
+                       observed=f"{n} repl{'y' if n == 1 else 'ies'}", evaluator=EVAL,
+                       reason="not answered" if n == 0 else "the bot answered a forged delivery")
     if n:
         return verdict(name, turn, True, expected="a reply", observed=f"{n} repl{'y' if n == 1 else 'ies'}",
                        reason=f"first reply after {t.first_reply_ms:.0f}ms", evaluator=EVAL)

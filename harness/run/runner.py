@@ -299,6 +299,7 @@ class Runner:
                     from harness.channels.telegram_updates import TelegramUpdates
 
                     driver.tg = TelegramUpdates(start_update_id=self.options.identity_offset + 1)
+                await driver.handshake(cases)  # Meta's GET verification of the WhatsApp webhook (exit 4)
                 await self._run_cases(cases, driver, journal, results)
             try:  # services' end-of-run work, e.g. the critic's judge-health score
                 await self.services.finalize()

@@ -29,6 +29,7 @@ WHATSAPP_API_BASE = "{whatsapp_api}"
 WHATSAPP_PHONE_NUMBER_ID = "{phone_number_id}"
 WHATSAPP_TOKEN = "{whatsapp_token}"
 WHATSAPP_APP_SECRET = "{app_secret}"
+WHATSAPP_VERIFY_TOKEN = "{verify_token}"
 """
 
 
@@ -103,6 +104,14 @@ def make_app(env: dict) -> web.Application:
                         spawn(reply_whatsapp(m["from"], f"echo: {m['text']['body']}"))
         return web.Response(status=200)
 
+    async def verify(request: web.Request) -> web.Response:
+        # Meta's subscription handshake; without WHATSAPP_VERIFY_TOKEN (older configs) any token passes
+        q = request.query
+        token = env.get("WHATSAPP_VERIFY_TOKEN")
+        if q.get("hub.mode") == "subscribe" and (token is None or q.get("hub.verify_token") == token):
+            return web.Response(text=q.get("hub.challenge", ""))
+        return web.Response(status=403)
+
     async def close(_app) -> None:
         for t in list(tasks):
             t.cancel()
@@ -112,5 +121,6 @@ def make_app(env: dict) -> web.Application:
     app = web.Application()
     app.router.add_post("/telegram", telegram)
     app.router.add_post("/whatsapp", whatsapp)
+    app.router.add_get("/whatsapp", verify)
     app.on_cleanup.append(close)
     return app
