@@ -68,6 +68,9 @@ def placeholder_names(text: str) -> list[str]:
     return names
 
 
+TEXT_FIX = "see docs/CASES.md, \"Placeholders in text\" ({docs}, {words:N} up to the generator's cap, {{ and }})"
+
+
 def _text_errors(text: str) -> list[str]:
     try:
         names = placeholder_names(text)
@@ -120,7 +123,8 @@ def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int, out:
         value = _strip(value)
         if key in GROUPED:
             if not isinstance(value, dict) or not value:
-                out.add(f"turn {turn}: {key} must be a table such as {{regex: ...}}", file=file, case=case, line=line)
+                out.add(f"turn {turn}: {key} must be a table such as {{regex: ...}}", file=file, case=case, line=line,
+                        fix=f"write at least one {key} check, e.g. {key}: {{contains: [\"...\"]}}")
                 continue
             items = [(f"{key}.{sub}", v) for sub, v in value.items()]
         else:
@@ -176,20 +180,21 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
             out.add(f"turn {index}: {kind} must be a string", file=file, case=case, line=line)
             return None
         for err in _text_errors(value):
-            out.add(f"turn {index}: {err}", file=file, case=case, line=line)
+            out.add(f"turn {index}: {err}", file=file, case=case, line=line, fix=TEXT_FIX)
         send = value
     elif kind == "burst":  # several texts delivered back to back (multi-turn layer)
         if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
             out.add(f"turn {index}: burst must be a list of at least two texts", file=file, case=case, line=line)
             return None
         for err in (e for v in value for e in _text_errors(v)):
-            out.add(f"turn {index}: {err}", file=file, case=case, line=line)
+            out.add(f"turn {index}: {err}", file=file, case=case, line=line, fix=TEXT_FIX)
         options = {"texts": list(value)}
     elif kind == "redeliver":
         if value is not True:
             out.add(f"turn {index}: redeliver must be true", file=file, case=case, line=line)
         if index == 0:
-            out.add("turn 0: redeliver needs an earlier turn to deliver again", file=file, case=case, line=line)
+            out.add("turn 0: redeliver needs an earlier turn to deliver again", file=file, case=case, line=line,
+                    fix="put a send turn before it, or remove the redeliver turn")
     else:
         value = _strip(value) if value is not None else {}
         if not isinstance(value, dict):
@@ -200,7 +205,7 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
             out.add(f"turn {index}: document needs file_name and mime_type", file=file, case=case, line=line)
         if "caption" in options:
             for err in _text_errors(str(options["caption"])):
-                out.add(f"turn {index}: {err}", file=file, case=case, line=line)
+                out.add(f"turn {index}: {err}", file=file, case=case, line=line, fix=TEXT_FIX)
     if kind == "edit" and channel == "whatsapp":
         out.add(f"turn {index}: WhatsApp has no message edits", file=file, case=case, line=line,
                 fix="use channel: telegram for edit turns")
@@ -488,12 +493,12 @@ def _validate_schema(data: dict, file: str, out: _Collector) -> set[int] | None:
             raw = plain["cases"][loc[1]]
             cid = raw.get("id") if isinstance(raw, dict) else None
             bad.add(loc[1])
-            where = path_text(loc[2:])
+            where = path_text(loc[2:-1] if message.startswith("unknown key") else loc[2:])
             out.add(f"{where}: {message}" if where and not message.startswith("case id") else message, file=file,
                     case=cid if isinstance(cid, str) else f"#{loc[1] + 1}", line=line, fix=fix)
         else:
             whole = True
-            where = path_text(loc)
+            where = path_text(loc[:-1] if message.startswith("unknown key") else loc)
             out.add(f"{where}: {message}" if where and not message.startswith(("layer ", where)) else message,
                     file=file, line=line, fix=fix)
     return None if whole else bad

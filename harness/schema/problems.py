@@ -124,6 +124,8 @@ def problems(exc: ValidationError, data: Any) -> list[Problem]:
                 message = f"unknown key {key!r}"
             elif err["type"] == "missing":
                 message = f"missing required key {key!r}"
+            elif err["type"] in ("model_type", "dict_type", "model_attributes_type"):
+                message = f"must be a table ({{key: value, ...}}), got {_shown(err.get('input'))}"
             elif err["type"] == "value_error":
                 message = msg.removeprefix("Value error, ")
             else:

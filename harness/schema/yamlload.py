@@ -26,6 +26,7 @@ import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 from yaml.events import AliasEvent
+from yaml.reader import ReaderError
 
 from harness.schema.files import InputProblem as YamlProblem, read_text
 
@@ -143,22 +144,29 @@ _Limits.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _constru
 
 def loads(text: str) -> Any:
     """Parse one YAML document with the limits above; YamlProblem on any refusal or syntax error."""
-    loader = _Limits(text)
+    loader = None
     try:
+        loader = _Limits(text)  # the reader refuses control characters here already
         return loader.get_single_data()
     except YamlProblem:
         raise
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
+        line = mark.line + 1 if mark else None
+        if isinstance(exc, ReaderError):  # a character YAML does not allow: its position, not a mark
+            line = text.count("\n", 0, exc.position) + 1
+            code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+            problem = f"character U+{code:04X} is not allowed in YAML (a control character)"
         if isinstance(exc, (ComposerError, ConstructorError)) and getattr(exc, "context", None):
             problem = f"{exc.context}: {problem}"
-        raise YamlProblem(f"YAML syntax error: {problem}", line=mark.line + 1 if mark else None,
+        raise YamlProblem(f"YAML syntax error: {problem}", line=line,
                           fix="correct the YAML at that line (quote strings with : or #)") from None
     except RecursionError:  # pragma: no cover - MAX_DEPTH stops it first
         raise YamlProblem(f"nested more than {MAX_DEPTH} levels deep", fix="flatten the structure") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def load_file(path: str | os.PathLike) -> Any:

@@ -1,0 +1,96 @@
+"""Issue 13: every mutated case file ends as exit 2 with one clear message, never a traceback,
+a hang or an acceptance (generator: tests/hostile/input_mutants.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from tests.hostile.input_mutants import BASE_CASES, Mutant, case_mutants
+
+MUTANTS = case_mutants()
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("hostile-cases")
+    (root / "harness.toml").write_text('[target]\nname = "hostile"\n[sandbox]\ndocs_dir = "docs"\n')
+    (root / "docs").mkdir()
+    (root / "docs" / "paper.pdf").write_bytes(b"%PDF-1.4\n")
+    return root
+
+
+def write_mutant(fixtures: Path, m: Mutant) -> Path:
+    folder = fixtures / "robustness"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "mutant.yaml"
+    if m.kind == "text":
+        path.write_text(m.text, encoding="utf-8")
+    elif m.kind == "bytes":
+        path.write_bytes(m.data)
+    elif m.kind == "dir":
+        path.mkdir()
+        (path / "inside.yaml").write_text(BASE_CASES)
+    elif m.kind == "loop":
+        os.symlink(path, path)
+    elif m.kind == "dangling":
+        os.symlink(folder / "nowhere.yaml", path)
+    else:  # pragma: no cover
+        raise AssertionError(m.kind)
+    return path
+
+
+def check(project: Path, fixtures: Path, capsys) -> tuple[int, str, str, float]:
+    capsys.readouterr()
+    started = time.monotonic()
+    code = main(["check", "--config", str(project / "harness.toml"), "--fixtures", str(fixtures)])
+    seconds = time.monotonic() - started
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err, seconds
+
+
+def test_there_are_enough_mutants_and_they_are_seeded():
+    assert len(MUTANTS) >= 150
+    assert [m.name for m in case_mutants()] == [m.name for m in MUTANTS]
+
+
+def test_the_unmutated_file_passes(project, capsys):
+    """The control: the mutants fail because of their mutation, not because the base is bad."""
+    write_mutant(project / "fx-base", Mutant("base", text=BASE_CASES))
+    code, out, err, _ = check(project, project / "fx-base", capsys)
+    assert code == 0, err
+    assert "2 cases would run" in out
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_mutated_case_file_is_refused_clearly(project, mutant, capsys):
+    fixtures = project / f"fx-{MUTANTS.index(mutant)}"
+    write_mutant(fixtures, mutant)
+    code, out, err, seconds = check(project, fixtures, capsys)
+    assert code == 2, f"accepted or wrong exit ({code}): {out[-400:]} {err[-400:]}"
+    assert "Traceback" not in out + err and "internal error" not in err
+    assert "mutant.yaml" in err, err  # names the file
+    assert err.startswith("harness: ")
+    assert seconds < 5, f"took {seconds:.1f}s"
+
+
+SUBPROCESS = ["bytes-0", "alias-bomb-9", "brackets-20000", "folder-named-yaml", "swap-send-"]
+
+
+@pytest.mark.parametrize("prefix", SUBPROCESS)
+def test_real_command_line_prints_no_traceback(project, prefix):
+    mutant = next(m for m in MUTANTS if m.name.startswith(prefix))
+    fixtures = project / f"fx-sub-{prefix}"
+    write_mutant(fixtures, mutant)
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "check", "--config", str(project / "harness.toml"),
+                           "--fixtures", str(fixtures)], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "mutant.yaml" in proc.stderr
