@@ -71,6 +71,37 @@ def message_text(reply: Reply, of: str = "reply") -> str:
     return reply.sent_text if of == "reply_raw" else reply.text
 
 
+#: Calls that would have shown the user something, had the platform accepted them.
+SEND_CALLS = ("telegram.sendMessage", "telegram.sendDocument", "telegram.sendPhoto", "telegram.editMessageText",
+              "whatsapp.send")
+
+
+def refused_sends(obs: Observation, turn: int) -> list[str]:
+    """The agent's sends in ``turn`` that the platform refused, each with its status and error
+    ("telegram.sendMessage 400 Bad Request: can't parse entities: ..."): why the user saw nothing."""
+    t = turn_obs(obs, turn)
+    out: list[str] = []
+    for e in t.events if t else ():
+        if e.name not in SEND_CALLS or e.status < 400:
+            continue
+        error = e.error or ""
+        body = e.response.get("error") if isinstance(e.response, dict) else None
+        details = (body.get("error_data") or {}).get("details") if isinstance(body, dict) else None
+        if details:
+            error = f"{error}: {details}"
+        out.append(f"{e.name} {e.status} {error}".strip())
+    return out
+
+
+def refused_note(obs: Observation, turn: int) -> str:
+    """'' or "; the platform refused the agent's send(s): ..." for a reason text."""
+    refused = refused_sends(obs, turn)
+    if not refused:
+        return ""
+    more = f" (+{len(refused) - 2} more)" if len(refused) > 2 else ""
+    return "; the platform refused the agent's send(s): " + " | ".join(clip(r, 200) for r in refused[:2]) + more
+
+
 def joined_text(obs: Observation, turn: int, of: str = "reply") -> str:
     return "\n".join(message_text(r, of) for r in messages(obs, turn, of))
 

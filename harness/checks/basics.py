@@ -24,6 +24,7 @@ from harness.checks.base import (
     clip,
     messages,
     probed_state,
+    refused_note,
     takes_true,
     turn_never_ran,
     turn_obs,
@@ -96,7 +97,7 @@ def answered(case: Case, obs: Observation, turn: int, params: bool) -> Evidence:
                        reason=f"first reply after {t.first_reply_ms:.0f}ms", evaluator=EVAL)
     why = "the turn timed out" if t.timed_out else f"none within {t.settled_after_s:.1f}s"
     return verdict(name, turn, False, expected="a reply", observed="no reply",
-                   reason=f"no reply reached the user's chat: {why}", evaluator=EVAL)
+                   reason=f"no reply reached the user's chat: {why}" + refused_note(obs, turn), evaluator=EVAL)
 
 
 def _shingles(text: str, n: int = LEAK_WORDS) -> set[tuple[str, ...]]:

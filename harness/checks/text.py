@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from harness.checks.base import (as_list, bounds_error, clip, is_str_list, joined_text, messages, own_replies,
-                                 turn_never_ran, turn_obs, verdict)
+                                 refused_note, turn_never_ran, turn_obs, verdict)
 from harness.types import Case, Evidence, Observation
 
 EVAL = "text@1"
@@ -48,7 +48,7 @@ def text_check(name: str, compare, of: str = "reply"):
         text = joined_text(obs, turn, of)
         ok, expected, reason = compare(text, params, messages(obs, turn, of))
         if not text:
-            reason = f"no {'post' if of == 'post' else 'reply'}: " + reason
+            reason = f"no {'post' if of == 'post' else 'reply'}: " + reason + refused_note(obs, turn)
             stray = turn_obs(obs, turn).unattributed if of == "post" else ()
             if stray:  # a post went out but carried nothing of this case: a wrong link, not no post
                 reason += (f"; {len(stray)} message(s) in this turn's time could not be attributed to any case "
@@ -107,12 +107,16 @@ def replies(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
     name = "replies"
     if turn_obs(obs, turn) is None:
         return turn_never_ran(name, turn, obs, EVAL, str(params))
-    n = len(own_replies(obs, turn))
+    t = turn_obs(obs, turn)
+    over = (t.overflow or {}).get("chats", {}).get(t.chat or obs.chat_id, 0)  # counted beyond the caps
+    n = len(own_replies(obs, turn)) + over
     lo = params.get("exact", params.get("min", 0))
     hi = params.get("exact", params.get("max"))
     want = f"exactly {lo}" if "exact" in params else f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
     ok = n >= lo and (hi is None or n <= hi)
-    reason = f"{n} replies, wanted {want}"
+    reason = f"{n} replies, wanted {want}" + (refused_note(obs, turn) if n < lo else "") + (
+        f" ({over} beyond the harness's cap of {t.overflow.get('max_replies')} replies / "
+        f"{t.overflow.get('max_reply_bytes')} bytes per turn were counted, not stored)" if over else "")
     texts = " | ".join(r.text[:80] for r in own_replies(obs, turn))
     return verdict(name, turn, ok, expected=f"{want} replies", observed=f"{n}: {texts}" if n else "0",
                    reason=reason, evaluator="count@1")

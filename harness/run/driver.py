@@ -50,6 +50,7 @@ class Driver:
         self.status_log: list[tuple[str, str, int | None]] = []
         self._status_tasks: set[asyncio.Task] = set()
         self._last_signature = ""
+        self.verified: wa.VerifyResult | None = None  # the handshake's outcome (no case owns it)
         if whatsapp_emulator is not None:
             whatsapp_emulator.on_sent = self.send_statuses
 
@@ -60,10 +61,8 @@ class Driver:
         url = self.endpoints.whatsapp_webhook
         if not url or not any(c.channel == "whatsapp" for c in cases):
             return
-        result = await wa.verify_webhook(self.session, url, self.config.secrets.verify_token, timeout=10)
-        self.router.record(Event(source="driver", name="verify.whatsapp", at=time.time(),
-                                 status=result.status or 0, request={"hub.mode": "subscribe"},
-                                 error=result.error))
+        result = self.verified = await wa.verify_webhook(self.session, url, self.config.secrets.verify_token,
+                                                         timeout=10)
         if not result.ok:
             raise TargetError(f"the WhatsApp webhook {url} failed Meta's verification handshake: {result.error}",
                               fix="answer GET ?hub.mode=subscribe&hub.verify_token=...&hub.challenge=... with 200 "
