@@ -9,6 +9,7 @@ in the environment, and provider keys come only from the environment.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import sys
 import tomllib
@@ -257,7 +258,9 @@ def load_config(path: str | os.PathLike | None = None, environ: Mapping[str, str
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"TOML syntax error: {exc}", file=file, fix="correct the syntax at that line") from None
+            at = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+            raise ConfigError(f"TOML syntax error: {exc}", file=file, line=int(at.group(1)) if at else None,
+                              fix="correct the syntax at that line (a key is written once, a [section] once)") from None
         except RecursionError:
             raise ConfigError("TOML nested too deeply", file=file, fix="a config needs a few levels of tables and "
                               "lists; remove the deep nesting") from None
@@ -265,7 +268,8 @@ def load_config(path: str | os.PathLike | None = None, environ: Mapping[str, str
         if section not in SECTIONS:
             raise ConfigError(f"unknown section [{section}]", file=file, fix=f"sections: {', '.join(SECTIONS)}")
         if not isinstance(data[section], dict):
-            raise ConfigError(f"[{section}] must be a table", file=file)
+            raise ConfigError(f"[{section}] must be a table", file=file,
+                              fix=f"write it as a [{section}] section with its keys below it")
     for section in data:
         _check_no_secrets(data[section], section, file)
     origins: dict[tuple, str] = {}
@@ -338,7 +342,9 @@ def validate_data(data: Mapping[str, Any], *, file: str = "", text: str = "", ro
         head = f"[{loc[0]}] {path_text(loc[1:])}" if len(loc) > 1 else f"[{loc[0]}]" if loc else "config"
         env_name = origins.get(tuple(loc[:2])) or origins.get(tuple(loc[:3]))
         if env_name:
-            where, fix = f"from the environment variable {env_name}", f"set {env_name} to a valid value ({problem.fix})"
+            where = f"from the environment variable {env_name}"
+            fix = (f"unset {env_name} (no such key)" if problem.message.startswith("unknown key")
+                   else f"set {env_name} to a valid value ({problem.fix})")
             line = None
         else:
             where, fix, line = "", problem.fix, _toml_line(text, loc)

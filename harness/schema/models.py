@@ -55,7 +55,7 @@ def _must_exist(value: str, info: ValidationInfo, what: str) -> str:
         path = Path(value).expanduser()
         path = path if path.is_absolute() else Path(root) / path
         if not path.is_file():
-            raise ValueError(f"{what} {value!r} does not exist (looked for {path})"
+            raise ValueError(f"{what} {value!r} is not a file (looked for {path})"
                              f"{FIX}create it, or correct the path (relative to the config file)")
     return value
 
