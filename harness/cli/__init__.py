@@ -45,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="render a finished run's report again")
     rep.add_argument("run_dir")
-    rep.add_argument("--format", choices=("html", "md", "junit", "json"), default="md")
+    rep.add_argument("--format", choices=("html", "md", "junit", "json", "github"), default="md",
+                     help="github: Markdown for a PR comment or $GITHUB_STEP_SUMMARY, printed to stdout")
 
     cal = sub.add_parser("calibrate", help="run the suite against every seeded regression of the reference agent")
     cal.add_argument("--config")
@@ -274,9 +275,10 @@ def _cmd_report(args) -> int:
     from harness.report import render
 
     path = render(Path(args.run_dir), args.format, context=nights_around)
-    if args.format == "md":
+    if args.format in ("md", "github"):
         sys.stdout.write(path.read_text(encoding="utf-8"))
-    print(f"wrote {path}")
+    # github: stdout is the Markdown alone (>> $GITHUB_STEP_SUMMARY, gh pr comment --body-file -)
+    print(f"wrote {path}", file=sys.stderr if args.format == "github" else sys.stdout)
     return 0
 
 

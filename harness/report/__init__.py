@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 
 from harness import redact
 from harness.errors import UsageError
+from harness.report.github import render_github
 from harness.report.html import render_html, write_html
 from harness.report.journal import Journal, read_journal
 from harness.report.jsonfile import case_from_dict, case_to_dict, dumps, load_report, report_from_dict, report_to_dict, write_json
@@ -28,6 +29,7 @@ FORMATS: dict[str, tuple[str, Callable[[Mapping[str, Any]], str]]] = {
     "junit": ("junit.xml", render_junit),
     "md": ("summary.md", render_summary),
     "html": ("report.html", render_html),
+    "github": ("summary-github.md", render_github),  # a PR comment / $GITHUB_STEP_SUMMARY (report/github.py)
 }
 
 __all__ = [
@@ -85,7 +87,7 @@ def render(run_dir: str | os.PathLike[str], fmt: str, *, context: Context | None
     if fmt == "json":
         return run_dir / "results.json"
     extra: dict[str, Any] = {}
-    if fmt in ("html", "md") and context is not None:  # the nights around it: the run folder's siblings
+    if fmt in ("html", "md", "github") and context is not None:  # the nights around it: the run folder's siblings
         history, diff = context(d, run_dir.parent)
         extra = {"history": history, "diff": diff}
     return _write(d, run_dir, fmt, **extra)
@@ -93,9 +95,11 @@ def render(run_dir: str | os.PathLike[str], fmt: str, *, context: Context | None
 
 def _write(d: Mapping[str, Any], run_dir: Path, fmt: str, history=None, diff=None) -> Path:
     if fmt == "html":
-        text = render_html(d, history, diff)
+        text = render_html(d, history, diff, target_log=(run_dir / "target.log").is_file())
     elif fmt == "md":
         text = render_summary(d, diff)
+    elif fmt == "github":
+        text = render_github(d, diff, history)
     else:
         text = render_text(d, fmt)
     return _save(run_dir / FORMATS[fmt][0], text)

@@ -122,3 +122,54 @@ def md(text: Any, limit: int = REASON_CHARS) -> str:
 def code(text: Any, limit: int = 80) -> str:
     """Untrusted text as an inline code span (inside one, Markdown and HTML are inert)."""
     return "`" + one_line("" if text is None else str(text), limit).replace("`", "'") + "`"
+
+
+def short_date(stamp: Any) -> str:
+    """``2026-11-28T02:00:00Z`` (or a run id ``20261128-...``) as ``28 Nov``; "" when unreadable."""
+    from datetime import datetime
+
+    text = str(stamp or "")
+    for fmt, size in (("%Y-%m-%d", 10), ("%Y%m%d", 8)):
+        try:
+            day = datetime.strptime(text[:size], fmt)
+        except ValueError:
+            continue
+        return f"{day.day} {day.strftime('%b')}"
+    return ""
+
+
+def known_version(value: Any) -> str:
+    """A version worth showing: "" for none, "unknown", "none" or "-"."""
+    text = str(value or "").strip()
+    return "" if text.lower() in ("", "unknown", "none", "null", "-", "n/a") else text
+
+
+def tonight_sentence(d: Mapping[str, Any], diff: Mapping[str, Any] | None = None,
+                     history: Any = None) -> str:
+    """What happened tonight, in one sentence: the first thing report.html and the PR comment say.
+
+    "173 of 173 passed; no regressions since 28 Nov", "170 of 173 passed; 3 failed (2 new
+    since 28 Nov)", "12 of 12 passed; first night: no history yet".
+    """
+    s = d.get("summary") or {}
+    planned, passed = int(s.get("planned") or 0), int(s.get("passed") or 0)
+    parts = [f"{passed} of {planned} passed"]
+    bad = [f"{s[k]} {word}" for k, word in (("failed", "failed"), ("errored", "errored"), ("soft", "soft"),
+                                             ("unavailable", "could not be decided"), ("skipped", "skipped"))
+           if s.get(k)]
+    base = (diff or {}).get("base_run") or {}
+    since = short_date(base.get("started_at") or base.get("run_id"))
+    since_text = f"since {since}" if since else f"since run {base.get('run_id', '?')}"
+    if diff:
+        regressions = int(((diff.get("counts") or {}).get("regressions")) or 0)
+        tail = (f"{regressions} regression{'s' if regressions != 1 else ''} {since_text}" if regressions
+                else f"no regressions {since_text}")
+    elif history is not None and len(history) <= 1:
+        tail = "first night: no history yet"
+    elif history is not None:
+        tail = "no earlier night to compare with"
+    else:  # rendered without the nights around it
+        tail = ""
+    if s.get("verdict") == "budget":
+        bad.append("cost budget exceeded")
+    return "; ".join(x for x in (parts[0] + (f" ({', '.join(bad)})" if bad else ""), tail) if x)

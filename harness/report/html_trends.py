@@ -20,8 +20,9 @@ PAD_L, PAD_R, PAD_T, PAD_B = 56, 12, 26, 34
 PALETTE = ("#0969da", "#1a7f37", "#bf3989", "#9a6700", "#8250df", "#cf222e", "#6e7781")
 
 CSS = """
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:12px}
-.chart{border:1px solid var(--line);border-radius:6px;padding:4px}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(540px,100%),1fr));gap:12px}
+.chart{border:1px solid var(--line);border-radius:6px;padding:4px;min-width:0}
+.chart svg{width:100%;height:auto;max-width:640px;display:block}
 .chart text{font:11px system-ui,sans-serif;fill:#57606a}.chart .t{font-size:13px;font-weight:600;fill:#1f2328}
 .legend span{display:inline-block;margin-right:10px;font-size:12px}
 .legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:middle}
@@ -73,9 +74,8 @@ def line_chart(title: str, labels: Sequence[str], series: Mapping[str, Sequence[
         parts.append(f'<line x1="{PAD_L}" y1="{yy:.1f}" x2="{W - PAD_R}" y2="{yy:.1f}" stroke="#d0d7de" '
                      f'stroke-width="{1 if k == 0 else 0.5}"/>'
                      f'<text x="{PAD_L - 6}" y="{yy + 4:.1f}" text-anchor="end">{esc(fmt(v))}</text>')
-    step = max(1, (n + 7) // 8)  # at most ~8 x labels
     for i, label in enumerate(labels):
-        if i % step == 0 or i == n - 1:
+        if i in _label_slots(n):
             anchor = "middle" if bars or n == 1 else "start" if i == 0 else "end" if i == n - 1 else "middle"
             parts.append(f'<text x="{x(i):.1f}" y="{H - PAD_B + 16}" text-anchor="{anchor}">{esc(label)}</text>')
     if not values:
@@ -113,12 +113,46 @@ def line_chart(title: str, labels: Sequence[str], series: Mapping[str, Sequence[
     return f'<div class="chart">{"".join(parts)}<div class="legend">{legend}</div></div>'
 
 
-def _label(record: Mapping[str, Any]) -> str:
+#: At most this many x labels: each is about 70 px wide on a 540 px chart, so more would overlap.
+MAX_X_LABELS = 6
+
+
+def _label_slots(n: int) -> set[int]:
+    """Which of ``n`` x positions get a label: evenly spread, first and last included."""
+    m = min(n, MAX_X_LABELS)
+    if m <= 1:
+        return {0}
+    return {round(k * (n - 1) / (m - 1)) for k in range(m)}
+
+
+def _label(record: Mapping[str, Any], seconds: bool = False) -> str:
     rid = str(record.get("run_id", ""))
     # 20240101-020000-abcd -> 01-01 02:00 (short enough for an axis)
     if len(rid) >= 15 and rid[:8].isdigit():
-        return f"{rid[4:6]}-{rid[6:8]} {rid[9:11]}:{rid[11:13]}"
+        return f"{rid[4:6]}-{rid[6:8]} {rid[9:11]}:{rid[11:13]}" + (f":{rid[13:15]}" if seconds else "")
     return rid[:14]
+
+
+def _labels(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One distinct label per run: seconds are added when two runs fall in the same minute,
+    and a run number when they fall in the same second."""
+    labels = _labels(records)
+    if len(set(labels)) < len(labels):
+        labels = [_label(r, seconds=True) for r in records]
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return out
+
+
+def _ms_axis(values: Sequence[Any]):
+    """One unit for a whole latency axis (never "5000ms" beside "10s"): (title unit, formatter)."""
+    top = max((v for v in values if isinstance(v, (int, float))), default=0.0)
+    if top >= 2000:
+        return "s", lambda v: f"{v / 1000:.1f}".rstrip("0").rstrip(".") + " s"
+    return "ms", lambda v: f"{v:.0f} ms"
 
 
 def render_trends(records: Sequence[Mapping[str, Any]]) -> str:
@@ -136,10 +170,11 @@ def render_trends(records: Sequence[Mapping[str, Any]]) -> str:
     lat = {name: [r["layers"][name]["latency_p95_ms"] if name in r["layers"] else None for r in records]
            for name in layers}
     soft = {"soft errors": [r["total"].get("soft", 0) for r in records]}
+    unit, ms_fmt = _ms_axis([v for vals in lat.values() for v in vals])
     charts = [
-        line_chart("Pass rate per layer (passed / decidable)", labels, rate, fmt=lambda v: f"{v:.0f}%", y_max=100.0),
-        line_chart("Cost per run", labels, cost, fmt=lambda v: f"${v:.4f}" if v < 1 else f"${v:.2f}"),
-        line_chart("Latency p95 per layer", labels, lat, fmt=lambda v: f"{v:.0f}ms" if v < 10000 else f"{v/1000:.0f}s"),
+        line_chart("Pass rate per layer (% of decidable)", labels, rate, fmt=lambda v: f"{v:.0f}%", y_max=100.0),
+        line_chart("Cost per run (USD)", labels, cost, fmt=lambda v: f"${v:.4f}" if v < 1 else f"${v:.2f}"),
+        line_chart(f"Latency p95 per layer ({unit})", labels, lat, fmt=ms_fmt),
         line_chart("Soft errors per run", labels, soft, fmt=lambda v: f"{v:.0f}", bars=True, integer=True),
     ]
     first, last = records[0].get("run_id"), records[-1].get("run_id")

@@ -99,12 +99,53 @@ def _find_text(value: Any, depth: int = 0) -> str | None:
 
 
 def _sent_text(events: Iterable[Event]) -> str | None:
-    """What the simulated user sent in a turn, read from the driver's own event."""
+    """What the simulated user sent in a turn, read from the driver's own event (None for a press)."""
     for e in events:
         if e.source == "driver":
+            if _pressed_label(e.request) is not None:
+                return None
             found = _find_text(e.request)
             if found is not None:
                 return found
+    return None
+
+
+def _pressed_label(update: Any) -> str | None:
+    """The label of the button the simulated user pressed, or None when the turn was no press.
+
+    Telegram sends only the button's ``callback_data``: its label is read from the keyboard of
+    the message it was under (the data itself when the keyboard is not there). WhatsApp sends
+    the reply's title.
+    """
+    if not isinstance(update, Mapping):
+        return None
+    query = update.get("callback_query")
+    if isinstance(query, Mapping):
+        data = str(query.get("data", ""))
+        markup = ((query.get("message") or {}).get("reply_markup") or {}) if isinstance(query.get("message"), Mapping) else {}
+        for row in markup.get("inline_keyboard") or () if isinstance(markup, Mapping) else ():
+            for button in row if isinstance(row, list) else ():
+                if isinstance(button, Mapping) and str(button.get("callback_data", "")) == data:
+                    return str(button.get("text", data))
+        return data
+    for entry in update.get("entry") or () if isinstance(update.get("entry"), list) else ():
+        for change in (entry or {}).get("changes") or () if isinstance(entry, Mapping) else ():
+            value = (change or {}).get("value") or {} if isinstance(change, Mapping) else {}
+            for m in value.get("messages") or () if isinstance(value, Mapping) else ():
+                inter = m.get("interactive") if isinstance(m, Mapping) else None
+                if isinstance(inter, Mapping):
+                    reply = inter.get("button_reply") or inter.get("list_reply") or {}
+                    if isinstance(reply, Mapping):
+                        return str(reply.get("title") or reply.get("id") or "")
+                if isinstance(m, Mapping) and m.get("type") == "button" and isinstance(m.get("button"), Mapping):
+                    return str(m["button"].get("text") or "")
+    return None
+
+
+def _pressed(events: Iterable[Event]) -> str | None:
+    for e in events:
+        if e.source == "driver":
+            return _pressed_label(e.request)
     return None
 
 
@@ -152,6 +193,7 @@ def turn_to_dict(t: TurnObservation) -> dict[str, Any]:
     return {
         "index": t.index,
         "sent": _sent_text(t.events),
+        **({"pressed": label} if (label := _pressed(t.events)) is not None else {}),  # a button press, not text
         **({"chat": t.chat} if t.chat else {}),  # several users: whose turn it was
         "sent_at": t.sent_at,
         "delivery_status": t.delivery_status,
@@ -167,6 +209,8 @@ def turn_to_dict(t: TurnObservation) -> dict[str, Any]:
         # The driver's own delivery is not a call the agent made.
         "calls": [_call_to_dict(e) for e in t.events if e.source != "driver"],
         "state": t.state,
+        # A flood beyond the router's per-turn caps: counted, not stored (harness/sandbox/router.py).
+        **({"overflow": dict(t.overflow)} if t.overflow else {}),
     }
 
 

@@ -1,6 +1,7 @@
 """report.html in a real browser: Debian's headless Chromium renders the dashboard of two
 nights (the second with a regression), a screenshot is taken and checked, and the DOM shows
-the charts and an agent reply with ``<script>`` as text, never as a script.
+the charts and an agent reply with ``<script>`` as text, never as a script (the page's one
+script is its own filter, allowed by hash: tests/report/test_report_html_browser.py).
 
 Chromium is installed by scripts/test when missing (root + apt); without it this test skips
 and says why.
@@ -95,8 +96,9 @@ def test_dom_has_charts_and_shows_script_as_text(tmp_path, dashboard):
     assert "</html>" in dom, f"no DOM dumped (exit {proc.returncode}): {proc.stderr[-2000:]}"
     assert len(re.findall(r"<svg\b", dom)) == 4
     assert len(re.findall(r"<polyline\b", dom)) >= 3  # pass rate, cost and latency lines over two nights
-    # The reply is on the page as text: escaped in the serialized DOM, no script element exists.
+    # The reply is on the page as text: escaped in the serialized DOM; the one script element is
+    # the page's own filter (report/html.py SCRIPT), and the payload never ran.
     assert "Summary &lt;script&gt;document.title='pwned';alert(1)&lt;/script&gt;" in dom
-    assert not re.search(r"<script\b", dom, re.I)
+    assert len(re.findall(r"<script\b", dom, re.I)) == 1
     title = re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
-    assert title == "harness 20240102-020000-bbbb: fail" and "pwned" not in title
+    assert "20240102-020000-bbbb" in title and "pwned" not in title

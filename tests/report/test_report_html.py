@@ -10,7 +10,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from harness.report.html import esc, render_html, write_html
+import base64
+import hashlib
+
+from harness.report.html import SCRIPT, SCRIPT_HASH, esc, render_html, write_html
 from harness.report.jsonfile import report_to_dict
 
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
@@ -48,13 +51,23 @@ def parsed(page: str) -> Tags:
     return p
 
 
+def only_our_script(page: str) -> None:
+    """The one script is the page's own filter (html.SCRIPT), allowed by its hash and nothing else."""
+    assert page.lower().count("<script") == 1
+    assert f"<script>{SCRIPT}</script>" in page
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+    assert f"script-src '{SCRIPT_HASH}'" in csp and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    assert SCRIPT_HASH == f"sha256-{digest}"
+
+
 def test_untrusted_text_appears_as_text_never_as_markup(report, xss):
     page = render_html(report)
-    assert "<script" not in page.lower()
+    only_our_script(page)
     # The reply, the state probe, a tag and a run note all carried the payload.
     assert page.count(ESCAPED) >= 4
     tags = parsed(page)
-    assert "script" not in {t for t, _ in tags.starts}
+    assert [t for t, _ in tags.starts].count("script") == 1
     assert any(xss in chunk for chunk in tags.text)  # a reader sees the literal text
 
 
@@ -70,19 +83,22 @@ def test_hostile_case_fields_cannot_break_out(report, field, value):
     assert not [a for _, attrs in tags.starts for a in attrs if a.startswith("on")]
     assert {t for t, _ in tags.starts} <= {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2",
                                            "h3", "div", "span", "b", "table", "tr", "th", "td", "p", "details",
-                                           "summary", "dl", "dt", "dd", "pre", "ul", "li", "a", "br", "section"}
+                                           "summary", "dl", "dt", "dd", "pre", "ul", "li", "a", "br", "section",
+                                           "input", "label", "script"}
+    only_our_script(page)
     assert any(value in chunk for chunk in tags.text)
 
 
-def test_self_contained_no_external_resources_no_script(report):
+def test_self_contained_no_external_resources_only_its_own_script(report):
     page = render_html(report)
     tags = parsed(page)
     for tag, attrs in tags.starts:
-        assert tag not in ("script", "link", "img", "iframe")
+        assert tag not in ("link", "img", "iframe")
         assert "src" not in attrs
-        if tag == "a":
-            assert attrs["href"].startswith("#")
+        if tag == "a":  # in-page anchors and the run folder's own files, nothing outside it
+            assert attrs["href"].startswith("#") or attrs["href"] in ("results.json", "summary.md", "target.log")
     assert "<style>" in page and "default-src 'none'" in page
+    only_our_script(page)
 
 
 def test_every_case_is_a_details_drill_down_with_failures_open(report):
@@ -92,7 +108,7 @@ def test_every_case_is_a_details_drill_down_with_failures_open(report):
     assert "open" in details["case-url-malformed-scheme"] and "open" in details["case-cancel-mid-task"]
     assert "open" not in details["case-url-ok"]
     # The "what broke" list links to each severe case.
-    links = [a["href"] for t, a in tags.starts if t == "a"]
+    links = [a["href"] for t, a in tags.starts if t == "a" and a["href"].startswith("#")]
     assert links == ["#case-url-malformed-scheme", "#case-cancel-mid-task"]
 
 
@@ -117,9 +133,16 @@ def test_renders_from_dict_and_writes(report, tmp_path):
     assert path.read_text(encoding="utf-8") == render_html(report)
 
 
-def test_cases_are_listed_most_severe_first(report):
-    ids = re.findall(r'<details class="case \w+" id="case-([a-z-]+)"', render_html(report))
-    assert ids[:2] == ["url-malformed-scheme", "cancel-mid-task"] and ids[-1] == "url-ok"
+def test_cases_are_grouped_by_layer_most_severe_first(report):
+    page = render_html(report)
+    groups = re.findall(r'<section class="layer-cases" data-layer="(\w+)">(.*?)</section>', page, re.S)
+    by_layer = {layer: re.findall(r'<details class="case \w+" id="case-([a-z-]+)" data-status="(\w+)"', body)
+                for layer, body in groups}
+    assert set(by_layer) == {c.layer for c in report.cases}
+    for layer, found in by_layer.items():
+        assert {i for i, _ in found} == {c.id for c in report.cases if c.layer == layer}
+        ranks = [["fail", "error", "unavailable", "soft", "skipped", "pass"].index(st) for _, st in found]
+        assert ranks == sorted(ranks), (layer, found)
 
 
 @pytest.mark.parametrize("raw, out", [
@@ -139,4 +162,4 @@ def test_real_browser_shows_the_payload_as_text(report, tmp_path, xss):
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", path.as_uri()],
                          capture_output=True, text=True, timeout=60, check=True).stdout
-    assert "<script>" not in dom and ESCAPED in dom
+    assert dom.lower().count("<script") == 1 and ESCAPED in dom

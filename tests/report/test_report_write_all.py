@@ -65,4 +65,4 @@ def test_render_rejects_bad_requests(report, tmp_path, fmt, setup, message):
 
 
 def test_formats_table_matches_the_cli_contract():
-    assert set(FORMATS) == {"html", "md", "junit", "json"}
+    assert set(FORMATS) == {"html", "md", "junit", "json", "github"}
