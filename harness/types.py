@@ -183,6 +183,9 @@ class TurnObservation:
     unattributed: tuple[Reply, ...] = ()
     """Messages the agent sent during the turn that no case could claim (no chat, number or
     document link of any running case): a post with a wrong link is told apart from no post."""
+    overflow: Mapping[str, Any] = field(default_factory=dict)
+    """What came beyond the per-turn caps of ``sandbox/router.py`` (counted, not stored):
+    ``{"replies", "reply_bytes", "events", "chats": {chat: replies}, "max_*": caps}``; {} when nothing."""
 
     @property
     def first_reply_ms(self) -> float | None:

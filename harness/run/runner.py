@@ -502,6 +502,11 @@ class Runner:
         return [e.reply for e in att.rec.of_turn(index)
                 if e.reply is not None and e.reply.channel == att.case.channel and e.reply.chat == chat]
 
+    def _count(self, att: _Attempt, index: int, turn: Turn | None = None) -> int:
+        """Like ``len(_own(...))``, plus the replies counted beyond the router's per-turn caps."""
+        chat = (att.ident_of(turn) if turn is not None else att.ident).chat_for(att.case.channel)
+        return len(self._own(att, index, turn)) + att.rec.dropped_replies(index, chat)
+
     async def _settle(self, att: _Attempt, turns: list[tuple[Turn, bool]], slot: Slot | None = None) -> float:
         """Wait until every turn's expected replies are in (each in its own user's chat) and the
         agent has then been quiet for one quiet window (learned, ``quiet.py``), or the reply
@@ -515,7 +520,7 @@ class Runner:
         start = time.time()
         while True:
             now = time.time()
-            replies_in = all(len(self._own(att, att.current, turn)) >= lo for turn, lo in wants)
+            replies_in = all(self._count(att, att.current, turn) >= lo for turn, lo in wants)
             if replies_in and slot is not None:
                 slot.give()
             window = self.quiet.value
@@ -542,7 +547,8 @@ class Runner:
                       if e.reply is not None and sent_at <= e.at <= until)
         return TurnObservation(index=index, sent_at=sent_at, delivery_status=status, delivery_error=error or "",
                                replies=tuple(self._own(att, recorded, turn)), events=events, settled_after_s=waited,
-                               timed_out=timed_out, chat=chat, unattributed=stray)
+                               timed_out=timed_out, chat=chat, unattributed=stray,
+                               overflow=att.rec.overflow_of(recorded))
 
     async def _probe_state(self, att: _Attempt, t_obs: TurnObservation, driver: Driver,
                            ident: Identity) -> TurnObservation:

@@ -27,8 +27,18 @@ def doc_token_keys(text: str) -> list[str]:
     return [f"tok:{t}" for t in DOC_TOKEN_RE.findall(text or "")]
 
 
+#: Per turn, a case stores at most this many replies, this many bytes of reply text and this
+#: many events; the rest is counted (``CaseRecorder.overflow``, reported in the turn's evidence
+#: and results.json), so a flooding agent cannot take the harness's memory.
+MAX_REPLIES_PER_TURN = 500
+MAX_REPLY_BYTES_PER_TURN = 2_000_000
+MAX_EVENTS_PER_TURN = 5_000
+#: Calls no case could claim, kept for the run's notes; the rest are counted.
+MAX_UNATTRIBUTED = 2_000
+
+
 class CaseRecorder:
-    """Collects one running case's events; wakes whoever waits for activity."""
+    """Collects one running case's events (within the per-turn caps); wakes whoever waits for activity."""
 
     def __init__(self, case_id: str, keys: Iterable[str]):
         self.case_id = case_id
@@ -37,11 +47,41 @@ class CaseRecorder:
         self.events: list[tuple[int, Event]] = []
         self.last_activity = time.time()
         self._changed = asyncio.Event()
+        self._kept: dict[int, list[int]] = {}
+        """turn -> [replies, reply bytes, events] stored."""
+        self.overflow: dict[int, dict] = {}
+        """turn -> what came beyond the caps: {"replies", "reply_bytes", "events", "chats": {chat: replies}}."""
 
     def add(self, event: Event) -> None:
-        self.events.append((self.turn, event))
+        kept = self._kept.setdefault(self.turn, [0, 0, 0])
+        size = len(event.reply.text.encode("utf-8", "replace")) if event.reply is not None else 0
+        if kept[2] >= MAX_EVENTS_PER_TURN or (event.reply is not None and (
+                kept[0] >= MAX_REPLIES_PER_TURN or kept[1] + size > MAX_REPLY_BYTES_PER_TURN)):
+            over = self.overflow.setdefault(self.turn, {"replies": 0, "reply_bytes": 0, "events": 0, "chats": {}})
+            over["events"] += 1
+            if event.reply is not None:
+                over["replies"] += 1
+                over["reply_bytes"] += size
+                over["chats"][event.reply.chat] = over["chats"].get(event.reply.chat, 0) + 1
+        else:
+            kept[0] += event.reply is not None
+            kept[1] += size
+            kept[2] += 1
+            self.events.append((self.turn, event))
         self.last_activity = time.time()
         self._changed.set()
+
+    def overflow_of(self, turn: int) -> dict:
+        """What turn ``turn`` received beyond the caps ({} when nothing)."""
+        over = self.overflow.get(turn)
+        if not over:
+            return {}
+        return {**over, "chats": dict(over["chats"]), "max_replies": MAX_REPLIES_PER_TURN,
+                "max_reply_bytes": MAX_REPLY_BYTES_PER_TURN, "max_events": MAX_EVENTS_PER_TURN}
+
+    def dropped_replies(self, turn: int, chat: str) -> int:
+        """Replies in ``chat`` during ``turn`` that were counted but not stored."""
+        return (self.overflow.get(turn) or {}).get("chats", {}).get(chat, 0)
 
     def of_turn(self, turn: int) -> list[Event]:
         return [e for t, e in self.events if t == turn]
@@ -63,7 +103,10 @@ class Router:
         self._by_key: dict[str, CaseRecorder] = {}
         self._active: list[CaseRecorder] = []
         self.unattributed: list[Event] = []
-        self.all_events: list[Event] = []
+        self.unattributed_over = 0
+        """Calls no case could claim beyond ``MAX_UNATTRIBUTED`` (counted, not kept)."""
+        self.events_seen = 0
+        self._last_at: float | None = None
 
     def open(self, case_id: str, keys: Iterable[str]) -> CaseRecorder:
         rec = CaseRecorder(case_id, keys)
@@ -81,7 +124,7 @@ class Router:
     @property
     def last_event_at(self) -> float | None:
         """When the sandbox last saw anything (the run-wide quiet window watches this)."""
-        return self.all_events[-1].at if self.all_events else None
+        return self._last_at
 
     def close(self, rec: CaseRecorder) -> None:
         for k in rec.keys:
@@ -91,7 +134,9 @@ class Router:
             self._active.remove(rec)
 
     def record(self, event: Event) -> None:
-        self.all_events.append(event)
+        # Only the time and a count of every event: keeping them all would grow with the run.
+        self.events_seen += 1
+        self._last_at = event.at
         for k in event.keys:
             rec = self._by_key.get(k)
             if rec is not None:
@@ -100,4 +145,7 @@ class Router:
         if len(self._active) == 1:
             self._active[0].add(replace(event, meta={**event.meta, "attributed": "sole-active-case"}))
             return
-        self.unattributed.append(event)
+        if len(self.unattributed) < MAX_UNATTRIBUTED:
+            self.unattributed.append(event)
+        else:
+            self.unattributed_over += 1
