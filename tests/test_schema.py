@@ -1,0 +1,115 @@
+"""Issue 13: `harness schema` writes JSON Schema that validates every bundled case file and the
+bundled harness.toml, and rejects the mutated ones the pydantic models reject."""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from pathlib import Path
+
+import jsonschema
+import pytest
+from pydantic import ValidationError
+
+from harness.cases import file_model
+from harness.cli import main
+from harness.schema.export import CASE_FILE, CONFIG_FILE
+from harness.schema.models import ConfigModel
+from harness.schema.yamlload import load_file, loads, strip_lines
+from tests.hostile.input_mutants import BASE_CASES, BASE_CONFIG, case_mutants, config_mutants
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = sorted((ROOT / "fixtures").glob("*/*.yaml"))
+#: Rejected by pydantic for reasons JSON Schema cannot say (finite numbers; Python validators).
+NOT_IN_JSON_SCHEMA = {"finite_number", "value_error"}
+
+
+@pytest.fixture(scope="module")
+def schemas(tmp_path_factory) -> dict[str, jsonschema.protocols.Validator]:
+    out = tmp_path_factory.mktemp("schemas")
+    assert main(["schema", "--out", str(out)]) == 0
+    loaded = {name: json.loads((out / name).read_text()) for name in (CASE_FILE, CONFIG_FILE)}
+    for schema in loaded.values():
+        jsonschema.Draft202012Validator.check_schema(schema)
+    return {name: jsonschema.Draft202012Validator(schema) for name, schema in loaded.items()}
+
+
+def _finite(value) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
+
+
+def test_there_are_bundled_fixtures_to_validate():
+    assert len(FIXTURES) >= 10
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[f"{p.parent.name}/{p.name}" for p in FIXTURES])
+def test_every_bundled_case_file_validates(schemas, path):
+    errors = list(schemas[CASE_FILE].iter_errors(strip_lines(load_file(path))))
+    assert not errors, [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:5]]
+
+
+def test_bundled_config_and_a_scaffolded_one_validate(schemas, tmp_path):
+    assert not list(schemas[CONFIG_FILE].iter_errors(tomllib.loads((ROOT / "harness.toml").read_text())))
+    assert not list(schemas[CONFIG_FILE].iter_errors(tomllib.loads(BASE_CONFIG)))
+    assert main(["init", str(tmp_path / "proj")]) == 0
+    assert not list(schemas[CONFIG_FILE].iter_errors(tomllib.loads((tmp_path / "proj" / "harness.toml").read_text())))
+
+
+def test_case_schema_rejects_what_the_model_rejects(schemas):
+    """Every mutated case file the pydantic model refuses with a shape error, the exported schema
+    refuses too (a file the loader refuses before any schema is left out)."""
+    model = file_model()
+    assert not list(schemas[CASE_FILE].iter_errors(strip_lines(loads(BASE_CASES))))
+    compared = 0
+    for mutant in case_mutants():
+        if mutant.kind != "text":
+            continue
+        try:
+            data = strip_lines(loads(mutant.text))
+        except Exception:  # refused by the loader (bytes, depth, aliases, duplicates, syntax)
+            continue
+        try:
+            model.model_validate(data)
+            continue
+        except ValidationError as exc:
+            kinds = {e["type"] for e in exc.errors()}
+        if kinds & NOT_IN_JSON_SCHEMA or not _finite(data):
+            continue
+        compared += 1
+        assert list(schemas[CASE_FILE].iter_errors(data)), f"{mutant.name}: the JSON Schema accepts it"
+    assert compared >= 60
+
+
+def test_config_schema_rejects_what_the_model_rejects(schemas):
+    compared = 0
+    for mutant in config_mutants():
+        if mutant.kind != "text" or mutant.env or mutant.args or mutant.setup:
+            continue
+        try:
+            data = tomllib.loads(mutant.text)
+        except (tomllib.TOMLDecodeError, RecursionError):
+            continue
+        try:
+            ConfigModel.model_validate(data)
+            continue
+        except ValidationError as exc:
+            kinds = {e["type"] for e in exc.errors()}
+        if kinds & NOT_IN_JSON_SCHEMA or not _finite(data):
+            continue
+        compared += 1
+        assert list(schemas[CONFIG_FILE].iter_errors(data)), f"{mutant.name}: the JSON Schema accepts it"
+    assert compared >= 50
+
+
+def test_schema_refuses_an_out_that_is_a_file(tmp_path, capsys):
+    target = tmp_path / "file"
+    target.write_text("x")
+    assert main(["schema", "--out", str(target)]) == 2
+    assert "is a file" in capsys.readouterr().err
