@@ -52,6 +52,7 @@ CONFIG_KEYS: dict[str, set[str]] = {
     "alerts": ALERT_KEYS,
     "storage": set(storage._KEYS),
     "schedule": _names(ScheduleConfig),
+    "suite": {"fixtures", "golden"},  # read by Config.fixtures_dir / golden_dir
 }
 
 

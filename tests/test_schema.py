@@ -113,3 +113,15 @@ def test_schema_refuses_an_out_that_is_a_file(tmp_path, capsys):
     target.write_text("x")
     assert main(["schema", "--out", str(target)]) == 2
     assert "is a file" in capsys.readouterr().err
+
+
+def test_config_model_knows_exactly_the_keys_the_code_reads():
+    """The schema and the modules that read each section agree (tests/test_docs.CONFIG_KEYS lists
+    what the code reads): a key added to one is added to the other."""
+    from tests.test_docs import CONFIG_KEYS
+
+    assert set(ConfigModel.model_fields) == set(CONFIG_KEYS)
+    for section, keys in CONFIG_KEYS.items():
+        model = ConfigModel.model_fields[section].annotation
+        model = getattr(model, "__args__", (model,))[0]  # [storage] is optional
+        assert set(model.model_fields) == keys, section
