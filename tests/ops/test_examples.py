@@ -47,3 +47,21 @@ def test_github_workflow_shape():
     assert any(s.get("uses", "").startswith("actions/upload-artifact") and s.get("if") == "always()" for s in steps)
     run = next(s["run"] for s in steps if "harness run" in s.get("run", ""))
     _parser().parse_args(_harness_args(run))
+
+
+def test_examples_install_torch_cpu_and_post_the_github_summary():
+    """Issue 16: the CPU wheel from PyTorch's CPU index; the night's summary through --format github."""
+    wf = yaml.safe_load((OPS / "github-nightly.yml").read_text())
+    for name, job in wf["jobs"].items():
+        runs = "\n".join(s.get("run", "") for s in job.get("steps", []))
+        if "pip install -e ." in runs:  # every job that installs takes torch's CPU wheel first
+            assert runs.index("download.pytorch.org/whl/cpu torch==2.13.0") < runs.index("pip install -e ."), name
+    summary = [s["run"] for s in wf["jobs"]["nightly"]["steps"] if "--format github" in s.get("run", "")]
+    assert summary and "$GITHUB_STEP_SUMMARY" in summary[0]
+    _parser().parse_args(_harness_args(summary[0].split(">>")[0]))
+    pr = "\n".join(s.get("run", "") for s in wf["jobs"]["pull-request"]["steps"])
+    assert "--format github" in pr and "gh pr comment" in pr
+    spec = yaml.safe_load((OPS / "build_spec.yaml").read_text())
+    install = next(s for s in spec["steps"] if "pip install" in s["command"])
+    assert "scripts/torch_index.py" in install["command"] and install["timeoutInSeconds"] >= 1800
+    assert (OPS.parents[1] / "scripts" / "torch_index.py").is_file()
