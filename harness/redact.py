@@ -42,7 +42,7 @@ WELL_KNOWN = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY", "MISTRAL_AP
 SHAPES: tuple[tuple[str, str], ...] = (
     ("bearer", r"(?P<keep>\b[Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}"),
     ("sk-key", r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{16,}"),
-    ("telegram-token", r"(?<![A-Za-z0-9_-])\d{5,12}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
+    ("telegram-token", r"(?:(?<=bot)|(?<![A-Za-z0-9_-]))\d{5,12}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
     ("aws-key", r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
     ("github-token", r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{30,}"),
     ("slack-token", r"(?<![A-Za-z0-9_-])xox[abposr]-[A-Za-z0-9-]{10,}"),

@@ -1,0 +1,288 @@
+"""Planted secrets never leave: 0 secret bytes in results.json, results.jsonl, junit.xml,
+summary.md, report.html, target.log, manifest.json, the console, the crash log and every
+object uploaded to storage (a moto S3 server on loopback).
+
+The hostile paths of issue 13: a critic endpoint that echoes the key in its 401 error text, an
+alert endpoint whose error echoes the Telegram alert token, and a bot that prints its pinned
+token (and every secret of its environment) into target.log, which is uploaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import textwrap
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from harness import redact
+from tests.ops.ops_support import ACCESS_KEY, SECRET_KEY, MotoS3
+
+ROOT = Path(__file__).resolve().parents[2]
+BOT = Path(__file__).with_name("hostile_bot.py")
+
+
+def _token(digits: int = 9) -> str:
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+    return str(secrets.randbelow(9 * 10 ** (digits - 1)) + 10 ** (digits - 1)) + ":" + "".join(
+        secrets.choice(alphabet) for _ in range(35))
+
+
+class EchoingEndpoints:
+    """A critic (OpenAI-compatible) and a Bot API that refuse every call and echo the credential
+    they were given in the error text, as careless real services do."""
+
+    def __init__(self):
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path.endswith("/chat/completions"):
+                    body = {"error": {"message": f"Incorrect API key provided: {self.headers.get('Authorization')}",
+                                      "type": "invalid_request_error"}}
+                else:  # /bot<token>/sendMessage
+                    body = {"ok": False, "error_code": 401, "description": f"Unauthorized: {self.path} was rejected"}
+                data = json.dumps(body).encode()
+                self.send_response(401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def endpoints():
+    e = EchoingEndpoints()
+    yield e
+    e.stop()
+
+
+@pytest.fixture
+def s3():
+    server = MotoS3()
+    yield server
+    server.stop()
+
+
+CASES = """
+layer: robustness
+cases:
+  - id: judged-by-a-leaky-critic
+    send: "hello"
+    expect:
+      reply: {contains: "echo: hello"}
+      critic: {answer: {expected: "echo: hello", min: 0.8}}
+  - id: regresses-so-an-alert-goes-out
+    send: "again"
+    expect:
+      reply: {contains: "this text never comes"}
+"""
+
+
+def project(tmp_path: Path, endpoints: EchoingEndpoints, s3: MotoS3) -> Path:
+    (tmp_path / "fixtures" / "robustness").mkdir(parents=True)
+    (tmp_path / "fixtures" / "documents").mkdir()
+    (tmp_path / "golden").mkdir()
+    (tmp_path / "fixtures" / "robustness" / "hostile.yaml").write_text(CASES)
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(textwrap.dedent(f"""
+        [target]
+        name = "leaky"
+        command = ["python", "{BOT}", "--port", "{{port}}"]
+        port = 0
+        telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
+        [sandbox]
+        settle_s = 0.2
+        reply_timeout_s = 5
+        [critic]
+        backend = "openai"
+        model = "gpt-4o-mini"
+        base_url = "{endpoints.url}/v1"
+        api_key_env = "HOSTILE_CRITIC_KEY"
+        max_retries = 0
+        [alerts]
+        on = ["regression"]
+        telegram_chat_id = "-1001234567890"
+        telegram_token_env = "HOSTILE_ALERT_TOKEN"
+        telegram_api_base = "{endpoints.url}"
+        retries = 1
+        backoff_s = 0
+        timeout_s = 3
+        [storage]
+        url = "s3://{s3.bucket}/nightly"
+        endpoint_url = "{s3.endpoint}"
+        region = "us-east-1"
+        addressing_style = "path"
+        retry_backoff_s = 0.01
+        timeout_s = 5
+        [target.env]
+        TELEGRAM_API_BASE = "{{telegram_api}}"
+        TELEGRAM_BOT_TOKEN = "{{bot_token}}"
+        TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
+        HOSTILE = "leak"
+        """))
+    return cfg
+
+
+def test_no_planted_secret_leaves_the_run(tmp_path, endpoints, s3):
+    planted = {
+        "HOSTILE_CRITIC_KEY": "sk-hostile" + secrets.token_urlsafe(24).replace("-", "x"),
+        "HOSTILE_ALERT_TOKEN": _token(),
+        "HARNESS_BOT_TOKEN": _token(10),
+        "HARNESS_WEBHOOK_SECRET": secrets.token_hex(16),
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+    }
+    cfg = project(tmp_path, endpoints, s3)
+    out = tmp_path / "reports"
+    env = {**os.environ, **planted, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--config", str(cfg), "--out", str(out),
+                           "--upload"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    run_dir = next(p for p in out.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    # The secrets were really there to leak: each hostile path left its redaction mark.
+    results = json.loads((run_dir / "results.json").read_text())
+    critic = next(e for c in results["cases"] for e in c["evidence"] if e["check"] == "critic.answer")
+    assert "[redacted:" in critic["reason"], critic
+    assert "Incorrect API key provided: Bearer [redacted:" in critic["reason"]
+    assert any("alert regression via telegram: FAILED" in n and "[redacted:" in n for n in results["notes"]), \
+        results["notes"]
+    log = (run_dir / "target.log").read_text()
+    assert "starting with token [redacted:HARNESS_BOT_TOKEN]" in log, log[:2000]
+    assert "[redacted:HARNESS_WEBHOOK_SECRET]" in log
+
+    # ... and not one byte of any of them is anywhere.
+    sinks: dict[str, bytes] = {"console stdout": done.stdout.encode(), "console stderr": done.stderr.encode()}
+    for path in out.rglob("*"):
+        if path.is_file():
+            sinks[str(path.relative_to(out))] = path.read_bytes()
+    client = s3.client()
+    listed = client.list_object_versions(Bucket=s3.bucket).get("Versions") or []
+    assert any(v["Key"].endswith("target.log") for v in listed) and any(v["Key"].endswith("results.json")
+                                                                       for v in listed)
+    for v in listed:
+        body = client.get_object(Bucket=s3.bucket, Key=v["Key"], VersionId=v["VersionId"])["Body"].read()
+        sinks[f"s3://{v['Key']}@{v['VersionId']}"] = body
+    for name in ("results.json", "results.jsonl", "junit.xml", "summary.md", "report.html", "target.log",
+                 "manifest.json"):
+        assert any(k.endswith(name) for k in sinks), f"{name} was never written"
+    for where, data in sinks.items():
+        for secret_name, value in planted.items():
+            assert value.encode() not in data, f"{secret_name} leaked into {where}"
+
+
+def test_the_redactor_knows_every_secret_of_a_config(tmp_path, monkeypatch):
+    from harness.config import load_config
+
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(textwrap.dedent("""
+        [critic]
+        api_key_env = "MY_CRITIC_KEY"
+        [alerts]
+        webhook_url_env = "MY_ALERT_URL"
+        smtp_password_env = "MY_SMTP_PASSWORD"
+        """))
+    env = {"MY_CRITIC_KEY": "critic-key-1234567", "MY_ALERT_URL": "https://hooks.example/T0/B0/abcdefgh",
+           "MY_SMTP_PASSWORD": "pw-pw-pw-pw-pw", "HARNESS_LLM_API_KEY": "llm-key-abcdefgh",
+           "HARNESS_APP_SECRET": "app-secret-pinned-1"}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    config = load_config(cfg)
+    r = redact.for_config(config)
+    text = " ".join([*env.values(), config.secrets.bot_token, config.secrets.webhook_secret,
+                     config.secrets.verify_token, config.secrets.whatsapp_token])
+    cleaned = r.text(text)
+    for value in [*env.values(), config.secrets.bot_token, config.secrets.webhook_secret,
+                  config.secrets.verify_token, config.secrets.whatsapp_token]:
+        assert value not in cleaned
+    assert "[redacted:MY_CRITIC_KEY]" in cleaned and "[redacted:MY_ALERT_URL]" in cleaned
+    # A redactor that was not told about the config misses its *_env secrets (this test can fail).
+    assert "critic-key-1234567" in redact.Redactor({}).text(text)
+
+
+@pytest.mark.parametrize("text, leaked", [
+    ("Authorization: Bearer abc.def-ghi_jkl", "abc.def-ghi_jkl"),
+    ("key sk-proj-abcdefghijklmnop1234 in a 401", "sk-proj-abcdefghijklmnop1234"),
+    ("https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawx/getMe",
+     "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawx"),
+    ("aws AKIAIOSFODNN7EXAMPLE here", "AKIAIOSFODNN7EXAMPLE"),
+    ("GET /v1/x?api_key=supersecretvalue1&y=2", "supersecretvalue1"),
+])
+def test_key_shapes_are_redacted_without_being_told(text, leaked):
+    cleaned = redact.Redactor({}).text(text)
+    assert leaked not in cleaned and "[redacted:" in cleaned
+    assert redact.Redactor({}, shapes=()).text(text) == text  # without the shapes it would leak
+
+
+def test_ordinary_text_is_left_alone():
+    r = redact.Redactor({"short": "abc", "token": "a-long-secret-value"})
+    text = "12:30 the sk-8 model, a Bearer of news, abc and 1234567:short"
+    assert r.text(text) == text
+
+
+def test_binary_and_split_secret(tmp_path):
+    r = redact.Redactor({"token": "a-long-secret-value"})
+    assert b"a-long-secret-value" not in r.binary(b"\xff\xfe a-long-secret-value \x00")
+    assert "a-long-secret-value" not in json.dumps(r.data({"a-long-secret-value": ["x a-long-secret-value"]}))
+
+
+def test_a_crash_prints_one_line_and_writes_a_redacted_crash_log(tmp_path, monkeypatch, capsys):
+    import harness.cli as cli
+
+    secret = "sk-" + "c" * 30
+    monkeypatch.setenv("HARNESS_CRITIC_KEY_PINNED_TOKEN", "pinned-token-value-1")
+
+    def boom(args):
+        raise RuntimeError(f"unexpected: {secret} and pinned-token-value-1")
+
+    monkeypatch.setattr(cli, "_cmd_init", boom)
+    redact.install(redact.from_environ())
+    code = cli.main(["init", str(tmp_path / "p")])
+    err = capsys.readouterr().err
+    assert code == cli.CRASH_EXIT
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert secret not in err and "pinned-token-value-1" not in err
+    path = Path(err.strip().rsplit(": ", 1)[1])
+    log = path.read_text()
+    try:
+        assert "Traceback" in log and "RuntimeError" in log
+        assert secret not in log and "pinned-token-value-1" not in log and "[redacted:sk-key]" in log
+    finally:
+        path.unlink()
+
+
+def test_upload_refuses_a_folder_outside_the_reports_folder(tmp_path, s3, monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+    import harness.cli as cli
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / "results.json").write_text("{}")
+    (outside / "id_rsa").write_text("PRIVATE")
+    (reports / "linked").symlink_to(outside)
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(f'[storage]\nurl = "s3://{s3.bucket}/n"\nendpoint_url = "{s3.endpoint}"\nregion = "us-east-1"\n'
+                   'addressing_style = "path"\n')
+    for name in ("../private", str(outside), "linked", "."):
+        code = cli.main(["upload", name, "--config", str(cfg), "--out", str(reports)])
+        assert code == 2, name
+    assert s3.keys() == []
