@@ -17,9 +17,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.errors import FixtureError, FixtureErrors
+from harness.schema.files import InputProblem
+from harness.schema.yamlload import load_file as load_yaml, strip_lines
 from harness.types import CASE_ID_RE
 
 AUTHORS = ("human", "model-drafted-approved")
@@ -116,12 +116,10 @@ def load_golden_file(path: Path) -> Golden:
     file = str(path)
     fix = ("write {case: <id>, answers: [{text: '...', author: human, approved: 2026-11-30}]} "
            "(1 to 3 answers; author human | model-drafted-approved; optional expires)")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise FixtureError(f"YAML syntax error in golden file: {getattr(exc, 'problem', exc)}", file=file,
-                           line=mark.line + 1 if mark else None, fix="correct the YAML at that line") from None
+    try:  # the case files' loader: UTF-8, no folder or link loop, no duplicate key, no alias bomb
+        data = strip_lines(load_yaml(path))
+    except InputProblem as exc:
+        raise FixtureError(f"golden file: {exc.message}", file=file, line=exc.line, fix=exc.fix) from None
     if not isinstance(data, dict):
         raise FixtureError("a golden file must be a table", file=file, fix=fix)
     unknown = set(data) - {"case", "answers"}

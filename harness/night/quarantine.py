@@ -21,9 +21,9 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import yaml
-
 from harness.errors import FixtureError, FixtureErrors
+from harness.schema.files import InputProblem
+from harness.schema.yamlload import load_file as load_yaml, strip_lines
 from harness.types import CASE_ID_RE
 
 FILE = "quarantine.yaml"
@@ -54,11 +54,10 @@ def load_quarantine(path: str | Path) -> list[QuarantineEntry]:
     if not path.is_file():
         return []
     file = str(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise FixtureError(f"YAML syntax error: {exc}", file=file, line=None if line is None else line + 1) from None
+    try:  # the case files' loader: UTF-8, no duplicate key, no alias bomb (harness/schema/yamlload.py)
+        data = strip_lines(load_yaml(path))
+    except InputProblem as exc:
+        raise FixtureError(exc.message, file=file, line=exc.line, fix=exc.fix) from None
     if data is None:
         return []
     if not isinstance(data, dict) or set(data) != {"quarantine"} or not isinstance(data["quarantine"], list):

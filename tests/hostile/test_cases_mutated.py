@@ -94,3 +94,58 @@ def test_real_command_line_prints_no_traceback(project, prefix):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "mutant.yaml" in proc.stderr
+
+
+GOLDEN = "case: base-one\nanswers:\n  - {text: 'a summary', author: human, approved: 2026-11-30}\n"
+QUARANTINE = "quarantine:\n  - {id: base-one, reason: flaky, owner: me, expires: 2099-12-31}\n"
+OTHER_FILES = [  # (which file, mutant): the goldens and the quarantine list go through the same loader
+    ("golden", Mutant("golden-bytes", kind="bytes", data=GOLDEN.encode() + b"\xff\n")),
+    ("golden", Mutant("golden-bomb", text=GOLDEN + "x: &a [1,1,1,1,1,1,1,1,1,1]\n" + "".join(
+        f"x{i}: &a{i} [{', '.join(['*a' if i == 0 else f'*a{i - 1}'] * 10)}]\n" for i in range(7)))),
+    ("golden", Mutant("golden-duplicate", text=GOLDEN + "case: base-two\n")),
+    ("golden", Mutant("golden-folder", kind="dir")),
+    ("golden", Mutant("golden-loop", kind="loop")),
+    ("quarantine", Mutant("quarantine-duplicate", text=QUARANTINE + "quarantine: []\n")),
+    ("quarantine", Mutant("quarantine-deep", text="quarantine: " + "[" * 5000 + "]" * 5000 + "\n")),
+    ("quarantine", Mutant("quarantine-bytes", kind="bytes", data=b"quarantine: [\xfe]\n")),
+]
+
+
+@pytest.mark.parametrize("which,mutant", OTHER_FILES, ids=[m.name for _, m in OTHER_FILES])
+def test_mutated_golden_and_quarantine_files_are_refused(project, which, mutant, capsys):
+    base = project / f"other-{mutant.name}"
+    write_mutant(base / "fx", Mutant("base", text=BASE_CASES))
+    golden = base / "golden"
+    golden.mkdir()
+    (golden / "VERSION").write_text("1\n")
+    target = golden / "base-one.yaml" if which == "golden" else base / "fx" / "quarantine.yaml"
+    if mutant.kind == "text":
+        target.write_text(mutant.text)
+    elif mutant.kind == "bytes":
+        target.write_bytes(mutant.data)
+    elif mutant.kind == "dir":
+        target.mkdir()
+    else:
+        os.symlink(target, target)
+    capsys.readouterr()
+    started = time.monotonic()
+    code = main(["check", "--config", str(project / "harness.toml"), "--fixtures", str(base / "fx"),
+                 "--golden", str(golden)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err and "internal error" not in err
+    assert target.name in err and "fix:" in err
+    assert time.monotonic() - started < 5
+
+
+def test_unmutated_golden_and_quarantine_pass(project, capsys):
+    base = project / "other-control"
+    write_mutant(base / "fx", Mutant("base", text=BASE_CASES))
+    (base / "fx" / "quarantine.yaml").write_text(QUARANTINE)
+    golden = base / "golden"
+    golden.mkdir()
+    (golden / "VERSION").write_text("1\n")
+    (golden / "base-one.yaml").write_text(GOLDEN)
+    code = main(["check", "--config", str(project / "harness.toml"), "--fixtures", str(base / "fx"),
+                 "--golden", str(golden)])
+    assert code == 0, capsys.readouterr().err
