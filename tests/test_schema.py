@@ -125,3 +125,18 @@ def test_config_model_knows_exactly_the_keys_the_code_reads():
         model = ConfigModel.model_fields[section].annotation
         model = getattr(model, "__args__", (model,))[0]  # [storage] is optional
         assert set(model.model_fields) == keys, section
+
+
+def test_suite_section_gives_the_default_fixtures_and_golden_folders(tmp_path, capsys):
+    (tmp_path / "cases" / "robustness").mkdir(parents=True)
+    (tmp_path / "cases" / "robustness" / "a.yaml").write_text(BASE_CASES)
+    (tmp_path / "gold").mkdir()
+    (tmp_path / "gold" / "VERSION").write_text("7\n")
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text('[target]\nname = "x"\n')
+    assert main(["check", "--config", str(cfg)]) == 2  # no fixtures/ next to the config
+    assert "fixtures folder not found" in capsys.readouterr().err
+    cfg.write_text('[target]\nname = "x"\n[suite]\nfixtures = "cases"\ngolden = "gold"\n')
+    assert main(["check", "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    assert "2 cases would run" in out and f"goldens: {tmp_path / 'gold'} (version 7)" in out
