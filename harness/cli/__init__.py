@@ -100,6 +100,10 @@ def _cmd_calibrate(args) -> int:
     redact.for_run(config)
     cases = load_cases(_fixtures_dir(args, config), layers=args.layer)
     out = Path(args.out) if args.out else config.resolve("reports") / datetime.now().strftime("calibration-%Y%m%d-%H%M%S")
+    from harness.schema.files import output_dir_problem
+
+    if output_dir_problem(out):
+        raise UsageError(output_dir_problem(out), fix="--out names a folder for the calibration (created if missing)")
     if (out / "runs").is_dir() and any((out / "runs").iterdir()):
         raise UsageError(f"{out} already holds a calibration", fix="pass another --out (or remove that folder)")
 
