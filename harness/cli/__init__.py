@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -220,9 +221,11 @@ def _cmd_run(args) -> int:
     from harness.run.runner import RunOptions, run_suite
 
     if args.repeat < 1:
-        raise UsageError("--repeat must be at least 1")
+        raise UsageError("--repeat must be at least 1", fix="--repeat 3 runs every case three times")
     if args.concurrency is not None and args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
+        raise UsageError("--concurrency must be at least 1", fix="--concurrency 1 runs one case at a time")
+    if args.budget_usd is not None and not (math.isfinite(args.budget_usd) and args.budget_usd >= 0):
+        raise UsageError(f"--budget-usd {args.budget_usd} is not an amount", fix="a finite number of dollars >= 0, e.g. 0.5")
     config = load_config(args.config)
     redact.for_run(config)  # the run's redactor: every sink applies it (harness/redact.py)
     cases, quarantine, golden_dir, goldens = _validate_suite(args, config)

@@ -360,6 +360,10 @@ def config_mutants(seed: int = SEED) -> list[Mutant]:
         out.append(Mutant(f"env-{name}={value}", text=BASE_CONFIG, env={name: value}))
     # the command line and the reports folder
     out.append(Mutant("out-is-a-file", text=BASE_CONFIG, args=["--out", "@file"]))
+    for flag, value in (("--budget-usd", "nan"), ("--budget-usd", "inf"), ("--budget-usd", "-1"), ("--repeat", "0"),
+                        ("--concurrency", "0"), ("--concurrency", "many"), ("--shard", "3/2"), ("--shard", "x"),
+                        ("--layer", "nope"), ("--run-id", "../escape")):
+        out.append(Mutant(f"cli{flag}={value}", text=BASE_CONFIG, args=[flag, value]))
     out.append(Mutant("lock-is-a-folder", text=BASE_CONFIG, setup="lock-dir"))
     names = [m.name for m in out]
     assert len(names) == len(set(names)), [n for n in names if names.count(n) > 1]
