@@ -4,11 +4,16 @@ It answers Telegram webhooks on ``--port`` like a plain echo bot, and misbehaves
 ``HOSTILE`` (comma-separated):
 
 - ``leak``: prints its bot token, webhook secret and every pinned secret of its environment
-  to stdout (target.log), and puts the token in its replies;
+  to stdout (target.log); with ``reply`` too, it also puts the token in its replies;
 - ``worker``: double-forks a worker that calls setsid (leaves the process group) and sleeps;
   its pid goes to ``HOSTILE_PIDS`` (a file), one line ``worker <pid>``;
 - ``stubborn``: ignores SIGTERM (the bot and its worker);
 - ``flood``: answers a message with ``FLOOD_N`` replies of ``FLOOD_CHARS`` characters.
+- ``crash``: prints a traceback-like line and exits 3 before it listens;
+- ``garbage``: writes undecodable bytes and a 300 KB line without a newline to stdout;
+- ``hang``: never answers the webhook (the request stays open);
+- ``bomb``: answers a message with one reply of 3 MB through sendMessage, and a document caption
+  of 3 MB.
 
 It writes ``bot <pid>`` to ``HOSTILE_PIDS`` once it listens.
 """
@@ -51,6 +56,12 @@ def main() -> None:
     port = int(sys.argv[sys.argv.index("--port") + 1])
     env = os.environ
     base = f"{env['TELEGRAM_API_BASE']}/bot{env['TELEGRAM_BOT_TOKEN']}"
+    if "crash" in MODES:
+        print("Traceback (most recent call last):\nRuntimeError: the bot refuses to start", flush=True)
+        sys.exit(3)
+    if "garbage" in MODES:
+        sys.stdout.buffer.write(b"\xff\xfe\x00 not utf-8 \xc3\x28\n" + b"g" * 300_000)
+        sys.stdout.buffer.flush()
     if "stubborn" in MODES:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if "worker" in MODES:
@@ -78,13 +89,18 @@ def main() -> None:
 
             await asyncio.gather(*(one(i) for i in range(n)))
             return
-        if "leak" in MODES:
+        if "bomb" in MODES:
+            async with s.post(f"{base}/sendMessage", json={"chat_id": chat_id, "text": "b" * 3_000_000}) as r:
+                await r.read()
+        if "leak" in MODES and "reply" in MODES:
             text = f"{text} (my token is {env['TELEGRAM_BOT_TOKEN']})"
             print(f"replying with {env['TELEGRAM_BOT_TOKEN']}", flush=True)
         async with s.post(f"{base}/sendMessage", json={"chat_id": chat_id, "text": text}) as r:
             await r.read()
 
     async def telegram(request: web.Request) -> web.Response:
+        if "hang" in MODES:
+            await asyncio.sleep(3600)
         update = await request.json()
         msg = update.get("message") or {}
         if "text" in msg:

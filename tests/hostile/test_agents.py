@@ -1,0 +1,115 @@
+"""Hostile agents through the whole command line: each ends as failing evidence or a clear
+start-up error (exit 4), never a traceback of the harness, a hang, a leftover process or an
+unbounded report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.targets import procs
+
+ROOT = Path(__file__).resolve().parents[2]
+BOT = Path(__file__).with_name("hostile_bot.py")
+
+CASES = """
+layer: robustness
+cases:
+  - id: hello
+    send: "hello"
+    expect: {reply: {contains: "echo: hello"}}
+"""
+
+
+def run(tmp_path: Path, hostile: str, *, timeout_s: float = 5, extra_env: str = "") -> tuple:
+    (tmp_path / "fixtures" / "robustness").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "fixtures" / "documents").mkdir(exist_ok=True)
+    (tmp_path / "fixtures" / "robustness" / "hostile.yaml").write_text(CASES)
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(textwrap.dedent(f"""
+        [target]
+        name = "hostile"
+        command = ["python", "{BOT}", "--port", "{{port}}"]
+        port = 0
+        telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
+        ready_timeout_s = 20
+        [sandbox]
+        settle_s = 0.3
+        reply_timeout_s = {timeout_s}
+        case_timeout_s = {timeout_s * 3}
+        [target.env]
+        TELEGRAM_API_BASE = "{{telegram_api}}"
+        TELEGRAM_BOT_TOKEN = "{{bot_token}}"
+        TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
+        HOSTILE = "{hostile}"
+        HOSTILE_PIDS = "{tmp_path / 'pids'}"
+        """) + textwrap.dedent(extra_env))
+    out = tmp_path / "out"
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--config", str(cfg), "--out", str(out),
+                           "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    found = list(out.glob("*/results.json"))
+    results = json.loads(found[0].read_text()) if found else None
+    return done, results, out, time.monotonic() - started
+
+
+def no_harness_traceback(text: str) -> bool:
+    """The agent's own output (quoted from target.log) may hold a traceback; the harness's never."""
+    return 'File "' + str(ROOT / "harness") not in text and "harness/" not in "".join(
+        line for line in text.splitlines() if line.strip().startswith('File "'))
+
+
+def test_an_agent_that_crashes_at_start_is_exit_4_with_its_log(tmp_path):
+    done, results, _out, _s = run(tmp_path, "crash")
+    assert done.returncode == 4, done.stderr
+    assert "the target exited with code 3 before it was ready" in done.stderr
+    assert "the bot refuses to start" in done.stderr  # its log tail, quoted
+    assert no_harness_traceback(done.stderr)
+
+
+def test_an_agent_writing_garbage_to_its_log_is_still_judged(tmp_path):
+    done, results, out, _s = run(tmp_path, "garbage")
+    assert done.returncode == 0, done.stderr
+    log = next(out.glob("*/target.log")).read_bytes()
+    assert b"\xff\xfe" in log and log.count(b"g") >= 300_000  # kept as the agent wrote it, nothing lost
+
+
+def test_an_agent_that_never_answers_its_webhook_fails_in_bounded_time(tmp_path):
+    done, results, _out, seconds = run(tmp_path, "hang", timeout_s=2)
+    assert done.returncode == 1, done.stderr
+    assert results["cases"][0]["status"] in ("fail", "error")
+    assert seconds < 60 and no_harness_traceback(done.stderr)
+
+
+def test_a_3_mb_reply_leaves_the_report_small(tmp_path):
+    done, results, out, _s = run(tmp_path, "bomb")
+    assert done.returncode in (0, 1), done.stderr
+    assert no_harness_traceback(done.stderr)
+    for name in ("results.json", "results.jsonl", "report.html", "summary.md", "junit.xml"):
+        size = next(out.glob(f"*/{name}")).stat().st_size
+        assert size < 2_500_000, f"{name} is {size} bytes"
+
+
+@pytest.mark.skipif(not procs.LINUX, reason="process trees are read from /proc (Linux)")
+def test_no_process_of_a_stubborn_forking_agent_outlives_harness_run(tmp_path, monkeypatch):
+    done, results, out, _s = run(tmp_path, "worker,stubborn")
+    pids = {k: int(v) for k, v in (line.split() for line in (tmp_path / "pids").read_text().splitlines())}
+    try:
+        assert done.returncode == 0, done.stderr
+        assert set(pids) == {"bot", "worker"}
+        assert [p for p in pids.values() if procs.start_time(p) is not None] == []
+        assert not (out / ".targets").exists()
+    finally:
+        for p in pids.values():
+            try:
+                os.kill(p, 9)
+            except ProcessLookupError:
+                pass
