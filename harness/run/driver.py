@@ -93,7 +93,8 @@ class Driver:
     # -- what the chat remembers ------------------------------------------------------
     def _replies(self, channel: str, chat: str) -> list[tuple[float, Reply]]:
         """The agent's accepted messages to ``chat`` so far, oldest first."""
-        return [(e.at, e.reply) for e in self.router.all_events
+        rec = self.router.recorder(("tg:" if channel == "telegram" else "wa:") + chat)
+        return [(e.at, e.reply) for _, e in (rec.events if rec is not None else ())
                 if e.reply is not None and e.reply.channel == channel and e.reply.chat == chat and e.status < 300]
 
     def _window(self, state: CaseState, turn: int) -> tuple[float, float]:

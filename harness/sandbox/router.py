@@ -115,6 +115,10 @@ class Router:
         self._active.append(rec)
         return rec
 
+    def recorder(self, key: str) -> CaseRecorder | None:
+        """The running case a correlation key routes to (the driver reads its chat's history)."""
+        return self._by_key.get(key)
+
     def retire(self, rec: CaseRecorder) -> None:
         """The case finished: it no longer takes events that carry no key (``sole-active-case``),
         but its keys still route to it, so a late reply in its chat is still its own."""
