@@ -435,7 +435,7 @@ def _html(raw: str) -> tuple[str, list[dict[str, Any]]]:
             raise ParseError(f"Unexpected end tag at byte offset {begin_byte}")
         while not t[i].isspace() and t[i] not in ">\0":
             i += 1
-        end_name = t.s[begin + 2:i]
+        end_name = t.s[begin + 2:i].lower()
         while t[i] != "\0" and t[i].isspace():
             i += 1
         if t[i] != ">":
