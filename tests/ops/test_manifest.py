@@ -15,7 +15,8 @@ def test_config_hash_changes_with_settings_but_not_with_secrets(tmp_path):
     cfg = make_project(tmp_path)
     base = config_hash(load_config(cfg, environ={}))
     assert base.startswith("sha256:") and base == config_hash(load_config(cfg, environ={}))
-    assert config_hash(load_config(cfg, environ={"HARNESS_CRITIC_API_KEY": "sk-secret"})) == base
+    # a secret in the environment (HARNESS_CRITIC_API_KEY would be an unknown [critic] key: exit 2)
+    assert config_hash(load_config(cfg, environ={"HARNESS_LLM_API_KEY": "sk-secret", "CRITIC_API_KEY": "sk-2"})) == base
     assert config_hash(load_config(cfg, environ={"HARNESS_SANDBOX_SETTLE_S": "0.5"})) != base
 
 
