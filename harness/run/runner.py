@@ -21,6 +21,7 @@ import aiohttp
 
 from harness import __version__
 from harness import layer as layer_registry
+from harness import redact
 from harness.cases import overlap_groups
 from harness.run.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
 from harness.run.aggregate import apply_soft_budget, wilson_interval
@@ -269,6 +270,7 @@ class Runner:
 
     async def run(self, cases: Sequence[Case]) -> RunReport:
         started = datetime.now(timezone.utc)
+        redact.for_run(self.config)  # the run's redactor (built by the CLI already; here for direct callers)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         journal = Journal(self.run_dir / "results.jsonl")
         target = self._target = self._make_target()
