@@ -9,14 +9,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "docs" / "QUICKSTART.md"
 
 
-def doc_files() -> dict[str, str]:
-    """Code blocks whose info string names a file (```python file=mybot.py)."""
+def doc_files() -> dict[str, tuple[str, str]]:
+    """Code blocks whose info string names a file and a framework
+    (```python file=mybot.py framework=aiogram): framework -> (file name, code)."""
     text = QUICKSTART.read_text()
-    return {m.group(1): m.group(2) for m in re.finditer(r"```\w+ file=(\S+)\n(.*?)```", text, re.S)}
+    return {m.group(2): (m.group(1), m.group(3))
+            for m in re.finditer(r"```\w+ file=(\S+) framework=(\S+)\n(.*?)```", text, re.S)}
 
 
 def doc_harness_commands() -> list[list[str]]:
@@ -37,19 +41,23 @@ def harness(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
                           env=env, timeout=300)
 
 
-def test_quickstart_literally(tmp_path):
+@pytest.mark.parametrize("framework, channel", [("python-telegram-bot", "telegram"), ("aiogram", "telegram"),
+                                                ("pywa", "whatsapp")])
+def test_quickstart_literally(tmp_path, framework, channel):
+    """Each framework's block as a complete file, in a project of its own, through the page's commands."""
     commands = doc_harness_commands()
     assert [c[0] for c in commands] == ["init", "check", "run"], commands
     files = doc_files()
-    assert "mybot.py" in files
+    assert set(files) == {"python-telegram-bot", "aiogram", "pywa"}
     project = tmp_path / "my-bot-project"
     project.mkdir()
     for args in commands:
         if args[0] == "init":
-            done = harness(args, project)
+            assert args[1:] == [".", "--channel", "telegram"]  # the page's line; its comment names whatsapp
+            done = harness(["init", ".", "--channel", channel], project)
             assert done.returncode == 0, done.stderr
-            for name, code in files.items():  # step 3: the page's bot code
-                (project / name).write_text(code)
+            name, code = files[framework]  # step 3: the page's bot code
+            (project / name).write_text(code)
         else:
             done = harness(args, project)
             assert done.returncode == 0, f"harness {' '.join(args)}\n{done.stdout}\n{done.stderr}"
