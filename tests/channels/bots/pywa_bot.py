@@ -50,7 +50,7 @@ def make_app(wa: WhatsApp) -> web.Application:
             sent.append((await msg.reply(f"Forwarded: {msg.text}")).id)
             return
         if msg.reply_to_message is not None:
-            sent.append((await msg.reply(f"You replied to {msg.reply_to_message.message_id}: {msg.text}")).id)
+            sent.append((await msg.reply(f"You replied to {msg.reply_to_message.id}: {msg.text}")).id)
             return
         if msg.text.strip().lower() == "menu":
             section = types.Section(title="Days", rows=[
@@ -80,11 +80,11 @@ def make_app(wa: WhatsApp) -> web.Application:
 
     @wa.on_callback_selection()
     async def on_row(_: WhatsApp, sel: types.CallbackSelection) -> None:
-        sent.append((await sel.reply(f"You chose {sel.title} ({sel.data}) from {sel.reply_to_message.message_id}")).id)
+        sent.append((await sel.reply(f"You chose {sel.title} ({sel.data}) from {sel.reply_to_message.id}")).id)
 
     @wa.on_callback_button()
     async def on_button(_: WhatsApp, btn: types.CallbackButton) -> None:
-        sent.append((await btn.reply(f"You chose {btn.title} ({btn.data}) from {btn.reply_to_message.message_id}")).id)
+        sent.append((await btn.reply(f"You chose {btn.title} ({btn.data}) from {btn.reply_to_message.id}")).id)
 
     @wa.on_message_status()
     async def on_status(_: WhatsApp, status: types.MessageStatus) -> None:
