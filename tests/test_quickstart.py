@@ -86,3 +86,24 @@ def test_check_on_broken_case_file_exits_2_and_runs_nothing(tmp_path):
     assert done.returncode == 2
     assert "examples.yaml" in done.stderr and "my-gibberish" in done.stderr and "invalid regular expression" in done.stderr
     assert not (tmp_path / "reports").exists()
+
+
+def test_init_no_llm_leaves_out_what_assumes_a_model(tmp_path):
+    """`harness init --no-llm`: no reasoning example, no document, no LLM gateway; the rest runs."""
+    project = tmp_path / "menu-bot"
+    project.mkdir()
+    assert harness(["init", ".", "--no-llm"], project).returncode == 0
+    assert not (project / "fixtures" / "reasoning").exists() and not (project / "fixtures" / "documents").exists()
+    config = (project / "harness.toml").read_text()
+    assert "llm_base_url" not in config and "llm_upstream" not in config
+    assert "llm_calls" not in (project / "fixtures" / "cost" / "examples.yaml").read_text()
+    (project / "mybot.py").write_text(doc_files()["python-telegram-bot"][1])
+    done = harness(["run"], project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(next((project / "reports").glob("*/results.json")).read_text())
+    assert {c["layer"] for c in results["cases"]} == {"robustness", "multiturn", "cost"}
+    assert results["summary"]["passed"] == results["summary"]["planned"]
+    with_llm = tmp_path / "llm-bot"
+    with_llm.mkdir()
+    assert harness(["init", "."], with_llm).returncode == 0
+    assert (with_llm / "fixtures" / "reasoning" / "examples.yaml").is_file()

@@ -63,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     ini = sub.add_parser("init", help="scaffold a harness.toml and example cases for your own bot")
     ini.add_argument("dir", nargs="?", default=".")
     ini.add_argument("--channel", choices=("telegram", "whatsapp"), default="telegram")
+    ini.add_argument("--no-llm", dest="llm", action="store_false",
+                     help="a bot without an LLM or documents: no reasoning example, no LLM settings")
 
     chk = sub.add_parser("check", help="validate config and fixtures; list what would run")
     chk.add_argument("--config")
@@ -126,7 +128,7 @@ def _cmd_calibrate(args) -> int:
 def _cmd_init(args) -> int:
     from harness.cli.scaffold import init_project
 
-    written = init_project(args.dir, args.channel)
+    written = init_project(args.dir, args.channel, llm=args.llm)
     for path in written:
         print(f"wrote {path}")
     print("next: edit [target] command in harness.toml to start your bot, then `harness check` and `harness run`"

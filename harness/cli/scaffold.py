@@ -3,6 +3,10 @@
 Writes a commented harness.toml for an external bot, one example case file per layer, a
 sample document and a .gitignore for runs. Never overwrites: if any file exists, nothing
 is written and the error names the files.
+
+``--no-llm`` is for a bot without a language model or documents (a menu, a booking flow):
+no reasoning example (a document summary), no sample document, no LLM gateway variable in
+``[target.env]``, and a cost example on latency alone instead of LLM calls.
 """
 
 from __future__ import annotations
@@ -149,8 +153,34 @@ reports/
 """
 
 
-def files_for(channel: str) -> dict[str, str]:
+COST_NO_LLM = """\
+layer: cost
+defaults: {{channel: {channel}}}
+# Speed: thresholds on what the sandbox measured.
+cases:
+  - id: my-fast-hello
+    description: "a greeting is answered quickly"
+    send: "hello"
+    expect:
+      latency_ms: {{first_reply_max: 3000}}
+      replies: {{min: 1}}
+"""
+
+LLM_ENV_LINE = 'OPENAI_BASE_URL = "{llm_base_url}"     # if your bot calls an OpenAI-compatible LLM: through the recording gateway\n'
+LLM_TAIL_LINES = ("# Where the gateway forwards your bot's LLM calls (set HARNESS_LLM_API_KEY in the environment).\n"
+                  '# llm_upstream = "https://api.openai.com/v1"\n')
+
+
+def files_for(channel: str, llm: bool = True) -> dict[str, str]:
     target = TELEGRAM_TARGET if channel == "telegram" else WHATSAPP_TARGET
+    if not llm:  # a bot without a model: nothing that assumes one
+        return {
+            "harness.toml": CONFIG_HEAD + target.replace(LLM_ENV_LINE, "") + CONFIG_TAIL.replace(LLM_TAIL_LINES, ""),
+            "fixtures/robustness/examples.yaml": ROBUSTNESS.format(channel=channel),
+            "fixtures/multiturn/examples.yaml": MULTITURN.format(channel=channel),
+            "fixtures/cost/examples.yaml": COST_NO_LLM.format(channel=channel),
+            ".gitignore": GITIGNORE,
+        }
     return {
         "harness.toml": CONFIG_HEAD + target + CONFIG_TAIL,
         "fixtures/robustness/examples.yaml": ROBUSTNESS.format(channel=channel),
@@ -162,12 +192,13 @@ def files_for(channel: str) -> dict[str, str]:
     }
 
 
-def init_project(directory: str | Path, channel: str) -> list[Path]:
-    """Write the scaffold into ``directory``; refuse (write nothing) if any file exists."""
+def init_project(directory: str | Path, channel: str, llm: bool = True) -> list[Path]:
+    """Write the scaffold into ``directory``; refuse (write nothing) if any file exists.
+    ``llm=False`` (``--no-llm``): leave out what assumes a language model and documents."""
     if channel not in ("telegram", "whatsapp"):
         raise UsageError(f"unknown channel {channel!r}", fix="--channel telegram or --channel whatsapp")
     root = Path(directory)
-    files = files_for(channel)
+    files = files_for(channel, llm)
     existing = [rel for rel in files if (root / rel).exists()]
     if existing:
         raise UsageError(f"refusing to overwrite existing files in {root}: {', '.join(existing)}",
