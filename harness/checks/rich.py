@@ -1,7 +1,10 @@
 """What a real chat shows beyond text: buttons, attachments, typing, and channel size limits.
 
 - ``buttons: {contains: [twitter, linkedin]}`` (``min: n`` too): inline keyboard / interactive
-  button labels on the turn's replies.
+  button labels on the turn's replies. ``contains`` matches a substring of a label, case
+  ignored, like ``reply.contains`` matches a substring of the text ("Book an appointment"
+  finds "📅 Book an appointment"); ``exact: [labels]`` wants whole labels, character for
+  character.
 - ``attachments: {kind: document}`` (``min``, ``max``): documents / photos the agent sent
   to the user in the turn.
 - ``typing_before_reply: true``: a typing indicator (Telegram ``sendChatAction``, WhatsApp
@@ -28,16 +31,22 @@ WHATSAPP_BODY_MAX = 4096
 def buttons(case: Case, obs: Observation, turn: int, params: Mapping[str, Any]) -> Evidence:
     name = "buttons"
     want = as_list(params.get("contains", []))
-    lo = params.get("min", 1 if not want else 0)
-    expected = (f"buttons {want}" if want else "") + (f" (at least {lo})" if lo else "")
+    exact = as_list(params.get("exact", []))
+    lo = params.get("min", 1 if not (want or exact) else 0)
+    expected = " and ".join(x for x in ((f"a button label containing each of {want} (case ignored)" if want else ""),
+                                         (f"buttons labelled exactly {exact}" if exact else "")) if x)
+    expected += (f" (at least {lo})" if lo else "")
     if turn_obs(obs, turn) is None:
         return turn_never_ran(name, turn, obs, EVAL, expected)
     labels = [b for r in own_replies(obs, turn) for b in r.buttons]
     low = [b.lower() for b in labels]
-    missing = [w for w in want if w.lower() not in low]
+    missing = [w for w in want if not any(w.lower() in label for label in low)]
+    missing_exact = [w for w in exact if w not in labels]
     problems = []
     if missing:
-        problems.append(f"missing buttons {missing}")
+        problems.append(f"no button label contains {missing}")
+    if missing_exact:
+        problems.append(f"no button labelled exactly {missing_exact}")
     if len(labels) < lo:
         problems.append(f"{len(labels)} buttons < {lo}")
     observed = ", ".join(labels) or "(no buttons)"
@@ -127,10 +136,11 @@ def channel_limits(case: Case, obs: Observation, turn: int, params: Any) -> Evid
 
 
 def buttons_error(value: Any) -> str | None:
-    if not isinstance(value, Mapping) or not value or set(value) - {"contains", "min"}:
-        return "expects {contains: [labels]} and/or {min: n}"
-    if "contains" in value and not is_str_list(value["contains"]):
-        return "contains takes a label or a list of labels"
+    if not isinstance(value, Mapping) or not value or set(value) - {"contains", "exact", "min"}:
+        return ("expects {contains: [parts of labels]}, {exact: [whole labels]} and/or {min: n}")
+    for key in ("contains", "exact"):
+        if key in value and not is_str_list(value[key]):
+            return f"{key} takes a label or a list of labels"
     m = value.get("min", 0)
     if isinstance(m, bool) or not isinstance(m, int) or m < 0:
         return "min must be a non-negative integer"
