@@ -40,3 +40,24 @@ def test_start_up_calls_are_attributed_to_target_start_up():
     assert "could not be attributed" in later[1] and "--concurrency 1" in later[1]
     alone = unattributed_notes([_event("llm", 9.0)], cases_from=5.0, concurrency=1)
     assert "--concurrency 1" not in alone[0] and "no case was running" in alone[0]
+
+
+SILENCE = """
+layer: robustness
+cases:
+  - id: silence-is-fine
+    send: "psst"
+    expect:
+      replies: {exact: 0}
+      webhook_2xx: true
+"""
+
+
+async def test_a_turn_that_allows_zero_replies_waits_only_its_quiet_window(tmp_path):
+    """docs/CASES.md "How long a turn waits": not the reply timeout (3 s here)."""
+    config, cases = setup(tmp_path, mode="silent", cases=SILENCE)
+    report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out"))
+    case = report.cases[0]
+    assert case.status == "pass", [e.reason for e in case.evidence if not e.passed]
+    turn = case.observation.turns[0]
+    assert turn.settled_after_s < 1.5 and not turn.timed_out, turn.settled_after_s
