@@ -209,3 +209,11 @@ async def test_aiogram_raises_telegram_bad_request_with_the_text(api):
         assert msg.text == "You picked Tuesday" and msg.entities[0].type == "bold"
     finally:
         await bot.session.close()
+
+
+async def test_explicit_entities_win_over_parse_mode(api):
+    call, events, _ = api
+    status, body = await call("sendMessage", {"chat_id": 5, "text": "<b>as is", "parse_mode": "HTML",
+                                              "entities": [{"type": "italic", "offset": 0, "length": 3}]})
+    assert status == 200 and body["result"]["text"] == "<b>as is"
+    assert body["result"]["entities"] == [{"type": "italic", "offset": 0, "length": 3}]
