@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     ini.add_argument("dir", nargs="?", default=".")
     ini.add_argument("--channel", choices=("telegram", "whatsapp"), default="telegram")
     ini.add_argument("--no-llm", dest="llm", action="store_false",
-                     help="a bot without an LLM or documents: no reasoning example, no LLM settings")
+                     help="a bot without an LLM or documents: leave out the examples and settings that assume one")
 
     chk = sub.add_parser("check", help="validate config and fixtures; list what would run")
     chk.add_argument("--config")
