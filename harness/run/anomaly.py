@@ -35,7 +35,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from harness.types import CaseResult, Evidence
 
@@ -238,7 +238,3 @@ def anomalies(result: CaseResult, history: History, *, ratio: float = 1.5, windo
                    f"(median of {n} earlier passing runs; threshold {shown(limit)})",
             evaluator=EVAL))
     return out
-
-
-def checked_layers(layers: Sequence[str] | None, layer: str) -> bool:
-    return not layers or layer in layers
