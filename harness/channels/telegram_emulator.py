@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -324,6 +325,46 @@ def webhook_reply_event(body: Mapping[str, Any], at: float) -> Event:
     )
 
 
+# -- flood limits ---------------------------------------------------------------------------
+#: Methods that put a message in a chat, counted by the flood limits.
+FLOOD_METHODS = {"sendMessage", "sendDocument", "sendPhoto", "editMessageText", "editMessageReplyMarkup"}
+
+
+@dataclass
+class FloodLimits:
+    """Telegram's flood limits (core.telegram.org/bots/faq, "My bot is hitting limits"): about
+    one message a second in a chat (short bursts allowed), 20 a minute in a group, 30 a second
+    overall. Exceeding one is ``429 Too Many Requests: retry after N`` with
+    ``parameters.retry_after``. Token buckets: ``burst`` messages, refilled at the rate."""
+
+    per_chat_per_s: float = 1.0
+    burst: int = 3
+    per_group_per_min: int = 20
+    global_per_s: int = 30
+    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def _take(self, key: str, capacity: float, rate: float, now: float) -> float:
+        """0 when a message may go now (one token taken), else seconds until one may."""
+        tokens, last = self._buckets.get(key, (capacity, now))
+        tokens = min(capacity, tokens + (now - last) * rate)
+        if tokens >= 1:
+            self._buckets[key] = (tokens - 1, now)
+            return 0.0
+        self._buckets[key] = (tokens, now)
+        return (1 - tokens) / rate
+
+    def check(self, chat: str, now: float) -> None:
+        """Raise the 429 Telegram would give a message to ``chat`` now."""
+        wait = self._take("*", self.global_per_s, self.global_per_s, now)
+        if not wait and chat:
+            group = chat.startswith("-")
+            wait = (self._take(chat, self.per_group_per_min, self.per_group_per_min / 60, now) if group
+                    else self._take(chat, self.burst, self.per_chat_per_s, now))
+        if wait:
+            retry = max(1, math.ceil(wait))
+            raise ApiError(429, f"Too Many Requests: retry after {retry}", retry_after=retry)
+
+
 # -- the emulator -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class WebhookSettings:
@@ -379,6 +420,10 @@ class BotApiEmulator:
         self._faults: dict[str, list[_Fault]] = {}
         self.case_faults = None  # a harness.sandbox.faults.FaultBook, set by the sandbox
         self._state = _State()
+        #: Telegram's flood limits for every chat (None: only where a case's ``fault: {telegram:
+        #: flood}`` asks for them, in that case's chats)
+        self.flood: FloodLimits | None = None
+        self._case_flood = FloodLimits()
         self._pending: list[dict[str, Any]] = []
         self._pending_changed = asyncio.Event()
         self._files = 0
@@ -426,10 +471,16 @@ class BotApiEmulator:
             params = normalize_params(await self._params(request))
             if self.case_faults is not None:  # per-case scripted faults (harness/sandbox/faults.py)
                 fault = await self.case_faults.before_channel("telegram", call_keys(method, params), method)
+                if fault is not None and fault.kind == "flood":
+                    if method in FLOOD_METHODS:
+                        self._case_flood.check(chat_of(method, params), at)
+                    fault = None
                 if fault is not None:
                     ra = fault.retry_after
                     raise ApiError(fault.status, f"Injected fault: {fault.describe()}",
                                    int(ra) if ra is not None else None)
+            if self.flood is not None and method in FLOOD_METHODS:
+                self.flood.check(chat_of(method, params), at)
             faults = self._faults.get(method)
             if faults:
                 fault = faults.pop(0)
@@ -747,7 +798,7 @@ class BotApiEmulator:
 
 
 __all__ = [
-    "ApiError", "BotApiEmulator", "KNOWN_METHODS", "REPLY_KINDS", "WebhookSettings",
+    "ApiError", "BotApiEmulator", "FloodLimits", "KNOWN_METHODS", "REPLY_KINDS", "WebhookSettings",
     "call_keys", "canonical_method", "make_reply", "normalize_params", "reply_buttons",
     "validate_call", "webhook_reply_event",
 ]

@@ -13,6 +13,7 @@ so cases running concurrently never see each other's faults.
       docs: hang                                      # the document server never answers
       docs: {status: 500}
       telegram: {method: sendMessage, status: 429, retry_after: 1, times: 1}   # Bot API error
+      telegram: flood                                 # Telegram's flood limits (429 + retry_after)
       whatsapp: {status: 500}                         # Graph API error on message sends
       delivery: duplicate | reversed                  # see harness/driver_faults.py
 
@@ -36,7 +37,7 @@ from harness.sandbox.router import doc_token_keys
 SERVER_TARGETS = ("llm", "docs", "telegram", "whatsapp")
 CHANNEL_TARGETS = ("telegram", "whatsapp")
 DELIVERY_FAULTS = ("duplicate", "reversed")
-WORDS = ("timeout", "hang", "malformed")
+WORDS = ("timeout", "hang", "malformed", "flood")
 FAULT_KEYS = ("status", "retry_after", "delay_ms", "times", "hang", "malformed", "timeout", "method")
 #: A hang never outlives this, even if nobody disarms it (a harness bug must not wedge a run).
 MAX_HANG_S = 120.0
@@ -87,6 +88,8 @@ def _one_error(target: str, value: Any) -> str | None:
             return f"fault {target}: {value!r} is not one of {', '.join(WORDS)} (or a table)"
         if target != "llm" and value == "malformed":
             return f"fault {target}: malformed applies to the LLM only"
+        if value == "flood":  # the Bot API emulator's flood limits (channels/telegram_emulator.py)
+            return None if target == "telegram" else f"fault {target}: flood applies to telegram only"
         if target in CHANNEL_TARGETS:
             return f"fault {target}: expects a table such as {{status: 429, retry_after: 1}}"
         return None
@@ -141,7 +144,9 @@ def parse(value: Mapping[str, Any]) -> list[Fault]:
             if isinstance(item, str):
                 item = {("hang" if item == "timeout" else item): True}
             times = item.get("times")
-            if item.get("hang") or item.get("timeout"):
+            if item.get("flood"):
+                out.append(Fault(target, "flood", times=times))
+            elif item.get("hang") or item.get("timeout"):
                 out.append(Fault(target, "hang", times=times))
             elif item.get("malformed"):
                 out.append(Fault(target, "malformed", times=times))
@@ -228,7 +233,7 @@ class FaultBook:
         fault, _ = found
         if fault.delay_ms:
             await asyncio.sleep(fault.delay_ms / 1000)
-        return fault if fault.kind == "status" else None
+        return fault if fault.kind in ("status", "flood") else None
 
     async def _apply(self, target: str, keys: Iterable[str], request: web.Request | None) -> Injected | None:
         found = self.take(target, keys)
