@@ -79,6 +79,11 @@ def _invalid(details: str) -> _Rejected:
     return _Rejected(400, graph_error("(#100) Invalid parameter", 100, details=details))
 
 
+def _undeliverable(code: int = 131026, title: str = "Message undeliverable") -> dict[str, Any]:
+    """The ``errors[]`` item of a ``failed`` status (Cloud API error codes)."""
+    return {"code": code, "title": title, "message": title, "error_data": {"details": title + "."}}
+
+
 def _not_valid(details: str) -> _Rejected:
     """Cloud API error 131009: a parameter has a value the API does not accept (a limit, a duplicate)."""
     return _Rejected(400, graph_error("(#131009) Parameter value is not valid", 131009, details=details))
@@ -140,8 +145,7 @@ class GraphApiEmulator:
     def fail_delivery_next(self, code: int = 131026, title: str = "Message undeliverable") -> None:
         """Accept the next send (200 and a wamid) but report it ``failed`` with this error in its
         statuses webhook, as Meta does for failures found after acceptance."""
-        self._fail_delivery.append({"code": code, "title": title, "message": title,
-                                    "error_data": {"details": title + "."}})
+        self._fail_delivery.append(_undeliverable(code, title))
 
     def note_media(self, media_id: str) -> None:
         """A media id the agent may send (the user's own media, or one uploaded elsewhere)."""
@@ -224,6 +228,7 @@ class GraphApiEmulator:
         started, at = time.perf_counter(), self.clock()
         body: Any = {}
         name, keys, reply, meta = "whatsapp.send", (), None, {}
+        undeliverable = False
         try:
             body = await _read_body(request)
             if isinstance(body, dict) and body.get("status") == "read":
@@ -237,6 +242,9 @@ class GraphApiEmulator:
                     raise _Rejected(*self._faults.popleft())
                 if self.case_faults is not None:  # per-case scripted faults (harness/sandbox/faults.py)
                     fault = await self.case_faults.before_channel("whatsapp", self._keys_of_refused(body))
+                    if fault is not None and fault.kind == "undeliverable":  # accepted now, failed later
+                        undeliverable = True
+                        fault = None
                     if fault is not None:
                         raise _Rejected(fault.status, graph_error(f"Injected fault: {fault.describe()}",
                                                                   130429 if fault.status == 429 else 131000))
@@ -250,7 +258,8 @@ class GraphApiEmulator:
             if reply.kind == "interactive":
                 self.offered[reply.message_id] = offered_options(body.get("interactive") or {})
             if self.on_sent is not None:
-                errors = [self._fail_delivery.popleft()] if self._fail_delivery else None
+                errors = ([_undeliverable()] if undeliverable else
+                          [self._fail_delivery.popleft()] if self._fail_delivery else None)
                 try:
                     self.on_sent(reply.chat, reply.message_id, errors)
                 except Exception:  # statuses are a courtesy of the driver; never fail the send

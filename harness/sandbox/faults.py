@@ -14,6 +14,7 @@ so cases running concurrently never see each other's faults.
       docs: {status: 500}
       telegram: {method: sendMessage, status: 429, retry_after: 1, times: 1}   # Bot API error
       telegram: flood                                 # Telegram's flood limits (429 + retry_after)
+      whatsapp: undeliverable                         # sends accepted, then a `failed` status (131026)
       whatsapp: {status: 500}                         # Graph API error on message sends
       delivery: duplicate | reversed                  # see harness/driver_faults.py
 
@@ -37,7 +38,7 @@ from harness.sandbox.router import doc_token_keys
 SERVER_TARGETS = ("llm", "docs", "telegram", "whatsapp")
 CHANNEL_TARGETS = ("telegram", "whatsapp")
 DELIVERY_FAULTS = ("duplicate", "reversed")
-WORDS = ("timeout", "hang", "malformed", "flood")
+WORDS = ("timeout", "hang", "malformed", "flood", "undeliverable")
 FAULT_KEYS = ("status", "retry_after", "delay_ms", "times", "hang", "malformed", "timeout", "method")
 #: A hang never outlives this, even if nobody disarms it (a harness bug must not wedge a run).
 MAX_HANG_S = 120.0
@@ -90,6 +91,8 @@ def _one_error(target: str, value: Any) -> str | None:
             return f"fault {target}: malformed applies to the LLM only"
         if value == "flood":  # the Bot API emulator's flood limits (channels/telegram_emulator.py)
             return None if target == "telegram" else f"fault {target}: flood applies to telegram only"
+        if value == "undeliverable":  # accepted, then a failed statuses webhook (channels/whatsapp_emulator.py)
+            return None if target == "whatsapp" else f"fault {target}: undeliverable applies to whatsapp only"
         if target in CHANNEL_TARGETS:
             return f"fault {target}: expects a table such as {{status: 429, retry_after: 1}}"
         return None
@@ -146,6 +149,8 @@ def parse(value: Mapping[str, Any]) -> list[Fault]:
             times = item.get("times")
             if item.get("flood"):
                 out.append(Fault(target, "flood", times=times))
+            elif item.get("undeliverable"):
+                out.append(Fault(target, "undeliverable", times=times))
             elif item.get("hang") or item.get("timeout"):
                 out.append(Fault(target, "hang", times=times))
             elif item.get("malformed"):
@@ -233,7 +238,7 @@ class FaultBook:
         fault, _ = found
         if fault.delay_ms:
             await asyncio.sleep(fault.delay_ms / 1000)
-        return fault if fault.kind in ("status", "flood") else None
+        return fault if fault.kind in ("status", "flood", "undeliverable") else None
 
     async def _apply(self, target: str, keys: Iterable[str], request: web.Request | None) -> Injected | None:
         found = self.take(target, keys)

@@ -286,3 +286,24 @@ async def test_whatsapp_turn_actions(tmp_path):
     first_id = user_first["entry"][0]["changes"][0]["value"]["messages"][0]["id"]
     assert turns[7].replies[0].text == f"Reaction 🎉 on {first_id}"
     assert [t.delivery_status for t in turns[8:]] == [401, 403, 403]  # pywa: missing 401, wrong 403
+
+
+WA_FAILED = """
+layer: multiturn
+defaults: {channel: whatsapp, variants: none}
+cases:
+  - id: wa-failed
+    turns:
+      - send: "hello"
+        fault: {whatsapp: undeliverable}
+        expect: {reply: {contains: "echo: hello"}}
+      - send: "again"
+        wait_s: 0.6
+        expect: {state: {"$.sent[0]": ["failed"]}}
+"""
+
+
+async def test_pywa_sees_a_failed_status_after_an_undeliverable_send(tmp_path):
+    cases, report = await run(tmp_path, wa_config(tmp_path), WA_FAILED)
+    case = cases["wa-failed"]
+    assert case.status == "pass", (failing(case), report.notes)

@@ -191,3 +191,22 @@ async def test_pywa_recognises_the_errors(graph):
     finally:
         await wa.api._session.aclose()
     assert pywa
+
+
+async def test_case_fault_undeliverable_accepts_then_fails(graph):
+    from harness.sandbox.faults import FaultBook, validate
+
+    emu, base, session, _ = graph
+    assert validate({"whatsapp": "undeliverable"}) is None and "whatsapp only" in validate({"telegram": "undeliverable"})
+    calls = []
+    emu.on_sent = lambda wa_id, wamid, errors: calls.append(errors)
+    book = FaultBook()
+    emu.case_faults = book
+    armed = book.arm((f"wa:{TO}",), {"whatsapp": "undeliverable"})
+    body = {"messaging_product": "whatsapp", "to": TO, "text": {"body": "hi"}}
+    assert (await post(session, f"{base}/v21.0/{PNID}/messages", body))[0] == 200
+    # a refused send leaves nothing queued for the next one
+    assert (await post(session, f"{base}/v21.0/{PNID}/messages", {**body, "text": {"body": ""}}))[0] == 400
+    book.disarm(armed)
+    assert (await post(session, f"{base}/v21.0/{PNID}/messages", body))[0] == 200
+    assert [e and e[0]["code"] for e in calls] == [131026, None]
