@@ -61,3 +61,15 @@ async def test_a_turn_that_allows_zero_replies_waits_only_its_quiet_window(tmp_p
     assert case.status == "pass", [e.reason for e in case.evidence if not e.passed]
     turn = case.observation.turns[0]
     assert turn.settled_after_s < 1.5 and not turn.timed_out, turn.settled_after_s
+
+
+def test_state_probed_shows_the_state_as_json_not_python():
+    """No "None" in a report: a probe's null stays null."""
+    from harness.checks import REGISTRY
+    from harness.types import Observation, TurnObservation
+
+    turn = TurnObservation(index=0, sent_at=0.0, delivery_status=200, delivery_error="", replies=(), events=(),
+                           settled_after_s=0.1, state={"task": None, "turns": 2})
+    obs = Observation(case_id="c", channel="telegram", chat_id="1", turns=(turn,), started_at=0.0, finished_at=1.0)
+    e = REGISTRY["state_probed"].fn(None, obs, 0, True)
+    assert e.passed and e.observed == '{"task": null, "turns": 2}'

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from harness.checks.base import (
@@ -143,7 +144,9 @@ def state_probed(case: Case, obs: Observation, turn: int, params: bool) -> Evide
     t, early = probed_state(name, turn, obs, "the state probe answers", EVAL, "state")
     if early is not None:
         return early
-    return verdict(name, turn, True, expected="the state probe answers", observed=clip(str(dict(t.state)), 160),
+    # JSON, as the probe sent it (null, not Python's None)
+    shown = json.dumps(dict(t.state), ensure_ascii=False, default=str)
+    return verdict(name, turn, True, expected="the state probe answers", observed=clip(shown, 160),
                    reason="the state probe answered after the turn", evaluator=EVAL)
 
 
