@@ -551,7 +551,8 @@ def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Itera
                derive: bool = True, docs_dir: str | Path | None = None) -> list[Case]:
     """Load and validate every case file under ``fixtures``; select by layer and id glob.
 
-    With ``docs_dir`` (the run's documents folder), every ``source:`` must name a file in it.
+    With ``docs_dir`` (the run's documents folder), every ``source:`` must name a file in it
+    (when that folder exists: a config without one, e.g. for another suite, is not judged here).
 
     The whole suite is validated (so a broken file is reported even when another layer
     was selected); raises FixtureErrors listing every problem. With ``derive``, each
@@ -567,11 +568,12 @@ def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Itera
             raise FixtureError(f"unknown layer {name!r}", fix=f"layers: {', '.join(known)}")
     if not root.is_dir():
         raise FixtureError("fixtures folder not found", file=str(root), fix="pass --fixtures DIR")
+    docs = Path(docs_dir) if docs_dir is not None and Path(docs_dir).is_dir() else None
     folders = {layer.folder: layer.name for layer in layer_registry.all_layers()}
     files = sorted(p for p in root.glob("*/*.y*ml") if p.parent.name in folders)
     cases: list[Case] = []
     for path in files:
-        loaded = load_file(path, out, docs_dir=Path(docs_dir) if docs_dir is not None else None)
+        loaded = load_file(path, out, docs_dir=docs)
         for case in loaded:
             if case.layer != folders[path.parent.name]:
                 home = layer_registry.get(case.layer)
