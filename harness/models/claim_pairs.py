@@ -86,6 +86,8 @@ ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
     (frozenset({"faster", "quicker", "fast", "quickly"}), frozenset({"slower", "slow", "slowly"})),
     (frozenset({"kept", "keep", "keeps", "retained", "retain", "retains"}), frozenset({"lost", "lose", "loses"})),
     (frozenset({"above", "over", "exceeded", "exceeds"}), frozenset({"below", "under", "within"})),
+    # "about a third above" where the source says "about a third lower than"
+    (frozenset({"above", "higher", "more", "greater"}), frozenset({"below", "lower", "less", "fewer"})),
     (frozenset({"first"}), frozenset({"last"})),
     (frozenset({"best"}), frozenset({"worst"})),
     (frozenset({"better", "improve", "improved", "improves"}), frozenset({"worse", "worsened", "worsen"})),
@@ -101,6 +103,8 @@ ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
     (frozenset({"allowed", "permitted"}), frozenset({"forbidden", "banned", "prohibited"})),
     (frozenset({"success", "succeeded", "passed"}), frozenset({"failure", "failed"})),
     (frozenset({"profit"}), frozenset({"loss"})),
+    (frozenset({"completed", "complete", "completion", "finished", "finish"}),
+     frozenset({"abandoned", "abandon", "quit", "stopped", "incomplete"})),
     (frozenset({"inside", "indoor", "indoors"}), frozenset({"outside", "outdoor", "outdoors"})),
     (frozenset({"double", "doubled", "twice"}), frozenset({"halve", "halved", "half"})),
 ]
@@ -667,22 +671,97 @@ def _holds(src: SourceIndex, k: int, name: str) -> bool:
             or re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", src.sentences[k].lower()) is not None)
 
 
-def _fact_sentence(claim: str, name: str, src: SourceIndex, aligned: list[int]) -> int:
-    """The aligned sentence that holds the facts said of ``name``: the one sharing most content
-    words and numbers with the claim's clause that holds the name (the whole claim when that
-    clause says nothing more), the name itself left out."""
+def _name_facts(claim: str, name: str, strict: bool = False) -> set[str]:
+    """What the claim says of ``name``: the content words and numbers of its clause that holds the
+    name (the whole claim when that clause says nothing more), names left out. ``strict``: only
+    the name's own part of the clause ("use the VPN and report lost devices": "use the VPN"), and
+    nothing when that part says nothing."""
     part = next((c for c in clauses(claim) if name in c.lower()), claim)
+    if strict:
+        part = next((c for c in re.split(r"\s+and\s+", part) if name in c.lower()), part)
     named = {stem(w) for w in C._WORD.findall(claim) if w[:1].isupper()}  # "Eastmere Regional Transport Authority"
 
     def facts(text: str) -> set[str]:
         toks = tokenize(text)
-        return ({stem(t.low) for t in toks if t.kind == "word" and t.low not in _STOP and len(t.low) > 2}
+        return ({stem(t.low) for t in toks if t.kind == "word" and t.low not in _STOP and len(t.low) > 2
+                 and not any(c.isdigit() for c in t.low)}
                 | {u.value for u in number_uses(toks)}) - {stem(w) for w in name.split()} - named
 
     mine = facts(part)
-    if len(mine) < 2:
-        mine = facts(claim)
-    return max(aligned, key=lambda k: (len(mine & (src.stems[k] | {u.value for u in src.uses[k]})), -aligned.index(k)))
+    return mine if len(mine) >= 2 or strict else facts(claim)
+
+
+def _shared_facts(mine: set[str], src: SourceIndex, k: int) -> int:
+    return len(mine & (src.stems[k] | {u.value for u in src.uses[k]}))
+
+
+def _fact_sentence(claim: str, name: str, src: SourceIndex, aligned: list[int]) -> int:
+    """The aligned sentence that holds the facts said of ``name``: the one sharing most content
+    words and numbers with the claim's clause that holds the name, the name itself left out."""
+    mine = _name_facts(claim, name)
+    return max(aligned, key=lambda k: (_shared_facts(mine, src, k), -aligned.index(k)))
+
+
+def check_name_facts(claim: str, claim_names: set[str], src: SourceIndex) -> list[Finding]:
+    """Who did what: a name (or a code) of the document given facts that the source says of
+    something else. "Marta Lindgren sold 14 percent more" where the 14 percent is the company's
+    revenue and Lindgren's own sentences say other things; "The HEPA H13 purifies rooms of 40
+    square metres" where that is the purifier's. Every sentence of the document is read; the
+    names of its title lines (what the document is about) are left to check_names."""
+    if C.is_heading(claim):
+        return []
+    toks = tokenize(claim)
+    codes = {t.low for t in toks if t.kind == "word" and t.low in src.codes and "-" in t.low}
+    body = [k for k in range(len(src.sentences)) if not C.is_heading(src.sentences[k])]
+    for n in sorted((claim_names | codes) - src._head):
+        if (n not in src.names and n not in codes) or n in src.common or n in C._MONTHS:
+            continue
+        holding = [k for k in body if _holds(src, k, n)]
+        if not holding:
+            continue  # a name the source never writes: the missing-name check reads it
+        mine = _name_facts(claim, n, strict=True)
+        if len(mine) < 3:
+            continue
+        own = max(_shared_facts(mine, src, k) for k in holding)
+        best = max(body, key=lambda k: _shared_facts(mine, src, k))
+        other = _shared_facts(mine, src, best)
+        if best not in holding and other >= 3 and other >= own + 2:
+            return [Finding("entity", f"what the claim says of {n!r} the source says of something else: "
+                                      f"\"{C_clip(src.sentences[best])}\"; the source's sentences on {n!r} say "
+                                      f"other things: \"{C_clip(src.sentences[holding[0]])}\"")]
+    return []
+
+
+def check_code_binding(claim: str, src: SourceIndex) -> list[Finding]:
+    """A code (grant HF-2021-0457, filter AN-F40) belongs to the name written before it: "the
+    Halvorsen Foundation (grant NYHF-22-019)" where the source gives NYHF-22-019 to the Nordic
+    Youth Health Fund, named in the same sentence."""
+    def owner(toks: list[Tok], i: int) -> str:
+        for j in range(i - 1, max(-1, i - 8), -1):
+            t = toks[j]
+            if t.kind == "punct" and t.text in ";.!?":
+                return ""
+            if t.kind == "word" and t.text[:1].isupper() and j > 0 and t.low not in _STOP \
+                    and t.low not in C._NOT_NAMES and t.low not in src.codes and t.low not in src.common:
+                return t.low
+        return ""
+
+    toks = tokenize(claim)
+    for i, t in enumerate(toks):
+        if t.kind != "word" or "-" not in t.low or t.low not in src.codes:
+            continue
+        mine = owner(toks, i)
+        if not mine:
+            continue
+        for k, stoks in enumerate(src.toks):
+            for si, st in enumerate(stoks):
+                if st.low != t.low:
+                    continue
+                theirs = owner(stoks, si)
+                if theirs and theirs != mine and mine in src.lows[k]:
+                    return [Finding("entity", f"{t.text} is given to {mine!r}, where the source gives it to "
+                                              f"{theirs!r}: \"{C_clip(src.sentences[k])}\"")]
+    return []
 
 
 def check_names(claim: str, claim_names: set[str], src: SourceIndex, aligned: list[int]) -> list[Finding]:
@@ -741,7 +820,7 @@ def check_name_numbers(claim: str, src: SourceIndex) -> list[Finding]:
                                                      if i + 2 < len(toks) else False):
             continue  # "Revenue 14 percent", "Kingsgate 3 protected lanes": a count of something
         pair = f"{t.low} {n.text.lower()}"
-        if pair not in text:
+        if not re.search(r"(?<![\w.])" + re.escape(pair) + r"(?![\w.])", text):  # "Kingsgate 2" is not "Kingsgate 27"
             return [Finding("entity", f"{t.text} {n.text} is not a name the source uses")]
         # a label the source uses ("Kingsgate 8", a counter): the claim's amounts must be said with it
         amounts = {u.value for u in number_uses(toks) if u.index != i + 1 and _num_kind(u.value) == "amount"}
@@ -911,8 +990,11 @@ def _neg_cues(text: str) -> list[tuple[str, str]]:
         for nxt in words[i + 1:i + 5]:
             if nxt not in _STOP and nxt not in _AUX and nxt not in _NEG_CUES:
                 target = stem(nxt)
+                if nxt in META_VERBS:
+                    target = "META"
                 break
-        out.append((w, target))
+        if target != "META":  # "never discusses spent cells": about the document, not a fact of it
+            out.append((w, target))
     return out
 
 
@@ -1021,6 +1103,25 @@ def _directions_near(toks: list[Tok], i: int, reach: int = 2) -> set[str]:
     return out
 
 
+_TIMES_DOWN = r"(?:slower|less|lower|fewer|smaller|shorter|weaker|cheaper|worse)"
+_TIMES_UP = r"(?:the|as|that|faster|more|higher|greater|larger|longer|stronger|bigger|better)"
+
+
+def check_times(claim: str, src: SourceIndex) -> list[Finding]:
+    """"1.6 times slower" where the source says "1.6 times the rate": a multiple above one
+    is more, never less."""
+    for m in re.finditer(rf"\b(\d+(?:\.\d+)?)\s+times\s+{_TIMES_DOWN}\b", claim, re.I):
+        n = m.group(1)
+        if float(n) <= 1:
+            continue
+        for k, x in enumerate(src.sentences):
+            if re.search(rf"\b{re.escape(n)}\s+times\s+{_TIMES_UP}\b", x, re.I) \
+                    and not re.search(rf"\b{re.escape(n)}\s+times\s+{_TIMES_DOWN}\b", x, re.I):
+                return [Finding("polarity", f"{m.group(0)!r} where the source says a multiple above one: "
+                                            f"\"{C_clip(x)}\"")]
+    return []
+
+
 def check_number_direction(claim_toks: list[Tok], src: SourceIndex) -> list[Finding]:
     """A number whose direction the source states: "23 percent fewer trips" told as "23 percent
     more", "kept 91 percent" as "lost 91 percent". Every place the source says the number (in the
@@ -1058,26 +1159,35 @@ _LIGHT = {"went", "go", "goes", "going", "gone", "got", "get", "gets", "became",
           "still", "considerably", "substantially", "markedly", "only", "average"}
 
 
-def _anchors(toks: list[Tok], i: int) -> set[str]:
-    """What a direction word at token i is said of: the nearest content word before it (its
-    subject: "attendance went down") and the one after it (its object: "cut its forecast"),
-    light verbs and other direction words skipped."""
+def _anchors(toks: list[Tok], i: int, reach: int = 2, heading: bool = False) -> set[str]:
+    """What a direction word at token i is said of: the nearest ``reach`` content words before it
+    (its subject: "attendance went down", "organic sales growth") and after it (its object: "cut
+    its forecast", "falling steel prices"), within its clause; light verbs and other direction
+    words skipped."""
     out: set[str] = set()
     for rng in (range(i - 1, -1, -1), range(i + 1, len(toks))):
+        taken = 0
         for j in rng:
             x = toks[j]
-            if (x.kind == "punct" and x.text in ",;:.!?()") or x.low in ("and", "or"):
+            if (x.kind == "punct" and x.text in ",;:.!?()") or x.low in ("and", "or") or x.low in _CLAUSE_WORDS:
                 break  # "colony growth and queen production": growth is not said of queens
             if x.kind == "word" and _content(x) and x.low not in _RELATIONAL and x.low not in _LIGHT \
                     and x.low not in _POLAR_WORDS and x.low not in _CLAUSE_WORDS and x.low not in _PERCENT:
-                if x.text[:1].isupper() and j > 0:
+                if x.text[:1].isupper() and j > 0 and not heading:
                     continue  # a name ("Lumen Foods grew" / "Shares in Lumen Foods fell"): a company does many things
                 out.add(lemma(x.low))
-                break
+                taken += 1
+                if taken >= reach:
+                    break
     return out  # numbers are no anchor here: check_number_direction reads them, with their units
 
 
 def _direction_uses(text: str, words: frozenset[str]) -> list[set[str]]:
+    return [anchors for _, anchors in _direction_words(text, words)]
+
+
+def _direction_words(text: str, words: frozenset[str]) -> list[tuple[str, set[str]]]:
+    """Each direction word of ``words`` in ``text`` with what it is said of (its anchors)."""
     toks = tokenize(text)
     heading = C.is_heading(text)
     out = []
@@ -1087,10 +1197,12 @@ def _direction_uses(text: str, words: frozenset[str]) -> list[set[str]]:
         nxt = toks[i + 1].low if i + 1 < len(toks) else ""
         if t.low in _COMPARATIVE_Q and nxt in ("than", "to"):
             continue  # "more than 800 metres": a quantity
-        out.append(_anchors(toks, i))
+        out.append((t.low, _anchors(toks, i, heading=heading)))
     return out
 
 
+_PLACE_WORDS = frozenset({"before", "after", "over", "under", "above", "below", "within", "first", "last", "exceeds",
+                          "exceeded", "inside", "outside", "indoor", "indoors", "outdoor", "outdoors"})
 _SIZE_WORDS = frozenset({"longer", "shorter", "larger", "bigger", "smaller", "wider", "narrower", "narrow", "widened",
                          "narrowed", "extend", "extended", "extends"})
 
@@ -1099,16 +1211,20 @@ def check_bound_direction(claim: str, sentences: list[str], everywhere: list[str
     """A direction word said of the same thing as an opposite word of the source: "attendance went
     down" where the source says "attendance rose". Only when the source never says the claim's
     direction of that thing and the claim does not say both (each word about its own thing)."""
-    sentences = [x for x in sentences if not C.is_heading(x)]
+    # a headline states facts too ("... but Cuts Margin Forecast"): its words are read like a sentence's
     # the same direction of that thing anywhere in the document clears it (the opposite is read in
     # the aligned sentences only: "revenue grew" is not about "shares fell")
-    anywhere = [x for x in (everywhere or []) if not C.is_heading(x)] or sentences
+    anywhere = list(everywhere or []) or sentences
     pool = list(sentences)
     for a, b in ANTONYMS:
         if a is ANTONYMS[0][0]:  # "fewer trips" is not opposite to "trips ... longer": sizes have their own pairs
             a, b = a - _SIZE_WORDS, b - _SIZE_WORDS
+        # "sleep after a later start" / "schools start before...": places in time or space, not directions
+        a, b = a - _PLACE_WORDS, b - _PLACE_WORDS
+        if not a or not b:
+            continue
         for mine, theirs in ((a, b), (b, a)):
-            for anchors in _direction_uses(claim, mine):
+            for said, anchors in _direction_words(claim, mine):
                 if not anchors:
                     continue
                 # and any sentence that shares three content words with the claim's clause of that word
@@ -1122,8 +1238,7 @@ def check_bound_direction(claim: str, sentences: list[str], everywhere: list[str
                 opposite = [x for x in pool if any(anchors & o for o in _direction_uses(x, theirs))]
                 same = any(anchors & o for x in anywhere for o in _direction_uses(x, mine))
                 if opposite and not same:
-                    word = sorted(w for w in mine if re.search(rf"\b{w}\b", claim.lower()))
-                    return [Finding("polarity", f"{(word or sorted(mine))[0]!r} said of what the source says the "
+                    return [Finding("polarity", f"{said!r} said of what the source says the "
                                                 f"opposite of: \"{C_clip(opposite[0])}\"")]
     return []
 
@@ -1163,7 +1278,7 @@ def _targets(text: str) -> list[tuple[int, str]]:
             if x.kind != "word":
                 break
             if x.low not in _STOP and x.low not in _AUX and x.low not in _NEG_CUES:
-                if stem(x.low) not in _NO_TARGET:
+                if stem(x.low) not in _NO_TARGET and x.low not in META_VERBS:
                     out.append((j, stem(x.low)))
                 break
     return out
@@ -1230,14 +1345,59 @@ _REFUSAL_NONE = re.compile(r"^(?:there\s+is\s+|there's\s+)?no\s+(.*?)\s+(?:is\s+
                            re.I)
 
 
+_DOC = r"(?:document|paper|article|report|policy|manual|text|notes|study|source|page|file|story|piece|it)"
+#: Verbs a reply uses to speak of the document rather than of the world ("it never names a make").
+META_VERBS = frozenset(
+    "say says said mention mentions mentioned discuss discusses discussed cover covers covered address addresses "
+    "addressed name names named give gives list lists listed state states stated "
+    "describe describes described answer answers answered tell tells specify specifies "
+    "specified explain explains explained touch touches go goes into detail details".split())
+#: Words that speak of the document itself, never facts the source must hold.
+META_WORDS = META_VERBS | {"document", "paper", "article", "text", "page", "file", "question", "questions", "answer",
+                           "answers", "information", "anything", "nothing", "anywhere", "covers", "about", "looked",
+                           "focus", "focuses", "deals", "concerns"}
+_REFUSAL_IT = re.compile(
+    rf"^(?:it|the\s+{_DOC}|this\s+{_DOC})\s+(?:\w+\s+){{0,1}}?(?:never|doesn't|doesn’t|does\s+not|did\s+not|didn't)\s+"
+    rf"(?:\w+ly\s+)?(?:{'|'.join(sorted(META_VERBS))})\b(.*)$", re.I)
+_REFUSAL_PASSIVE_BARE = re.compile(
+    r"^(.*?)\b(?:(?:is|are|was|were)\s+(?:not|never)|(?:isn't|aren't|wasn't|weren't|isn’t|aren’t))\s+(?:\w+ly\s+)?"
+    rf"(?:{'|'.join(sorted(w for w in META_VERBS if w.endswith(('ed', 'en', 'ned'))))})"
+    r"(?:\s+(?:anywhere|at\s+all|in\s+it|there))?\s*[.!]?\s*$", re.I)
+_REFUSAL_NO_X = re.compile(r"^(?:there\s+(?:is|are)\s+)?no\s+(.*?)\s+(?:is|are|was|were)\s+(?:\w+ly\s+)?"
+                           rf"(?:{'|'.join(sorted(w for w in META_VERBS if w.endswith(('ed', 'en', 'ned'))))})\b", re.I)
+_NEG_WORD = re.compile(r"\b(?:no|not|never|nothing|none|nowhere|isn't|isn’t|doesn't|doesn’t|don't|can't|cannot|"
+                       r"won't|hasn't|haven't|n't)\b|n't\b|n’t\b", re.I)
+_META_Q = re.compile(r"\b(?:question|answer|answers|answered|answering)\b", re.I)
+
+
 def refusal_topic(claim: str) -> list[str] | None:
     """For "the document doesn't say X" ("X is not mentioned in the paper", "there is no X
-    anywhere in the manual"): X's content words (maybe none); None if not a refusal."""
-    m = _REFUSAL.match(claim.strip()) or _REFUSAL_PASSIVE.match(claim.strip()) or _REFUSAL_NONE.match(claim.strip())
-    if not m:
+    anywhere in the manual", "it never names a make", "no brands are named", "nothing in the text
+    answers that question"): X's content words (maybe none); None if not a refusal."""
+    text = claim.strip()
+    m = (_REFUSAL.match(text) or _REFUSAL_PASSIVE.match(text) or _REFUSAL_NONE.match(text)
+         or _REFUSAL_IT.match(text) or _REFUSAL_PASSIVE_BARE.match(text) or _REFUSAL_NO_X.match(text))
+    if m:
+        rest = m.group(1)
+    elif _META_Q.search(text) and _NEG_WORD.search(text):
+        rest = ""  # a sentence about the question going unanswered: "that question isn't answered anywhere in it"
+    else:
         return None
-    rest = m.group(1)
-    return [w for w in _words(rest) if w not in _TOPIC_STOP and len(w) > 2]
+    return [w for w in _words(rest) if w not in _TOPIC_STOP and w not in META_WORDS and len(w) > 2]
+
+
+_REFUSAL_TAIL = re.compile(r"\s*(?:;|:|\s[-–—]\s|,\s*(?:but|and|though|although)\s+(?=it\b|the\b|they\b|this\b))\s*", re.I)
+
+
+def split_refusal(claim: str) -> list[str]:
+    """"The document doesn't say which species; it measures how much cooler streets were": the
+    refusal and what the reply says of the document are two claims, each judged on its own (a
+    refusal is no licence to misstate the rest)."""
+    parts = _REFUSAL_TAIL.split(claim.strip(), maxsplit=1)
+    if len(parts) == 2 and refusal_topic(parts[0]) is not None and len(C._WORD.findall(parts[1])) >= 3:
+        rest = parts[1].strip()
+        return [parts[0].strip(), rest[:1].upper() + rest[1:]]
+    return [claim]
 
 
 def check_refusal(topic: list[str], src: SourceIndex) -> Finding | None:

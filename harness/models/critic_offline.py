@@ -34,7 +34,7 @@ from harness.models import claims as C
 from harness.models.critic import ClaimVerdict, CriticStats, Judgement, RubricHints
 from harness.models.embedder import cosine_matrix
 
-VERSION = 3
+VERSION = 4
 #: How many aligned source sentences a claim is compared with.
 TOP_K = 3
 
@@ -89,12 +89,27 @@ def _novel(text: str, index: P.SourceIndex) -> list[str]:
     out = set()
     for w in C._WORD.findall(text):
         low = w.lower().strip("'’-")
-        if low in P._STOP or low in _GLUE or low in C._WORD_NUMBERS or len(low) <= 2:
-            continue
+        if low in P._STOP or low in _GLUE or low in C._WORD_NUMBERS or low in P.META_WORDS or len(low) <= 2:
+            continue  # "the article covers its results": words about the document, not facts of it
         parts = [x for x in low.split("-") if len(x) > 2 and x not in P._STOP and x not in _GLUE] or [low]
         if any(not (P.word_keys(x) & index.all_keys) for x in parts):
             out.add(P.stem(low))
     return sorted(out)
+
+
+#: Common abbreviations a reply uses for the source's words ("SMS reminders" for "text message reminders").
+_ABBREVIATIONS = {"sms": "text message", "ceo": "chief executive", "cfo": "chief financial", "eu": "european union",
+                  "uk": "united kingdom", "us": "united states", "usa": "united states", "un": "united nations",
+                  "co2": "carbon", "gp": "doctor", "ev": "electric vehicle", "evs": "electric vehicles",
+                  "hr": "human resources", "ai": "artificial intelligence", "gdp": "gross domestic product",
+                  "r&d": "research development", "pv": "solar", "nhs": "health service", "uv": "ultraviolet"}
+
+
+def _spelled_out(name: str, src_words: set[str]) -> bool:
+    """An abbreviation whose words the source writes in full."""
+    full = _ABBREVIATIONS.get(name)
+    return bool(full) and all(w in src_words or w + "s" in src_words or w.rstrip("s") in src_words
+                              for w in full.split())
 
 
 def _words_of(text: str, stems: list[str]) -> set[str]:
@@ -121,7 +136,7 @@ class OfflineCritic:
 
     async def factuality(self, source: str, reply: str) -> Judgement:
         self.stats.calls += 1
-        claim_list = C.claims(reply)
+        claim_list = [part for claim in C.claims(reply) for part in P.split_refusal(claim)]
         if not claim_list:
             return Judgement(None, "", unavailable="the text holds no claim sentence to check")
         src = C.sentences(source)
@@ -185,7 +200,7 @@ class OfflineCritic:
                            and not P.sums_to(n, index, aligned))
         src_times = {u.value for uses in index.uses for u in uses if ":" in u.value}
         missing_n += sorted({t.value for t in toks if t.kind == "num" and ":" in t.value} - src_times)  # 9:00
-        missing_names = sorted(n for n in names if n not in src_words)
+        missing_names = sorted(n for n in names if n not in src_words and not _spelled_out(n, src_words))
         # a code (grant HF-2021-0457, filter AN-F40) is one word: the source must write it as it is
         missing_names += sorted({t.low for t in toks if t.kind == "word" and "-" in t.low and any(c.isdigit() for c in t.low)
                                  and t.low not in index.codes})
@@ -201,8 +216,11 @@ class OfflineCritic:
                     or P.check_numbers(toks, index, aligned)
                     or P.check_names(claim, names - set(C._MONTHS), index, aligned + held)
                     or P.check_name_numbers(claim, index)
+                    or P.check_name_facts(claim, names - set(C._MONTHS), index)
+                    or P.check_code_binding(claim, index)
                     or P.check_word_swaps(toks, index, aligned)
                     or P.check_number_direction(toks, index)
+                    or P.check_times(claim, index)
                     or P.check_polarity(claim, [src[k] for k in aligned])
                     or P.check_bound_direction(claim, [src[k] for k in aligned + held], src)
                     or P.check_negation_targets(claim, [src[k] for k in aligned[:2] + held], index.negated))
