@@ -220,7 +220,7 @@ def _cmd_run(args) -> int:
     from harness.config import load_config
     from harness.report import write_all
     from harness.report.terminal import Progress, make_console, print_table
-    from harness.run.runner import RunOptions, run_suite
+    from harness.run.runner import RunOptions, run_loading
 
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1", fix="--repeat 3 runs every case three times")
@@ -230,10 +230,6 @@ def _cmd_run(args) -> int:
         raise UsageError(f"--budget-usd {args.budget_usd} is not an amount", fix="a finite number of dollars >= 0, e.g. 0.5")
     config = load_config(args.config)
     redact.for_run(config)  # the run's redactor: every sink applies it (harness/redact.py)
-    cases, quarantine, golden_dir, goldens = _validate_suite(args, config)
-    if not cases:
-        raise UsageError("no case matches the selection", fix="check --layer and --case (harness check lists cases)")
-    cases = args.flow.select(cases)  # --shard (harness.night.runflow)
     from harness.cli.nightly import diff_line, finish_run
 
     console = make_console(stderr=False)  # off a terminal: no width limit, nothing cut
@@ -241,13 +237,23 @@ def _cmd_run(args) -> int:
     out = Path(args.out) if args.out else config.resolve("reports")
     options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,
                          on_start=(progress.start if progress else None),
-                         on_case=(progress.advance if progress else None),
-                         golden_dir=golden_dir, golden_version=goldens.version, budget_usd=args.budget_usd)
-    options.run_id, options.prior = args.flow.run_id, args.flow.begin(cases)  # lock, manifest, --resume
-    options.identity_offset = args.flow.identity_offset
+                         on_case=(progress.advance if progress else None), budget_usd=args.budget_usd,
+                         golden_dir=Path(args.golden) if args.golden else config.golden_dir(),
+                         run_id=args.flow.run_id, identity_offset=args.flow.identity_offset)
+    quarantine = None
+
+    def load():  # in a worker thread, while the sandbox and the target come up (run_loading)
+        nonlocal quarantine
+        cases, quarantine, _golden_dir, goldens = _validate_suite(args, config)
+        if not cases:
+            raise UsageError("no case matches the selection", fix="check --layer and --case (harness check lists cases)")
+        cases = args.flow.select(cases)  # --shard (harness.night.runflow)
+        options.golden_version, options.prior = goldens.version, args.flow.begin(cases)  # lock, manifest, --resume
+        return cases
+
     from harness.cli import cost as cli_cost
     try:
-        report = asyncio.run(run_suite(config, cases, options))
+        report = asyncio.run(run_loading(config, options, load))
     except (TargetError, SandboxError) as exc:  # exit 4: alert that the run failed to start
         cli_cost.start_failed(config, exc)
         raise

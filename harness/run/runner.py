@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import shutil
 import socket
 import time
 import traceback
@@ -239,6 +240,8 @@ class Runner:
                               concurrency=options.concurrency)
         self.quiet = QuietWindow(config.sandbox.settle_s)  # quiet windows learned from the agent (quiet.py)
         self._listening: list[_Listening] = []
+        self._up: asyncio.Future | None = None
+        self._placeholders: dict[str, str] = {}
 
     def _warm_services(self, cases: Sequence[Case]):
         """Start building the services the selected layers declare, in a worker thread."""
@@ -273,20 +276,16 @@ class Runner:
         redact.for_run(self.config)  # the run's redactor (built by the CLI already; here for direct callers)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         journal = Journal(self.run_dir / "results.jsonl")
-        target = self._target = self._make_target()
-        self.sandbox.target_port = getattr(target, "port", None)
         results: list[CaseResult] = []
         cases_from = float("inf")
         self.meter.start(cases)
         try:
-            await self.sandbox.start()
-            placeholders = self.sandbox.placeholders(run_dir=str(self.run_dir.resolve()))
-            if getattr(target, "port", None) is not None:
-                placeholders["port"] = str(target.port)
-            warm = self._warm_services(cases)  # e.g. the embedder loads while the target starts
-            self.endpoints = await target.start(placeholders)
+            early = self._up is not None  # the CLI brought the target up while it loaded the cases
+            await self.bring_up(cases)
+            warm = self._warm_services(cases) if early else None
             if warm is not None:
                 await warm
+            placeholders = self._placeholders
             # Each layer's default checks (harness.layer): the webhook answered, no leak, the state probe...
             context = {"state_probe": bool(self.endpoints.state_url)}
             cases = [layer_registry.with_default_checks(c, context) for c in cases]
@@ -309,14 +308,40 @@ class Runner:
                 log.exception("services finalize failed")
                 self._notes.append(f"end-of-run service work failed: {type(exc).__name__}: {exc}")
         finally:
-            await target.stop()
-            await self.sandbox.stop()
+            await self.shut_down()
             if self._own_services:
                 await self.services.aclose()
             journal.close()
         self._notes += unattributed_notes(self.sandbox.router.unattributed, cases_from,
                                           self.options.concurrency or self.config.sandbox.concurrency)
         return self._report(cases, results, started)
+
+    async def bring_up(self, cases: Sequence[Case] = ()) -> None:
+        """Sandbox and target up (once). ``run`` calls it; the CLI calls it first, while it
+        still loads the cases (``run_loading``), so the target's start-up costs no wall time."""
+        if self._up is None:
+            self._up = asyncio.ensure_future(self._bring_up(cases))
+        await self._up
+
+    async def _bring_up(self, cases: Sequence[Case]) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        target = self._target = self._make_target()
+        self.sandbox.target_port = getattr(target, "port", None)
+        await self.sandbox.start()
+        placeholders = self.sandbox.placeholders(run_dir=str(self.run_dir.resolve()))
+        if getattr(target, "port", None) is not None:
+            placeholders["port"] = str(target.port)
+        self._placeholders = placeholders
+        warm = self._warm_services(cases) if cases else None  # e.g. the embedder loads while the target starts
+        self.endpoints = await target.start(placeholders)
+        if warm is not None:
+            await warm
+
+    async def shut_down(self) -> None:
+        """Target and sandbox down (whatever of them came up)."""
+        if self._target is not None:
+            await self._target.stop()
+        await self.sandbox.stop()
 
     async def _run_cases(self, cases: Sequence[Case], driver: Driver, journal: Journal,
                          results: list[CaseResult]) -> None:
@@ -608,6 +633,30 @@ class Runner:
             if m:
                 out[name] = m
         return out
+
+
+async def run_loading(config: Config, options: RunOptions, load: Callable[[], Sequence[Case]]) -> RunReport:
+    """``run_suite`` for the command line: the sandbox and the target come up while ``load``
+    (in a worker thread) reads, validates and selects the cases. When ``load`` raises (a
+    fixture error: exit 2, no case ran), the target is stopped and the error goes on."""
+    runner = Runner(config, options)
+    fresh = not runner.run_dir.exists()
+    up = asyncio.ensure_future(runner.bring_up())
+    try:
+        cases = await asyncio.to_thread(load)
+        if not cases:
+            raise TargetError("no cases selected", fix="check --layer / --case")  # pragma: no cover - load guards
+    except BaseException:
+        up.cancel()
+        try:
+            await up
+        except BaseException:  # the load error is the one to report
+            pass
+        await runner.shut_down()
+        if fresh:  # a refused run (lock, fixture error) leaves no run folder behind
+            shutil.rmtree(runner.run_dir, ignore_errors=True)
+        raise
+    return await runner.run(cases)
 
 
 async def run_suite(config: Config, cases: Sequence[Case], options: RunOptions) -> RunReport:

@@ -8,6 +8,7 @@ Behaviour switches (env ECHO_MODE): 'double' replies twice, 'silent' never repli
 'keyword' answers "OK, summarizing." only to a message holding the exact word "summarize"
 (case, accents and typos matter) and "Sorry, I did not understand that." otherwise.
 ECHO_SLOW_WORD (any mode): a Telegram message holding that word is answered 1.5 s late.
+ECHO_LATE_S (any mode): every Telegram reply is sent once more, that many seconds later.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def make_app(env: dict) -> web.Application:
     last_chat: dict = {}
 
     slow_word = env.get("ECHO_SLOW_WORD", "")
+    late_s = float(env.get("ECHO_LATE_S") or 0)
 
     async def reply_telegram(chat_id: int, text: str) -> None:
         if mode == "slow" or (slow_word and slow_word in text):
@@ -58,6 +60,10 @@ def make_app(env: dict) -> web.Application:
             chat_id = last_chat.get("id", chat_id)
         s = await session()
         for _ in range(2 if mode == "double" else 1):
+            async with s.post(f"{tg_base}/sendMessage", json={"chat_id": chat_id, "text": text}) as r:
+                await r.read()
+        if late_s:
+            await asyncio.sleep(late_s)
             async with s.post(f"{tg_base}/sendMessage", json={"chat_id": chat_id, "text": text}) as r:
                 await r.read()
 

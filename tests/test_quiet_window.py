@@ -1,0 +1,153 @@
+"""Quiet windows learned from the agent, the concurrency slot given back while a case only
+watches, and late replies caught after their case was reported (harness/run/quiet.py, runner)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from harness.run.quiet import QUIET_FLOOR_S, Limiter, QuietWindow, Slot, percentile
+from harness.run.runner import RunOptions, run_suite
+from harness.types import Reply
+from tests.test_runner import setup
+
+
+def replies(*times: float) -> list[Reply]:
+    return [Reply(channel="telegram", chat="1", text="x", at=t, method="sendMessage") for t in times]
+
+
+def test_no_sample_waits_settle_s():
+    q = QuietWindow(0.6)
+    assert q.value == 0.6
+    q.learn(replies(10.0))  # one reply: no gap
+    assert q.value == 0.6 and q.describe()["samples"] == 0
+
+
+@pytest.mark.parametrize("gaps, expected", [
+    ([0.001], QUIET_FLOOR_S),          # duplicates a millisecond apart: the floor
+    ([0.2], 0.3),                      # 1.5 x the largest gap while samples are few
+    ([2.0], 0.6),                      # never more than settle_s
+    ([0.1] * 19 + [0.5] * 1, 0.15),    # 20 samples: the 95th percentile (0.1) x 1.5
+])
+def test_window_is_fitted_and_clamped(gaps, expected):
+    q = QuietWindow(0.6)
+    t = 0.0
+    for g in gaps:
+        q.learn(replies(t, t + g))
+        t += 10
+    assert q.value == pytest.approx(expected)
+    d = q.describe()
+    assert d["samples"] == len(gaps) and d["floor_s"] == QUIET_FLOOR_S and d["settle_s"] == 0.6
+
+
+def test_percentile_is_nearest_rank():
+    assert percentile([5, 1, 3, 2, 4], 50) == 3
+    assert percentile(range(1, 101), 95) == 95
+    with pytest.raises(ValueError):
+        percentile([], 95)
+
+
+async def test_limiter_hands_slots_to_priority_waiters_first():
+    lim = Limiter(1)
+    order = []
+    holder = Slot(lim)
+    await holder.take()
+
+    async def want(name, prio):
+        s = Slot(lim)
+        await s.take(prio)
+        order.append(name)
+        s.give()
+
+    tasks = [asyncio.create_task(want("new-1", 1)), asyncio.create_task(want("new-2", 1))]
+    await asyncio.sleep(0)
+    tasks.append(asyncio.create_task(want("repeat", 0)))
+    await asyncio.sleep(0)
+    holder.give()
+    holder.give()  # idempotent: one slot given back once
+    await asyncio.gather(*tasks)
+    assert order == ["repeat", "new-1", "new-2"]
+    assert lim.free == 1
+
+
+async def test_a_cancelled_waiter_does_not_lose_the_slot():
+    lim = Limiter(1)
+    a = Slot(lim)
+    await a.take()
+    waiter = asyncio.create_task(Slot(lim).take())
+    await asyncio.sleep(0)
+    waiter.cancel()
+    a.give()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert lim.free == 1
+
+
+ONE = """
+layer: robustness
+cases:
+  - id: echo-one
+    send: "hello"
+    expect: {reply: {contains: "echo: hello"}, replies: {exact: 1}}
+"""
+
+MANY = "layer: robustness\ncases:\n" + "".join(
+    f"  - id: echo-{i}\n    send: \"hi {i}\"\n    expect: {{replies: {{exact: 1}}}}\n" for i in range(8))
+
+
+SLOW = ONE + """
+  - id: echo-slow
+    send: "take your time"
+    expect: {replies: {min: 1}}
+"""
+
+
+async def test_a_late_duplicate_fails_its_case_and_turn(tmp_path):
+    # settle_s 1.0, no sample yet: echo-one reports after 1.0 s of quiet; its duplicate comes at
+    # 1.3 s, after the case was reported, while the run still listens (echo-slow answers at 1.5 s,
+    # then one run-wide window of 1.0 s: the run stops listening at 2.5 s).
+    config, cases = setup(tmp_path, cases=SLOW)
+    config = _with_env(config, ECHO_LATE_S="1.3", ECHO_SLOW_WORD="time", settle_s=1.0)
+    report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out"))
+    case = report.cases[0]
+    assert report.cases[1].status == "pass"  # its own duplicate (2.8 s) comes after the run stopped listening
+    assert case.status == "fail", [e.reason for e in case.evidence]
+    late = [e for e in case.evidence if e.passed is False]
+    assert [(e.check, e.turn) for e in late] == [("replies", 0)]
+    assert late[0].reason.startswith("late reply (1 arrived, the first ")
+    assert len(case.observation.turns[0].replies) == 2
+    lines = (tmp_path / "out" / report.run_id / "results.jsonl").read_text().splitlines()
+    assert [json.loads(x)["status"] for x in lines if "echo-one" in x] == ["pass", "fail"]  # the later stands
+    assert report.exit_code == 1
+
+
+async def test_a_duplicate_later_than_the_run_window_is_not_seen(tmp_path):
+    # the documented limit: after the run has been quiet for settle_s, it stops listening
+    config, cases = setup(tmp_path, cases=ONE)
+    config = _with_env(config, ECHO_LATE_S="1.0", settle_s=0.3)
+    report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out"))
+    assert report.cases[0].status == "pass"
+
+
+async def test_waiting_for_quiet_holds_no_slot(tmp_path):
+    # 8 cases at concurrency 1 with settle_s 1.0: holding the slot through each window would take
+    # 8 s; given back, the windows overlap
+    config, cases = setup(tmp_path, cases=MANY)
+    config = _with_env(config, settle_s=1.0)
+    t0 = time.perf_counter()
+    report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", concurrency=1))
+    wall = time.perf_counter() - t0
+    assert {c.status for c in report.cases} == {"pass"}
+    assert wall < 4.0, wall
+    qw = report.perf["summary"]["quiet_window"]  # results.json summary.quiet_window
+    assert qw["turns"] == 8 and qw["median_s"] == 1.0 and qw["run_end_s"] == 1.0
+
+
+def _with_env(config, settle_s: float, **env: str):
+    from dataclasses import replace
+
+    target = replace(config.target, env={**config.target.env, **env})
+    return replace(config, target=target, sandbox=replace(config.sandbox, settle_s=settle_s))
