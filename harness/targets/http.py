@@ -137,7 +137,7 @@ class HttpTarget:
                         last = f"HTTP {resp.status}"
                 except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
                     last = type(exc).__name__
-                await asyncio.sleep(0.1)
+                await asyncio.sleep(0.02)  # start-up is on the clock: poll often
         await self.stop()
         raise TargetError(f"the target was not ready at {url} within {self.t.ready_timeout_s:.0f}s ({last})"
                           f"\n{self.log_tail()}", fix="check ready_url, or raise [target].ready_timeout_s")
@@ -157,7 +157,7 @@ class HttpTarget:
                 writer.close()
                 return
             except OSError:
-                await asyncio.sleep(0.1)
+                await asyncio.sleep(0.02)  # start-up is on the clock: poll often
         await self.stop()
         raise TargetError(f"nothing accepted connections at {host}:{port} within {self.t.ready_timeout_s:.0f}s"
                           f"\n{self.log_tail()}", fix="check the webhook URL and port, or set ready_url")

@@ -1,0 +1,161 @@
+"""Benchmark: the harness against promptfoo, side by side, on the same 131 cases and replies.
+
+    .venv/bin/python bench/bench_speed.py [--repeats 3] [--only one,conc8,seq]
+
+The harness drives bench/speed/bot.py as a Telegram bot (its replies come 50 ms after the
+update, through the harness's Bot API emulator); promptfoo 0.121.20 drives the same bot's
+HTTP twin (``POST /chat``, answer after 50 ms) with its ``http`` provider. Both tools get
+the same 131 questions and the same check (bench/speed/make_cases.py writes both files).
+
+The script re-runs itself inside a fresh network namespace that has only loopback
+(``unshare -n``; root), because promptfoo sends a telemetry event even with telemetry off.
+Each scenario runs ``--repeats`` times per tool, interleaved, and the medians are compared.
+Wall time is measured from the command's start to its exit; peak memory is the command's
+own maximum resident set (``wait4``), the bot is not counted for either tool.
+
+Install promptfoo first: ``npm install --prefix bench/promptfoo-env promptfoo@0.121.20``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEED = ROOT / "bench" / "speed"
+PROMPTFOO = ROOT / "bench" / "promptfoo-env" / "node_modules" / ".bin" / "promptfoo"
+HARNESS = ROOT / ".venv" / "bin" / "harness"
+SCENARIOS = ("one", "conc8", "seq")
+TARGETS = {"conc8": 0.6, "seq": 1.0, "one": 0.5}
+
+
+def in_loopback_namespace() -> bool:
+    return [name for _, name in socket.if_nameindex()] == ["lo"]  # netlink: this namespace's links
+
+
+def reexec_in_namespace() -> None:
+    if shutil.which("unshare") is None:
+        sys.exit("bench_speed: needs unshare (util-linux) and root, for a loopback-only network namespace")
+    cmd = ["unshare", "-n", "--", "sh", "-c", 'ip link set lo up && exec "$@"', "sh",
+           sys.executable, str(Path(__file__).resolve()), *sys.argv[1:]]
+    os.execvp(cmd[0], cmd)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(url: str, timeout: float = 10.0) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"bench_speed: {url} did not come up")
+
+
+def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int, str]:
+    """(wall seconds, peak RSS MB, exit code, last output lines) of one command."""
+    with tempfile.TemporaryFile() as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        tail = out.read().decode("utf-8", "replace")[-600:]
+    return wall, usage.ru_maxrss / 1024, proc.returncode, tail
+
+
+def harness_cmd(scenario: str, out: Path) -> list[str]:
+    cmd = [str(HARNESS), "run", "--config", str(SPEED / "harness.toml"), "--layer", "robustness",
+           "--quiet", "--no-upload", "--out", str(out)]
+    if scenario == "one":
+        return cmd + ["--case", "bench-000"]
+    return cmd + ["--concurrency", "8" if scenario == "conc8" else "1"]
+
+
+def promptfoo_cmd(scenario: str) -> list[str]:
+    cmd = [str(PROMPTFOO), "eval", "-c", str(SPEED / "promptfooconfig.yaml"), "--no-cache", "--no-table",
+           "--no-progress-bar"]
+    if scenario == "one":
+        return cmd + ["-n", "1", "-j", "1"]
+    return cmd + ["-j", "8" if scenario == "conc8" else "1"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", default=",".join(SCENARIOS))
+    ap.add_argument("--json", default=None, help="also write the raw figures here")
+    args = ap.parse_args()
+    if not in_loopback_namespace():
+        if os.environ.get("BENCH_SPEED_NETNS"):
+            sys.exit("bench_speed: the namespace still has links other than loopback")
+        os.environ["BENCH_SPEED_NETNS"] = "1"
+        reexec_in_namespace()
+    if not PROMPTFOO.exists():
+        sys.exit(f"bench_speed: {PROMPTFOO} missing: npm install --prefix bench/promptfoo-env promptfoo@0.121.20")
+    scenarios = [s for s in args.only.split(",") if s]
+    work = Path(tempfile.mkdtemp(prefix="bench-speed-"))
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached after the first run
+    port = free_port()
+    pf_env = {**env, "BENCH_TWIN_PORT": str(port), "PROMPTFOO_DISABLE_TELEMETRY": "1",
+              "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_CONFIG_DIR": str(work / "promptfoo-home"),
+              "NO_COLOR": "1"}
+    twin = subprocess.Popen([sys.executable, str(SPEED / "bot.py"), "--http", "--port", str(port)], env=env)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/healthz")
+        # one warm-up each (bytecode, node's module cache on disk), not counted
+        timed(harness_cmd("one", work / "warm"), env, ROOT)
+        timed(promptfoo_cmd("one"), pf_env, work)
+        figures: dict[str, dict[str, list]] = {s: {"harness": [], "promptfoo": []} for s in scenarios}
+        for rep in range(args.repeats):
+            for s in scenarios:
+                for tool, cmd, e in (("harness", harness_cmd(s, work / f"h-{s}-{rep}"), env),
+                                     ("promptfoo", promptfoo_cmd(s), pf_env)):
+                    wall, rss, code, tail = timed(cmd, e, work if tool == "promptfoo" else ROOT)
+                    if code != 0:
+                        sys.exit(f"bench_speed: {tool} {s} exited {code}:\n{tail}")
+                    figures[s][tool].append((wall, rss))
+                    print(f"  {s} {tool} #{rep + 1}: {wall:.2f}s, {rss:.0f} MB", flush=True)
+    finally:
+        twin.terminate()
+        twin.wait()
+    print("\n| scenario | harness s (median of %d) | promptfoo s | ratio | target | harness MB | promptfoo MB |"
+          % args.repeats)
+    print("|---|---|---|---|---|---|---|")
+    summary = {}
+    for s in scenarios:
+        h = statistics.median(w for w, _ in figures[s]["harness"])
+        p = statistics.median(w for w, _ in figures[s]["promptfoo"])
+        hm = max(m for _, m in figures[s]["harness"])
+        pm = max(m for _, m in figures[s]["promptfoo"])
+        ratio = h / p
+        summary[s] = {"harness_s": h, "promptfoo_s": p, "ratio": ratio, "harness_mb": hm, "promptfoo_mb": pm,
+                      "raw": figures[s]}
+        ok = "ok" if ratio <= TARGETS[s] else "MISSED"
+        print(f"| {s} | {h:.2f} | {p:.2f} | {ratio:.2f} | <= {TARGETS[s]} {ok} | {hm:.0f} | {pm:.0f} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
