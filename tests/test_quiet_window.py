@@ -133,17 +133,26 @@ async def test_a_duplicate_later_than_the_run_window_is_not_seen(tmp_path):
 
 
 async def test_waiting_for_quiet_holds_no_slot(tmp_path):
-    # 8 cases at concurrency 1 with settle_s 1.0: holding the slot through each window would take
-    # 8 s; given back, the windows overlap
+    # at concurrency 1, the next case is sent while the previous one still watches its closing
+    # window: holding the slot through it, each case would start only after the previous finished
     config, cases = setup(tmp_path, cases=MANY)
     config = _with_env(config, settle_s=1.0)
-    t0 = time.perf_counter()
     report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", concurrency=1))
-    wall = time.perf_counter() - t0
     assert {c.status for c in report.cases} == {"pass"}
-    assert wall < 4.0, wall
+    obs = sorted((c.observation for c in report.cases), key=lambda o: o.turns[0].sent_at)
+    overlapped = sum(1 for a, b in zip(obs, obs[1:]) if b.turns[0].sent_at < a.finished_at)
+    assert overlapped == len(obs) - 1
     qw = report.perf["summary"]["quiet_window"]  # results.json summary.quiet_window
-    assert qw["turns"] == 8 and qw["median_s"] == 1.0 and qw["run_end_s"] == 1.0
+    assert qw["turns"] == 8 and qw["samples"] == 0 and qw["median_s"] == qw["run_end_s"] == QUIET_FLOOR_S
+    assert qw["before_samples"] == {"between_turns_s": 1.0, "closing_s": QUIET_FLOOR_S}
+
+
+async def test_between_turns_the_window_is_settle_s_until_a_gap_is_seen(tmp_path):
+    config, cases = setup(tmp_path)  # echo-two-turns among them
+    config = _with_env(config, settle_s=0.5)
+    report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out"))
+    two = next(c for c in report.cases if c.id == "echo-two-turns").observation.turns
+    assert two[0].settled_after_s >= 0.5 and two[1].settled_after_s < 0.5
 
 
 def _with_env(config, settle_s: float, **env: str):

@@ -5,12 +5,17 @@ one *quiet window*. A fixed window (``settle_s``) costs every turn the same wait
 the agent sends its replies 5 ms or 500 ms apart. Here the window is fitted to the agent
 as the run goes: every gap between two replies of one turn (in one chat) is a sample, and
 the window is 1.5 x the 95th percentile of the samples (their maximum while there are fewer
-than 20), kept between ``QUIET_FLOOR_S`` and ``settle_s``. Before the first sample, the
-window is ``settle_s``: nothing is known yet, so nothing is assumed.
+than 20), kept between ``QUIET_FLOOR_S`` and ``settle_s``.
 
-The window only decides when a turn is *reported*: a reply that comes later is still seen
-(the runner keeps every finished case's chat open until the run ends, and waits ``settle_s``
-of run-wide quiet before it stops; see ``Runner._late_replies``).
+Before the first sample nothing is known, and the two kinds of wait differ:
+
+- between two turns of a conversation (``value``) the wait is ``settle_s``: a follow-up
+  reply that came after the next message would be counted against the wrong turn;
+- after a case's last turn, and once for the whole run (``closing``), the wait is the
+  floor: a reply that comes later is still seen, because the runner keeps every finished
+  case's chat open until the run ends (``Runner._late_replies``). What a short closing
+  window gives up is only this: after the run's very last activity, the run stops
+  listening one closing window later.
 
 ``Limiter`` bounds the cases in flight at the agent; ``Slot`` is one case's hold on it: held
 while the agent works on the case, given back while the case only watches its last quiet
@@ -47,8 +52,13 @@ class QuietWindow:
 
     @property
     def value(self) -> float:
-        """The window to wait now, in seconds."""
+        """The window between two turns of a conversation, in seconds (``settle_s`` before any sample)."""
         return self._value
+
+    @property
+    def closing(self) -> float:
+        """The window after a case's last turn and at the run's end (the floor before any sample)."""
+        return self._value if self.gaps else self.floor_s
 
     def learn(self, replies: Sequence[Reply]) -> None:
         """The gaps between consecutive replies of one turn in one chat become samples."""
@@ -83,7 +93,8 @@ class QuietWindow:
                 "turns": len(waits), "min_s": round(min(waits), 4) if waits else None,
                 "median_s": round(percentile(waits, 50), 4) if waits else None,
                 "max_s": round(max(waits), 4) if waits else None,
-                "run_end_s": self.settle_s}
+                "run_end_s": round(self.closing, 4), "before_samples": {"between_turns_s": self.settle_s,
+                                                                      "closing_s": self.floor_s}}
 
 
 def percentile(values: Iterable[float], q: float) -> float:

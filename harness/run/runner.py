@@ -378,17 +378,17 @@ class Runner:
         results.sort(key=lambda r: order.get(r.id, 0))
 
     async def _run_quiet(self) -> None:
-        """One quiet window for the whole run: wait until nothing reached the sandbox for
-        ``settle_s`` (at most ``reply_timeout_s``), so a late reply to any case is still seen."""
+        """One quiet window for the whole run: wait until nothing reached the sandbox for one
+        closing window (``quiet.py``; at most ``reply_timeout_s``), so a late reply to any case is still seen."""
         sb = self.config.sandbox
         start = time.time()
         while True:
             now = time.time()
             last = self.sandbox.router.last_event_at or start  # a case's own window may already cover it
-            quiet = now - last
-            if quiet >= sb.settle_s or now - start >= sb.reply_timeout_s:
+            quiet, window = now - last, self.quiet.closing
+            if quiet >= window or now - start >= sb.reply_timeout_s:
                 return
-            await asyncio.sleep(sb.settle_s - quiet + 0.002)
+            await asyncio.sleep(window - quiet + 0.002)
 
     def _late_replies(self, results: list[CaseResult], journal: Journal) -> None:
         """Replies that reached a case's chat after the case was reported: each attempt's checks
@@ -507,7 +507,7 @@ class Runner:
                     att.current_delivery = (deliveries[-1].status, deliveries[-1].error)
                 waited = await self._settle(att, [(att.case.turns[i], d.status is not None and d.status < 500)
                                                   for i, d in zip(group, deliveries)],
-                                            slot if g == len(groups) - 1 else None)
+                                            slot, last=g == len(groups) - 1)
             finally:
                 for a in armed:
                     self.sandbox.faults.disarm(a)
@@ -534,11 +534,13 @@ class Runner:
         chat = (att.ident_of(turn) if turn is not None else att.ident).chat_for(att.case.channel)
         return len(self._own(att, index, turn)) + att.rec.dropped_replies(index, chat)
 
-    async def _settle(self, att: _Attempt, turns: list[tuple[Turn, bool]], slot: Slot | None = None) -> float:
+    async def _settle(self, att: _Attempt, turns: list[tuple[Turn, bool]], slot: Slot | None = None,
+                      last: bool = False) -> float:
         """Wait until every turn's expected replies are in (each in its own user's chat) and the
         agent has then been quiet for one quiet window (learned, ``quiet.py``), or the reply
-        timeout passes. With ``slot`` (the case's last turn), the slot is given back once the
-        replies are in: watching a quiet window is no work for the agent. Returns the seconds waited."""
+        timeout passes. After the case's ``last`` turn, the window is the closing one and the
+        ``slot`` is given back once the replies are in: watching is no work for the agent.
+        Returns the seconds waited."""
         sb = self.config.sandbox
         wants = []
         for turn, delivered in turns:
@@ -548,9 +550,9 @@ class Runner:
         while True:
             now = time.time()
             replies_in = all(self._count(att, att.current, turn) >= lo for turn, lo in wants)
-            if replies_in and slot is not None:
+            if replies_in and last and slot is not None:
                 slot.give()
-            window = self.quiet.value
+            window = self.quiet.closing if last else self.quiet.value
             quiet = now - max(att.rec.last_activity, start)
             if replies_in and quiet >= window:
                 self.quiet.used(window)
