@@ -112,8 +112,10 @@ class _DiskCache:
 class BatchingFront:
     """Micro-batches concurrent ``embed`` calls onto one synchronous encoder.
 
-    ``encode(texts) -> ndarray`` runs in a worker thread, one batch at a time; a batch is
-    sent when ``max_batch`` texts are waiting or ``max_wait_s`` after the first arrived.
+    ``encode(texts) -> ndarray`` runs in a worker thread, one batch at a time, fed by one
+    consumer task (``_work``): from idle, a batch is sent when ``max_batch`` texts are waiting
+    or ``max_wait_s`` after the first arrived; while the model encodes, what arrives waits and
+    goes in the next batch the moment the model is free (up to ``max_batch`` texts).
     """
 
     def __init__(self, encode: Callable[[list[str]], Any], *, name: str, source: str, dim: int,
@@ -131,8 +133,8 @@ class BatchingFront:
         self._cache = _DiskCache(cache_dir, name)
         self._pending: list[tuple[list[str], asyncio.Future]] = []
         self._pending_n = 0
-        self._timer: asyncio.TimerHandle | None = None
-        self._lock: asyncio.Lock | None = None
+        self._worker: asyncio.Task | None = None
+        self._more: asyncio.Event | None = None
         self._tasks: set[asyncio.Task] = set()
 
     async def embed(self, texts: Sequence[str], *, cache: bool = False):
@@ -164,39 +166,49 @@ class BatchingFront:
         fut: asyncio.Future = loop.create_future()
         self._pending.append((texts, fut))
         self._pending_n += len(texts)
-        if self._pending_n >= self.max_batch:
-            self._flush_now()
-        elif self._timer is None:
-            self._timer = loop.call_later(self.max_wait_s, self._flush_now)
+        if self._worker is None or self._worker.done():
+            self._worker = loop.create_task(self._work())
+            self._tasks.add(self._worker)
+            self._worker.add_done_callback(self._tasks.discard)
+        elif self._pending_n >= self.max_batch and self._more is not None:
+            self._more.set()
         return await fut
 
-    def _flush_now(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if not self._pending:
-            return
-        batch, self._pending, self._pending_n = self._pending, [], 0
-        task = asyncio.get_running_loop().create_task(self._run(batch))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    async def _work(self) -> None:
+        """The one consumer: encodes what is pending, batch after batch, until nothing is.
+
+        From idle it waits up to ``max_wait_s`` (or until ``max_batch`` texts wait) so the
+        first batch is not a single text; texts that arrive while the model encodes are taken
+        together as soon as it is free, so the model is never idle while texts wait and its
+        batches grow with the load (the batching window that keeps it busy)."""
+        self._more = asyncio.Event()
+        if self._pending_n < self.max_batch:
+            try:
+                await asyncio.wait_for(self._more.wait(), self.max_wait_s)
+            except asyncio.TimeoutError:
+                pass
+        while self._pending:
+            batch, n = [], 0
+            while self._pending and (not batch or n + len(self._pending[0][0]) <= self.max_batch):
+                item = self._pending.pop(0)
+                batch.append(item)
+                n += len(item[0])
+            self._pending_n -= n
+            await self._run(batch)
 
     async def _run(self, batch: list[tuple[list[str], asyncio.Future]]) -> None:
-        if self._lock is None:
-            self._lock = asyncio.Lock()
         texts = [t for item, _ in batch for t in item]
         try:
-            async with self._lock:  # one encode at a time: the model is not re-entrant-fast
-                if not self._loaded:
-                    started = time.perf_counter()
-                    await asyncio.to_thread(self._load)
-                    self.stats.load_s += time.perf_counter() - started
-                    self._loaded = True
+            if not self._loaded:
                 started = time.perf_counter()
-                vectors = await asyncio.to_thread(self._encode, texts)
-                self.stats.encode_s += time.perf_counter() - started
-                self.stats.batches += 1
-                self.stats.texts_encoded += len(texts)
+                await asyncio.to_thread(self._load)
+                self.stats.load_s += time.perf_counter() - started
+                self._loaded = True
+            started = time.perf_counter()
+            vectors = await asyncio.to_thread(self._encode, texts)
+            self.stats.encode_s += time.perf_counter() - started
+            self.stats.batches += 1
+            self.stats.texts_encoded += len(texts)
         except Exception as exc:  # every waiter learns why
             for _, fut in batch:
                 if not fut.done():
