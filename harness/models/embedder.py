@@ -46,12 +46,18 @@ class EmbedStats:
     """Seconds spent inside the model."""
     load_s: float = 0.0
     """Seconds spent loading the model."""
+    working_s: float = 0.0
+    """Seconds texts were waiting or being encoded (model load excluded): the model's busy
+    share is ``encode_s / working_s``."""
 
     def as_dict(self) -> dict[str, Any]:
         rate = self.texts_encoded / self.encode_s if self.encode_s > 0 else None
         return {"calls": self.calls, "texts_encoded": self.texts_encoded, "batches": self.batches,
                 "cache_hits": self.cache_hits, "encode_s": round(self.encode_s, 3), "load_s": round(self.load_s, 3),
-                "texts_per_s_in_model": round(rate, 1) if rate else None}
+                "texts_per_s_in_model": round(rate, 1) if rate else None,
+                "mean_batch": round(self.texts_encoded / self.batches, 1) if self.batches else None,
+                "working_s": round(self.working_s, 3),
+                "model_busy": round(self.encode_s / self.working_s, 3) if self.working_s > 0 else None}
 
 
 class Embedder(Protocol):
@@ -182,6 +188,13 @@ class BatchingFront:
         together as soon as it is free, so the model is never idle while texts wait and its
         batches grow with the load (the batching window that keeps it busy)."""
         self._more = asyncio.Event()
+        began, loading = time.perf_counter(), self.stats.load_s
+        try:
+            await self._drain()
+        finally:
+            self.stats.working_s += time.perf_counter() - began - (self.stats.load_s - loading)
+
+    async def _drain(self) -> None:
         if self._pending_n < self.max_batch:
             try:
                 await asyncio.wait_for(self._more.wait(), self.max_wait_s)

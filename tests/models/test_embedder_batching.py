@@ -33,6 +33,8 @@ async def test_texts_arriving_during_an_encode_share_the_next_batch():
     assert batches == [1, 10]
     assert all(v.shape == (1, 4) for v in out)
     assert front.stats.batches == 2 and front.stats.texts_encoded == 11
+    rep = front.report()
+    assert rep["mean_batch"] == 5.5 and rep["model_busy"] > 0.85  # idle only for the first 30 ms window
     await front.aclose()
 
 
