@@ -456,6 +456,15 @@ def file_model():
     return case_file_model(list(REGISTRY), grouped, layer_registry.names())
 
 
+#: The loader's own words for lists of the wrong length.
+_LIST_MESSAGES = {
+    "users": f"users must be a list of 2 to {MAX_USERS} distinct names like alice, got {{value}}",
+    "burst": "burst must be a list of at least two texts, got {value}",
+    "turns": "turns must be a non-empty list",
+    "cases": "cases must be a non-empty list",
+}
+
+
 def _schema_message(problem: Problem, data: dict) -> tuple[str, str]:
     """The message and fix of a schema problem, in the loader's own words where it has them."""
     loc = problem.loc
@@ -466,6 +475,8 @@ def _schema_message(problem: Problem, data: dict) -> tuple[str, str]:
         cid = data["cases"][loc[1]].get("id") if isinstance(data["cases"][loc[1]], dict) else None
         return (f"case id {cid!r} must match [a-z0-9-]+",
                 "use lowercase letters, digits and dashes, e.g. url-malformed-scheme")
+    if problem.message.startswith("must have") and loc and loc[-1] in _LIST_MESSAGES:
+        return _LIST_MESSAGES[loc[-1]].format(value=problem.message.rsplit(", got ", 1)[-1]), problem.fix
     if problem.message.startswith("unknown key") and "expect" in loc[:-1]:
         family = loc[-2] if loc[-2] != "expect" else ""
         name = f"{family}.{loc[-1]}" if family else str(loc[-1])

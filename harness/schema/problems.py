@@ -86,7 +86,7 @@ def _fix(err: dict, key: str) -> str:
     if kind == "string_pattern_mismatch":
         return f"match the pattern {ctx.get('pattern', '')}"
     if kind in ("too_short", "too_long"):
-        return err["msg"].replace("List", "the list").replace("Value", "the value")
+        return f"{'add' if kind == 'too_short' else 'remove'} items of {key}"
     if kind == "value_error":
         return "correct the value (docs/CONFIG.md, docs/CASES.md)"
     wanted = _KINDS.get(kind)
@@ -124,6 +124,11 @@ def problems(exc: ValidationError, data: Any) -> list[Problem]:
                 message = f"unknown key {key!r}"
             elif err["type"] == "missing":
                 message = f"missing required key {key!r}"
+            elif err["type"] in ("too_short", "too_long"):
+                ctx = err.get("ctx") or {}
+                bound = ctx.get("min_length") if err["type"] == "too_short" else ctx.get("max_length")
+                word = "at least" if err["type"] == "too_short" else "at most"
+                message = f"must have {word} {bound} item{'s' if bound != 1 else ''}, got {_shown(err.get('input'))}"
             elif err["type"] in ("model_type", "dict_type", "model_attributes_type"):
                 message = f"must be a table ({{key: value, ...}}), got {_shown(err.get('input'))}"
             elif err["type"] == "value_error":
