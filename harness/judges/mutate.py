@@ -278,6 +278,8 @@ def names_in(text: str, proper: set[str] | None = None) -> list[re.Match]:
         at_start = start in starts or text[max(0, start - 2):start] in ("- ", ": ") or start == 0
         if len(words) == 1 and at_start and not (proper and name.removesuffix("'s").removesuffix("’s") in proper):
             continue
+        if at_start and text[start + len(name):start + len(name) + 1] == ":":
+            continue  # a label ("Methods: 1,860 patients..."), not a name the answer states a fact of
         if name.lower() in ANTONYMS or name.lower() in NUMBER_WORDS or _acronym(name):
             continue
         out.append(_Span(name, start))
@@ -353,15 +355,29 @@ def entity_swap(text: str, r: random.Random, proper: set[str] | None = None) -> 
     return out, f"swap: {a.group()!r} <-> {b.group()!r}"
 
 
+def head_names(document: str) -> set[str]:
+    """Names of the document's first two lines (its title and the line under it: "AirNest 400 ...
+    / Model AN-400, manual version 2.1"): what the document is about, often under two names."""
+    lines = [x for x in document.splitlines() if x.strip()][:2]
+    return {m.group() for x in lines for m in names_in(x)}
+
+
 def entity_replace(text: str, r: random.Random, document_names_: Iterable[str],
-                   proper: set[str] | None = None) -> "Result":
-    """Replace one name with another name from the same document."""
+                   proper: set[str] | None = None, aliases: set[str] = frozenset()) -> "Result":
+    """Replace one name with another name from the same document; never one name of the
+    document's subject with another (``aliases``: "AirNest 400" and its "Model AN-400" are one
+    purifier, and a reply may use either)."""
     found = names_in(text, proper)
     if not found:
         return None
     m = r.choice(found)
+
+    def alias(n: str) -> bool:  # a product and its model number, both in the title lines
+        return (any(ch.isdigit() for ch in n + m.group()) and any(n in a or a in n for a in aliases)
+                and any(m.group() in a or a in m.group() for a in aliases))
+
     others = [n for n in document_names_ if n not in text and m.group() not in n and n not in m.group()
-              and _same_shape(n, m.group()) and not _acronym(n)]
+              and _same_shape(n, m.group()) and not _acronym(n) and not alias(n)]
     if not others:
         return None
     # prefer a name of the same shape (one word for one word, several for several)

@@ -230,6 +230,7 @@ def mutations(subject: Subject, everyone: list[Subject], seed: int) -> list[Muta
     out: list[Mutation] = []
     proper = M.proper_words(subject.document) if subject.document else None
     doc_names = M.document_names(subject.document) if subject.document else []
+    aliases = M.head_names(subject.document) if subject.document else set()
 
     def add(kind: str, sub: str, index: int, result, frame=None, title=None) -> None:
         if result is None:
@@ -248,10 +249,10 @@ def mutations(subject: Subject, everyone: list[Subject], seed: int) -> list[Muta
         add("polarity", "flip", i, M.polarity_flip(answer, r("flip")))
         add("polarity", "negation", i, M.polarity_negation(answer, r("negation")))
         add("entity", "swap", i, M.entity_swap(answer, r("entity-swap"), proper))
-        first = M.entity_replace(answer, r("entity-replace"), doc_names, proper)
+        first = M.entity_replace(answer, r("entity-replace"), doc_names, proper, aliases)
         add("entity", "replace", i, first)
-        second = M.entity_replace(answer, r("entity-replace-2"), doc_names, proper)  # another name, or another
-        if second is not None and first is not None and second[0] != first[0]:     # replacement for it
+        second = M.entity_replace(answer, r("entity-replace-2"), doc_names, proper, aliases)  # another name, or
+        if second is not None and first is not None and second[0] != first[0]:  # another replacement for it
             add("entity", "replace", i, second)
         add("omission", "key-fact", i, M.omission(answer, *(subject.key_tiers or (subject.keys,)),
                                                   restated=subject.restated))

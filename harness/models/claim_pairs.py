@@ -828,6 +828,12 @@ def check_name_numbers(claim: str, src: SourceIndex) -> list[Finding]:
         if amounts and not any(amounts & {u.value for u in src.uses[k]} for k in homes):
             return [Finding("entity", f"{t.text} {n.text} is a label of the source, but what the claim says of it is "
                                       f"said elsewhere: \"{C_clip(src.sentences[homes[0]])}\"")]
+        # nor a word of what the claim says of it ("cycling in Kingsgate 2" where Kingsgate 2 is a counter
+        # station of a data table)
+        said = _name_facts(claim, t.low, strict=True) - {n.value}
+        if len(said) >= 3 and not any(said & (src.stems[k] | {u.value for u in src.uses[k]}) for k in homes):
+            return [Finding("entity", f"{t.text} {n.text} is a label of the source that none of what the claim "
+                                      f"says of it is said with: \"{C_clip(src.sentences[homes[0]])}\"")]
     return []
 
 
