@@ -231,6 +231,8 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
     checks = _expect(raw.get("expect"), file=file, case=case, line=line, turn=index, out=out)
     if kind == "forged" and not any(c.name == "replies" for c in checks):
         checks += (CheckSpec(name="replies", params={"exact": 0}),)  # a refused delivery is never answered
+    if kind == "callback" and channel == "telegram" and not any(c.name == "callbacks_answered" for c in checks):
+        checks += (CheckSpec(name="callbacks_answered", params=True),)  # an unanswered press keeps spinning
     fault = _strip(raw.get("fault")) if "fault" in raw else {}
     if "fault" in raw:  # scripted faults for this turn (harness/sandbox/faults.py)
         from harness.sandbox.faults import validate as fault_error

@@ -58,6 +58,8 @@ def test_every_action_loads(tmp_path):
     # a forged turn expects no reply unless the case says otherwise
     assert [(c.name, c.params) for c in t[13].checks] == [("replies", {"exact": 0})]
     assert {c.name for c in t[14].checks} == {"webhook_2xx", "replies"}
+    # a Telegram button press must be answered (answerCallbackQuery) unless the case says otherwise
+    assert [(c.name, c.params) for c in t[12].checks] == [("callbacks_answered", True)]
 
 
 @pytest.mark.parametrize("turn,message", [
