@@ -5,8 +5,8 @@ anomaly_layers`` names fewer layers. The baseline of a case is taken from earlie
 ``harness run`` nights in the same reports folder, against the same target name, in which
 that case passed (a night where it failed, e.g. with a seeded regression on, is no baseline),
 and only from nights run like tonight: the same concurrency and the same settings
-fingerprint (``basis``: a hash of ``[target]``, ``[sandbox]``, ``[critic]`` and
-``[embeddings]``), recorded in each results.json as ``summary.anomaly_basis``. A case is
+fingerprint (``basis``: a hash of ``[target]`` but its ``version``, ``[sandbox]``,
+``[critic]`` and ``[embeddings]``), recorded in each results.json as ``summary.anomaly_basis``. A case is
 compared only once it has at least ``anomaly_min_runs`` (default 5) such earlier passing
 runs within the last ``anomaly_window`` (default 7). When too few earlier nights were run
 like tonight, the check is skipped for the whole run and ``summary.anomalies.note`` (and the
@@ -72,6 +72,8 @@ def basis(config: Any, concurrency: int) -> dict[str, Any]:
     """What tonight's figures depend on besides the agent: concurrency and the settings' hash."""
     sections = getattr(config, "sections", {}) or {}
     picked = {k: sections.get(k) for k in BASIS_SECTIONS if sections.get(k)}
+    if isinstance(picked.get("target"), Mapping):  # a new agent version is what the check is for
+        picked["target"] = {k: v for k, v in picked["target"].items() if k != "version"}
     canonical = json.dumps(picked, sort_keys=True, separators=(",", ":"), default=str)
     return {"concurrency": int(concurrency), "config": "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]}
 

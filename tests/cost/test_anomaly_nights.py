@@ -116,3 +116,17 @@ def test_comparable_names_what_differs():
     same, note = comparable(History(hist.entries[:5] and [HistoryRun(e.run_id, tonight, {}) for e in hist.entries]),
                             tonight, 5)
     assert note == "" and len(same.entries) == 6
+
+
+def test_the_basis_ignores_the_agent_version_but_not_its_settings(tmp_path):
+    from harness.run.anomaly import basis
+
+    def config(extra: str):
+        cfg = tmp_path / "harness.toml"
+        cfg.write_text('[target]\nname = "x"\ninprocess = "m:f"\n' + extra)
+        return load_config(cfg, environ={})
+
+    plain = basis(config(""), 8)
+    assert basis(config('version = "2.0"\n'), 8) == plain  # a new release is compared with the old one
+    assert basis(config(""), 1) != plain
+    assert basis(config('[target.env]\nFLAG = "1"\n'), 8)["config"] != plain["config"]
