@@ -35,14 +35,17 @@ FAILED_DELAY = 0.3
 
 class Driver:
     def __init__(self, config: Config, endpoints: Endpoints, router: Router, session: aiohttp.ClientSession,
-                 placeholders: dict[str, str], whatsapp_emulator: Any = None):
+                 placeholders: dict[str, str], whatsapp_emulator: Any = None, telegram_emulator: Any = None):
         self.config = config
         self.whatsapp_emulator = whatsapp_emulator
         self.endpoints = endpoints
         self.router = router
         self.session = session
         self.placeholders = placeholders
-        self.tg = tg.TelegramUpdates()
+        # One message id sequence per chat for the user's and the bot's messages, as in Telegram
+        # (a reply or a reaction names an id that means one message), and the emulator's bot user.
+        self.tg = (tg.TelegramUpdates(message_ids=telegram_emulator.message_ids, bot_user=telegram_emulator.bot_user)
+                   if telegram_emulator is not None else tg.TelegramUpdates())
         sb = config.sandbox
         self.wa = wa.WhatsAppUpdates(sb.phone_number_id, sb.display_phone_number, "102290129340398")
         self._state: dict[int, CaseState] = {}

@@ -295,11 +295,12 @@ class Runner:
             timeout = aiohttp.ClientTimeout(total=None)
             async with aiohttp.ClientSession(timeout=timeout) as session:
                 driver = Driver(self.config, self.endpoints, self.sandbox.router, session, placeholders,
-                                whatsapp_emulator=self.sandbox.whatsapp)
+                                whatsapp_emulator=self.sandbox.whatsapp, telegram_emulator=self.sandbox.telegram)
                 if self.options.identity_offset:  # --resume: update ids past the killed process's
                     from harness.channels.telegram_updates import TelegramUpdates
 
-                    driver.tg = TelegramUpdates(start_update_id=self.options.identity_offset + 1)
+                    driver.tg = TelegramUpdates(start_update_id=self.options.identity_offset + 1,
+                                                message_ids=driver.tg.message_ids, bot_user=driver.tg.bot_user)
                 await driver.handshake(cases)  # Meta's GET verification of the WhatsApp webhook (exit 4)
                 await self._run_cases(cases, driver, journal, results)
             try:  # services' end-of-run work, e.g. the critic's judge-health score
