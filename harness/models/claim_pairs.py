@@ -58,7 +58,9 @@ _SAME = re.compile(r"\b(?:(?:did|do|does|has|have|had|was|were|is|are)\s+not|did
                    r"(?:\w+ly\s+)?(?:differ|change|vary|varied|move)\w*\b|\bno (?:significant |clear )?"
                    r"(?:difference|change)\b", re.I)
 _SAME_WORDS = re.compile(r"\b(?:unchanged|same|similar|equally|stayed|steady|stable|flat)\b", re.I)
-_CHANGE_WORDS = re.compile(r"\b(?:differ|differed|differs|different|changed|varied|improved|worsened)\b", re.I)
+_CHANGE_WORDS = re.compile(r"\b(?:differ|differed|differs|different|changed|varied|improved|worsened|suffer|suffered|"
+                           r"suffers|fell|dropped|declined|rose|increased|decreased|gained|harmed|hurt|worse|better)\b",
+                           re.I)
 
 # Direction and antonym groups: a claim word of one side against its aligned source clause.
 _UP = ("longer larger bigger rise rose risen rising rises increase increased increases increasing grew grow grows growing up gain "
@@ -103,6 +105,8 @@ ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
     (frozenset({"allowed", "permitted"}), frozenset({"forbidden", "banned", "prohibited"})),
     (frozenset({"success", "succeeded", "passed"}), frozenset({"failure", "failed"})),
     (frozenset({"profit"}), frozenset({"loss"})),
+    (frozenset({"survived", "survive", "survives", "survival", "lived"}), frozenset({"died", "die", "dies", "killed"})),
+    (frozenset({"warmer", "hotter", "higher"}), frozenset({"cooler", "colder", "lower"})),
     (frozenset({"completed", "complete", "completion", "finished", "finish"}),
      frozenset({"abandoned", "abandon", "quit", "stopped", "incomplete"})),
     (frozenset({"inside", "indoor", "indoors"}), frozenset({"outside", "outdoor", "outdoors"})),
@@ -913,6 +917,19 @@ def _words(text: str) -> list[str]:
 _COMPARATIVE_Q = {"more", "less", "fewer", "over", "under", "above", "below", "up"}
 
 
+def _quantity(toks_or_words, i: int) -> bool:
+    """"more than 800 metres", "up to three days", "more than half": a quantity, not a direction;
+    "costing more than lithium iron phosphate" compares, and is one."""
+    def low(j: int) -> str:
+        x = toks_or_words[j] if j < len(toks_or_words) else ""
+        return x.low if isinstance(x, Tok) else str(x).lower()
+    if low(i + 1) not in ("than", "to"):
+        return False
+    after = low(i + 2)
+    return not after or after[:1].isdigit() or after in C._WORD_NUMBERS or after in ("half", "a", "an", "one", "twice",
+                                                                                     "double", "triple", "ever")
+
+
 def _pwords(text: str) -> set[str]:
     """Words that can carry polarity: capitalised words inside a sentence are names ("Lower
     Ashford"), except in a headline, where every word is capitalised. "more than 800 metres",
@@ -923,7 +940,7 @@ def _pwords(text: str) -> set[str]:
     for i, w in enumerate(words):
         low = w.lower().strip("'’")
         nxt = words[i + 1].lower() if i + 1 < len(words) else ""
-        if low in _COMPARATIVE_Q and nxt in ("than", "to"):
+        if low in _COMPARATIVE_Q and _quantity(words, i):
             continue
         if heading or i == 0 or not w[0].isupper():
             out.add(low)
@@ -1071,7 +1088,7 @@ def check_polarity(claim: str, aligned_sentences: list[str]) -> list[Finding]:
             continue
         c_same, s_same = bool(_SAME.search(cl) or _SAME_WORDS.search(cl)), bool(_SAME.search(clause)
                                                                               or _SAME_WORDS.search(clause))
-        if s_same and not c_same and _CHANGE_WORDS.search(cl):
+        if s_same and not c_same and _CHANGE_WORDS.search(cl) and not _neg_parity(cl):
             return [Finding("negation", f"the claim says it changed where the source says it did not: "
                                         f"\"{C_clip(clause)}\"")]
         if c_same and not s_same and _CHANGE_WORDS.search(clause) and not _SAME.search(cl):
@@ -1103,7 +1120,7 @@ def _directions_near(toks: list[Tok], i: int, reach: int = 2) -> set[str]:
                                                                                       "above", "below"}:
                 d += 1
                 nxt = toks[j + 1].low if j + 1 < len(toks) else ""
-                if t.low in _POLAR_WORDS and not (t.low in _COMPARATIVE_Q and nxt in ("than", "to")):
+                if t.low in _POLAR_WORDS and not (t.low in _COMPARATIVE_Q and _quantity(toks, j)):
                     out.add(t.low)
             j += step
     return out
@@ -1201,8 +1218,10 @@ def _direction_words(text: str, words: frozenset[str]) -> list[tuple[str, set[st
         if t.kind != "word" or t.low not in words or (t.text[:1].isupper() and i > 0 and not heading):
             continue
         nxt = toks[i + 1].low if i + 1 < len(toks) else ""
-        if t.low in _COMPARATIVE_Q and nxt in ("than", "to"):
+        if t.low in _COMPARATIVE_Q and _quantity(toks, i):
             continue  # "more than 800 metres": a quantity
+        if any(x.low in _NEG_CUES or x.low.endswith(("n't", "n’t")) for x in toks[max(0, i - 3):i]):
+            continue  # "did not die": a negated direction is the negation checks' business
         out.append((t.low, _anchors(toks, i, heading=heading)))
     return out
 
@@ -1404,6 +1423,32 @@ def split_refusal(claim: str) -> list[str]:
         rest = parts[1].strip()
         return [parts[0].strip(), rest[:1].upper() + rest[1:]]
     return [claim]
+
+
+_AFFIRM = re.compile(
+    rf"^(?:{_DOC}|the\s+{_DOC}|this\s+{_DOC})\b(?:[^;.]*?\band)?\s+(?:(?:does|did|also|still|even|only)\s+)*"
+    rf"(?:{'|'.join(sorted(META_VERBS))})\b(.*)$", re.I)
+
+
+def affirmed_topic(claim: str) -> list[str] | None:
+    """For "the document does say how batteries are recycled", "it still names a make of heat
+    pump", "the paper tests a cathode and discusses spent cells": what the reply says the
+    document speaks of (content words); None when the claim is not about the document."""
+    m = _AFFIRM.match(claim.strip())
+    if not m or refusal_topic(claim) is not None:
+        return None
+    return [w for w in _words(m.group(1)) if w not in _TOPIC_STOP and w not in META_WORDS and len(w) > 2]
+
+
+def check_affirmed(topic: list[str], src: SourceIndex) -> Finding | None:
+    """A claim that the document speaks of X is false when no source sentence holds what X is about."""
+    if len(topic) < 2:
+        return None
+    absent = [w for w in topic if not (word_keys(w) & src.all_keys)]
+    if absent and check_refusal(topic, src) is None:  # "covers its quarterly results": loose words, all the source's
+        return Finding("refusal", f"says the document speaks of {' '.join(topic)}, but no source sentence does "
+                                  f"(it never uses {', '.join(repr(w) for w in absent[:3])})")
+    return None
 
 
 def check_refusal(topic: list[str], src: SourceIndex) -> Finding | None:

@@ -188,6 +188,12 @@ class OfflineCritic:
                                 + (" ".join(topic) if topic else "the question")
                                 + "; no source sentence does", best)
 
+        affirmed = P.affirmed_topic(claim)
+        if affirmed is not None:
+            finding = P.check_affirmed(affirmed, index)
+            if finding:
+                return ClaimVerdict(claim, False, finding.what, best)
+
         claim_numbers = C.claim_numbers(claim)
         names = set() if heading else C.names(claim, index.names)
         names |= C.months(claim)
