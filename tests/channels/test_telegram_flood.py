@@ -88,3 +88,22 @@ async def test_python_telegram_bot_raises_retry_after(api):
         with pytest.raises(telegram.error.RetryAfter) as info:
             await bot.send_message(5, "two")
     assert info.value.retry_after in (1, __import__("datetime").timedelta(seconds=1))
+
+
+async def test_aiogram_raises_telegram_retry_after(api):
+    pytest.importorskip("aiogram")
+    from aiogram import Bot
+    from aiogram.client.session.aiohttp import AiohttpSession
+    from aiogram.client.telegram import TelegramAPIServer
+    from aiogram.exceptions import TelegramRetryAfter
+
+    emu, _, _, base = api
+    emu.flood = FloodLimits(burst=1)
+    bot = Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(base)))
+    try:
+        await bot.send_message(5, "one")
+        with pytest.raises(TelegramRetryAfter) as info:
+            await bot.send_message(5, "two")
+        assert info.value.retry_after == 1
+    finally:
+        await bot.session.close()
