@@ -645,6 +645,9 @@ async def run_loading(config: Config, options: RunOptions, load: Callable[[], Se
     runner = Runner(config, options)
     fresh = not runner.run_dir.exists()
     up = asyncio.ensure_future(runner.bring_up())
+    # run() awaits the same start-up and raises its error (exit 4); mark this wrapper's copy as
+    # seen, or asyncio logs "Task exception was never retrieved" with a traceback on stderr.
+    up.add_done_callback(lambda t: t.cancelled() or t.exception())
     try:
         cases = await asyncio.to_thread(load)
         if not cases:
