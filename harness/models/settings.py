@@ -9,8 +9,9 @@ runs). Keys, with their defaults::
     threshold = 0.75          # similarity passes at or above (per case: similarity.min)
     fail_below = 0.5          # similarity fails below; in between is a soft error
     cache_dir = ".harness-cache"   # golden/document embeddings and critic answers
-    max_batch = 64            # the batching front sends a batch at this many texts...
-    max_wait_ms = 30          # ...or this long after the first text arrived
+    max_batch = 64            # the most texts in one batch
+    max_wait_ms = 0           # from idle, wait this long for company (texts that arrive
+                              # while the model encodes always go together in the next batch)
 
     [critic]
     backend = "offline"       # offline | openai (any OpenAI-compatible server) | anthropic
@@ -48,7 +49,7 @@ class EmbeddingSettings:
     fail_below: float = 0.5
     cache_dir: str = ".harness-cache"
     max_batch: int = 64
-    max_wait_ms: float = 30.0
+    max_wait_ms: float = 0.0
 
 
 @dataclass(frozen=True)

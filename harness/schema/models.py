@@ -121,7 +121,7 @@ class EmbeddingsModel(Strict):
     fail_below: Fraction = 0.5
     cache_dir: str = ".harness-cache"
     max_batch: Annotated[int, Field(ge=1, le=10_000)] = 64
-    max_wait_ms: Annotated[float, Field(ge=0, le=60_000)] = 30.0
+    max_wait_ms: Annotated[float, Field(ge=0, le=60_000)] = 0.0
 
 
 class CriticModel(Strict):
