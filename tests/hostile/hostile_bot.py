@@ -69,7 +69,7 @@ def main() -> None:
     if "leak" in MODES:
         print(f"starting with token {env['TELEGRAM_BOT_TOKEN']} secret {env['TELEGRAM_WEBHOOK_SECRET']}", flush=True)
         for name, value in sorted(env.items()):
-            if name.startswith(("HARNESS_", "OPENAI", "AWS_")):
+            if name.startswith(("HARNESS_", "OPENAI", "ANTHROPIC", "AWS_", "HOSTILE_", "MY_")):
                 print(f"env {name}={value}", flush=True)
     n = int(env.get("FLOOD_N", "6000"))
     chars = int(env.get("FLOOD_CHARS", "4000"))

@@ -4,7 +4,9 @@ object uploaded to storage (a moto S3 server on loopback).
 
 The hostile paths of issue 13: a critic endpoint that echoes the key in its 401 error text, an
 alert endpoint whose error echoes the Telegram alert token, and a bot that prints its pinned
-token (and every secret of its environment) into target.log, which is uploaded.
+token (and every secret of its environment) into target.log, which is uploaded, and into
+its replies. Thirteen planted secrets, each named differently (pinned HARNESS_* secrets,
+provider keys, storage keys, variables named only by an ``*_env`` key).
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ def project(tmp_path: Path, endpoints: EchoingEndpoints, s3: MotoS3) -> Path:
         retries = 1
         backoff_s = 0
         timeout_s = 3
+        smtp_password_env = "MY_SMTP_SECRET_PLACE"
         [storage]
         url = "s3://{s3.bucket}/nightly"
         endpoint_url = "{s3.endpoint}"
@@ -135,7 +138,7 @@ def project(tmp_path: Path, endpoints: EchoingEndpoints, s3: MotoS3) -> Path:
         TELEGRAM_API_BASE = "{{telegram_api}}"
         TELEGRAM_BOT_TOKEN = "{{bot_token}}"
         TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
-        HOSTILE = "leak"
+        HOSTILE = "leak,reply"
         """))
     return cfg
 
@@ -147,6 +150,14 @@ def test_no_planted_secret_leaves_the_run(tmp_path, endpoints, s3):
         "HARNESS_BOT_TOKEN": _token(10),
         "HARNESS_WEBHOOK_SECRET": secrets.token_hex(16),
         "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_SESSION_TOKEN": "FwoGZXIvYXdzE" + secrets.token_urlsafe(30),
+        "HARNESS_APP_SECRET": secrets.token_hex(16),
+        "HARNESS_VERIFY_TOKEN": secrets.token_hex(12),
+        "HARNESS_WHATSAPP_TOKEN": "EAAG" + secrets.token_urlsafe(40),
+        "HARNESS_LLM_API_KEY": "gsk_" + secrets.token_urlsafe(30),
+        "OPENAI_API_KEY": "sk-proj-" + secrets.token_urlsafe(30),
+        "ANTHROPIC_API_KEY": "sk-ant-api03-" + secrets.token_urlsafe(30),
+        "MY_SMTP_SECRET_PLACE": "smtp-" + secrets.token_urlsafe(16),  # named only by smtp_password_env
     }
     cfg = project(tmp_path, endpoints, s3)
     out = tmp_path / "reports"
@@ -165,7 +176,10 @@ def test_no_planted_secret_leaves_the_run(tmp_path, endpoints, s3):
         results["notes"]
     log = (run_dir / "target.log").read_text()
     assert "starting with token [redacted:HARNESS_BOT_TOKEN]" in log, log[:2000]
-    assert "[redacted:HARNESS_WEBHOOK_SECRET]" in log
+    for name in planted:  # the bot printed every one of them
+        assert f"env {name}=[redacted:" in log or name in ("HARNESS_BOT_TOKEN",), (name, log[:3000])
+    reply = results["cases"][0]["turns"][0]["replies"][0]["text"]
+    assert reply == "echo: hello (my token is [redacted:HARNESS_BOT_TOKEN])"
 
     # ... and not one byte of any of them is anywhere.
     sinks: dict[str, bytes] = {"console stdout": done.stdout.encode(), "console stderr": done.stderr.encode()}
