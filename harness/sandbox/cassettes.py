@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.redact import active
 from harness.errors import ConfigError
 
 MODES = ("live", "record", "replay")
@@ -121,7 +122,9 @@ class Cassette:
             self._entries[key] = entry
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                # a cassette is committed with the project: an upstream that echoes a key must not
+                # put it there (harness/redact.py)
+                fh.write(active().text(json.dumps(entry, ensure_ascii=False)) + "\n")
 
 
 def cassette_from_config(config) -> Cassette | None:
