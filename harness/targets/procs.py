@@ -195,7 +195,7 @@ def terminate(members: dict[int, int], grace_s: float, leader_group: int | None 
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while live() and time.monotonic() < deadline:
-        time.sleep(0.05)
+        time.sleep(0.01)  # the run waits for this: notice the exit soon
     left = live()
     if leader_group is not None and left:
         _signal_group(leader_group, signal.SIGKILL)
