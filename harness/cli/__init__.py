@@ -12,6 +12,7 @@ import asyncio
 import logging
 import math
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -307,10 +308,32 @@ def main(argv: list[str] | None = None) -> int:
     # The console is a sink too: everything printed or logged passes the run's redactor.
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = (s if isinstance(s, RedactingStream) else RedactingStream(s) for s in saved)
+    term = _sigterm_interrupts()
     try:
         return _main(argv)
     finally:
         sys.stdout, sys.stderr = saved
+        if term is not None:
+            signal.signal(signal.SIGTERM, term)
+
+
+def _interrupted(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_interrupts():
+    """SIGTERM (CI cancelling a job, systemd stopping a unit) ends a run like Ctrl-C: the run's
+    finally blocks stop the target's whole process tree instead of the interpreter dying at once.
+    Returns the handler it replaced (None off the main thread, where signals cannot be set)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous not in (signal.SIG_DFL, None):  # someone (a test runner, the scheduler) handles it already
+        return None
+    signal.signal(signal.SIGTERM, _interrupted)
+    return previous
 
 
 def _main(argv: list[str] | None) -> int:

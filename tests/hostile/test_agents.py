@@ -113,3 +113,51 @@ def test_no_process_of_a_stubborn_forking_agent_outlives_harness_run(tmp_path, m
                 os.kill(p, 9)
             except ProcessLookupError:
                 pass
+
+
+@pytest.mark.skipif(not procs.LINUX, reason="process trees are read from /proc (Linux)")
+def test_a_sigterm_to_harness_run_ends_the_agents_whole_tree(tmp_path):
+    (tmp_path / "fixtures" / "robustness").mkdir(parents=True)
+    (tmp_path / "fixtures" / "documents").mkdir()
+    (tmp_path / "fixtures" / "robustness" / "hostile.yaml").write_text(
+        "layer: robustness\ncases:\n  - id: waits\n    send: hello\n    expect: {replies: {min: 5}}\n")
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(textwrap.dedent(f"""
+        [target]
+        command = ["python", "{BOT}", "--port", "{{port}}"]
+        port = 0
+        telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
+        [sandbox]
+        reply_timeout_s = 60
+        [target.env]
+        TELEGRAM_API_BASE = "{{telegram_api}}"
+        TELEGRAM_BOT_TOKEN = "{{bot_token}}"
+        TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
+        HOSTILE = "worker,stubborn"
+        HOSTILE_PIDS = "{tmp_path / 'pids'}"
+        """))
+    harness = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--config", str(cfg), "--out",
+                                str(tmp_path / "out"), "--quiet"], cwd=tmp_path, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    pids: dict[str, int] = {}
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and len(pids) < 2:
+            if (tmp_path / "pids").exists():
+                pids = {k: int(v) for k, v in (ln.split() for ln in (tmp_path / "pids").read_text().splitlines())}
+            time.sleep(0.1)
+        assert set(pids) == {"bot", "worker"}
+        time.sleep(1.0)  # the case is waiting for replies that never come
+        harness.send_signal(15)
+        _out, err = harness.communicate(timeout=30)
+        assert harness.returncode == 130, err
+        assert "interrupted" in err and no_harness_traceback(err)
+        assert [p for p in pids.values() if procs.start_time(p) is not None] == []
+    finally:
+        for p in pids.values():
+            try:
+                os.kill(p, 9)
+            except ProcessLookupError:
+                pass
+        if harness.poll() is None:
+            harness.kill()

@@ -62,7 +62,7 @@ def test_a_flooding_agent_is_counted_in_the_evidence_and_results(tmp_path):
             expect: {{replies: {{min: {n}, max: {n}}}}}
           - id: flood-over-the-max
             send: "go"
-            expect: {{replies: {{max: {router_mod.MAX_REPLIES_PER_TURN}}}}}
+            expect: {{replies: {{exact: {router_mod.MAX_REPLIES_PER_TURN}}}}}
         """))
     cfg = tmp_path / "harness.toml"
     cfg.write_text(textwrap.dedent(f"""
