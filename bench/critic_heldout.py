@@ -1,0 +1,130 @@
+"""The offline critic on the HELD-OUT labelled set (golden/critic-heldout): out-of-sample accuracy.
+
+    .venv/bin/python bench/critic_heldout.py
+
+golden/critic/*.yaml (240 examples) were used while tuning the critic, so its figures there
+are in-sample. golden/critic-heldout holds examples written by reading the documents before
+the critic ever saw them; they must never be used for tuning. The critic is built the way
+``harness judges`` builds it (harness/judges/run.py ``make_services``, harness.toml from the
+repo root), scored with ``critic_health.score_critic``, and the script prints: examples,
+accuracy_all (undecided counted wrong), accuracy_decided, kappa, undecided, accuracy per
+note kind (first word of the note), and every wrong verdict with the critic's explanation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness.config import load_config  # noqa: E402
+from harness.judges.run import JudgeOptions, make_services  # noqa: E402
+from harness.models.critic_health import load_examples, score_critic  # noqa: E402
+
+
+class Recorder:
+    """Passes factuality() through to the critic and keeps each judgement by reply."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.name = backend.name
+        self.judgements: dict[tuple[str, str], object] = {}
+
+    async def factuality(self, source: str, reply: str):
+        j = await self.backend.factuality(source, reply)
+        self.judgements[(source, reply)] = j
+        return j
+
+
+def said_of(judgement) -> bool | None:
+    """The same reduction score_critic applies: any False -> False, all True -> True, else None."""
+    verdicts = [c.supported for c in judgement.claims]
+    if judgement.unavailable or not verdicts:
+        return None
+    if any(v is False for v in verdicts):
+        return False
+    if all(v is True for v in verdicts):
+        return True
+    return None
+
+
+def kind_of(note: str) -> str:
+    m = re.match(r"[a-z-]+", note.strip().lower())
+    return m.group(0) if m else "(none)"
+
+
+def fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+async def main() -> int:
+    os.chdir(ROOT)
+    config = load_config(ROOT / "harness.toml")
+    options = JudgeOptions(out=Path(tempfile.mkdtemp(prefix="critic-heldout-")))
+    services = make_services(config, options)
+    critic = services.get("critic")
+    examples = load_examples(ROOT / "golden" / "critic-heldout")
+    recorder = Recorder(critic.backend)
+    try:
+        agreement = await score_critic(recorder, examples, critic.source_text)
+    finally:
+        await services.aclose()
+
+    print(f"critic: {critic.name}")
+    for note in options.notes:
+        print(f"note: {note}")
+    print(f"examples: {agreement.examples} (labelled true {sum(e.verdict for e in examples)}, "
+          f"false {sum(not e.verdict for e in examples)})")
+    print(f"accuracy_all (undecided counted wrong): {fmt(agreement.accuracy_all)}")
+    print(f"accuracy_decided: {fmt(agreement.accuracy)} over {agreement.decided} decided")
+    print(f"kappa (decided): {fmt(agreement.kappa)}   kappa_all: {fmt(agreement.kappa_all)}")
+    print(f"undecided: {agreement.undecided}")
+    print(f"counts: TP {agreement.tp} TN {agreement.tn} FP {agreement.fp} FN {agreement.fn}")
+
+    per: dict[str, dict[str, int]] = defaultdict(lambda: {"n": 0, "right": 0, "undecided": 0, "true": 0})
+    wrong = []
+    for ex in examples:
+        source = ex.source_text or critic.source_text(ex.source)
+        j = recorder.judgements.get((source, ex.reply))
+        said = said_of(j) if j is not None else None
+        row = per[kind_of(ex.note)]
+        row["n"] += 1
+        row["true"] += ex.verdict
+        if said is None:
+            row["undecided"] += 1
+        elif said == ex.verdict:
+            row["right"] += 1
+        if said != ex.verdict:
+            wrong.append((ex, said, j))
+
+    print("\naccuracy per note kind (undecided counted wrong):")
+    print(f"  {'kind':20} {'n':>3} {'labelled true':>13} {'right':>5} {'undecided':>9} {'accuracy':>8}")
+    for kind in sorted(per):
+        r = per[kind]
+        print(f"  {kind:20} {r['n']:>3} {r['true']:>13} {r['right']:>5} {r['undecided']:>9} "
+              f"{r['right'] / r['n']:>8.2f}")
+
+    print(f"\nwrong verdicts ({len(wrong)}):")
+    for ex, said, j in wrong:
+        said_s = "undecided" if said is None else str(said).lower()
+        print(f"- [{ex.source}] label {str(ex.verdict).lower()}, critic {said_s} ({ex.note})")
+        print(f"    reply: {ex.reply}")
+        if j is None:
+            print("    (no judgement)")
+            continue
+        if j.unavailable:
+            print(f"    unavailable: {j.unavailable}")
+        for c in j.claims:
+            print(f"    claim {c.supported}: {c.claim!r}: {c.explanation}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - a measuring tool
+    raise SystemExit(asyncio.run(main()))
