@@ -3,6 +3,7 @@ bot that ignores SIGTERM, and, after a kill -9 of the harness, the next run ends
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -127,10 +128,15 @@ def test_after_a_kill_9_of_the_harness_the_next_run_ends_the_leftovers(tmp_path)
         records = list((out / ".targets").glob("*.json"))
         assert len(records) == 1
         # The next run: a new target in the same reports folder ends them before it starts.
-        ended = procs.reap_leftovers(out / ".targets", grace_s=0.5)
-        assert {pids["bot"], pids["worker"]} <= set(ended)
-        assert wait_gone(pids.values()) == []
-        assert not records[0].exists()
+        (tmp_path / "next").mkdir()
+        calm = load_config(write_config(tmp_path / "next", "", tmp_path / "next" / "pids"), environ={})
+        nxt = HttpTarget(calm, log_path=out / "run2" / "target.log")
+        asyncio.run(nxt.start(PLACEHOLDERS))
+        try:
+            assert wait_gone(pids.values()) == []
+            assert not records[0].exists()
+        finally:
+            asyncio.run(nxt.stop())
     finally:
         kill_all(pids.values())
         if harness.poll() is None:
