@@ -329,6 +329,56 @@ class Finding:
     what: str
 
 
+#: Units of one kind: a number told in another unit of its kind says another amount.
+_UNIT_FAMILIES = [frozenset(g.split()) for g in (
+    "second seconds sec secs minute minutes min mins hour hours hr hrs day days week weeks month months year years",
+    "nanogram nanograms ng microgram micrograms milligram milligrams mg gram grams kilogram kilograms kg tonne "
+    "tonnes ton tons",
+    "millimetre millimetres millimeter millimeters mm centimetre centimetres centimeter centimeters cm metre metres "
+    "meter meters kilometre kilometres kilometer kilometers km mile miles",
+    "euro euros dollar dollars pound pounds",
+    "watt watts kilowatt kilowatts megawatt megawatts gigawatt gigawatts",
+    "millilitre millilitres litre litres liter liters",
+)]
+_UNIT_BASE = {"secs": "second", "sec": "second", "mins": "minute", "min": "minute", "hr": "hour", "hrs": "hour",
+              "ng": "nanogram", "mg": "milligram", "kg": "kilogram", "mm": "millimetre", "cm": "centimetre",
+              "km": "kilometre", "ton": "tonne", "meter": "metre", "liter": "litre"}
+
+
+def _unit_word(toks: list[Tok], u: NumberUse) -> str:
+    """The unit word said right after a number (past its scale word): 'minutes', 'kg'."""
+    j = u.index + 1 + (1 if u.scale else 0)
+    if j < len(toks) and toks[j].kind == "word":
+        w = toks[j].low
+        w = _UNIT_BASE.get(w, w)
+        w = _UNIT_BASE.get(w.rstrip("s"), w.rstrip("s")) if w not in ("hours", "days") else w[:-1]
+        return w
+    return ""
+
+
+def _family(word: str) -> int:
+    for k, fam in enumerate(_UNIT_FAMILIES):
+        if word in fam or word + "s" in fam:
+            return k
+    return -1
+
+
+def check_unit_words(claim_toks: list[Tok], src: SourceIndex) -> list[Finding]:
+    """"52 hours" where every place the source says 52 says "52 minutes": the same number in
+    another unit of the same kind (time, mass, length, money, power, volume) is another amount."""
+    for u in number_uses(claim_toks):
+        mine = _unit_word(claim_toks, u)
+        fam = _family(mine) if mine else -1
+        if fam < 0:
+            continue
+        theirs = {_unit_word(src.toks[k], su) for k, su in src.occurrences(u.value)}
+        same_kind = {w for w in theirs if _family(w) == fam}
+        if same_kind and mine not in same_kind and not (theirs - same_kind - {""}) and "" not in theirs:
+            return [Finding("number", f"{u.value} {mine}s where the source says {u.value} "
+                                      f"{sorted(same_kind)[0]}s")]
+    return []
+
+
 def _unit_clash(claim_use: NumberUse, src_uses: list[NumberUse]) -> str:
     same = [u for u in src_uses if u.value == claim_use.value]
     if not same:

@@ -105,11 +105,26 @@ _ABBREVIATIONS = {"sms": "text message", "ceo": "chief executive", "cfo": "chief
                   "r&d": "research development", "pv": "solar", "nhs": "health service", "uv": "ultraviolet"}
 
 
-def _spelled_out(name: str, src_words: set[str]) -> bool:
-    """An abbreviation whose words the source writes in full."""
+def _spelled_out(name: str, src_words: set[str], initials: str = "") -> bool:
+    """An abbreviation whose words the source writes in full: a common one ("SMS" for "text
+    message"), or the initials of words the source writes in a row ("EBITDA" for "earnings
+    before interest, taxes, depreciation and amortisation", "Ah" for "ampere-hours")."""
     full = _ABBREVIATIONS.get(name)
-    return bool(full) and all(w in src_words or w + "s" in src_words or w.rstrip("s") in src_words
-                              for w in full.split())
+    if full and all(w in src_words or w + "s" in src_words or w.rstrip("s") in src_words for w in full.split()):
+        return True
+    if not (2 <= len(name) <= 6 and name.isalpha() and initials):
+        return False
+    return (name in initials) if len(name) >= 3 else (f" {name}" in initials)  # two letters: a run's start only
+
+
+def _initials(source: str) -> str:
+    """The first letters of the source's words in a row (hyphenated parts apart; "and", "of" and
+    "the" skipped), with a space at every sentence or clause break: looked up by _spelled_out."""
+    out = []
+    for chunk in re.split(r"[.;:()\n]", source):
+        words = [w for w in re.findall(r"[A-Za-z]+", chunk) if w.lower() not in ("and", "of", "the")]
+        out.append("".join(w[0].lower() for w in words))
+    return " " + " ".join(out)
 
 
 def _words_of(text: str, stems: list[str]) -> set[str]:
@@ -132,6 +147,7 @@ class OfflineCritic:
             if len(self._index) > 32:
                 self._index.clear()
             self._index[key] = P.SourceIndex(src, C.names(source))
+            self._index[key].initials = _initials(source)
         return self._index[key]
 
     async def factuality(self, source: str, reply: str) -> Judgement:
@@ -206,7 +222,8 @@ class OfflineCritic:
                            and not P.sums_to(n, index, aligned))
         src_times = {u.value for uses in index.uses for u in uses if ":" in u.value}
         missing_n += sorted({t.value for t in toks if t.kind == "num" and ":" in t.value} - src_times)  # 9:00
-        missing_names = sorted(n for n in names if n not in src_words and not _spelled_out(n, src_words))
+        initials = index.initials if hasattr(index, "initials") else ""
+        missing_names = sorted(n for n in names if n not in src_words and not _spelled_out(n, src_words, initials))
         # a code (grant HF-2021-0457, filter AN-F40) is one word: the source must write it as it is
         missing_names += sorted({t.low for t in toks if t.kind == "word" and "-" in t.low and any(c.isdigit() for c in t.low)
                                  and t.low not in index.codes})
@@ -220,6 +237,7 @@ class OfflineCritic:
                 and amounts & {u.value for u in uses}][:4]
         findings = (P.check_dates(claim, index)
                     or P.check_numbers(toks, index, aligned)
+                    or P.check_unit_words(toks, index)
                     or P.check_names(claim, names - set(C._MONTHS), index, aligned + held)
                     or P.check_name_numbers(claim, index)
                     or P.check_name_facts(claim, names - set(C._MONTHS), index)
