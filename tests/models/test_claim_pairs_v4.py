@@ -60,3 +60,20 @@ def test_refusals_in_plain_wording_and_what_follows_them():
     parts = P.split_refusal("The document doesn't say which species; it measures how much cooler streets were.")
     assert parts == ["The document doesn't say which species", "It measures how much cooler streets were."]
     assert P.split_refusal("Streets were cooler; trees cast shade.") == ["Streets were cooler; trees cast shade."]
+
+
+def test_a_number_in_another_unit_of_its_kind():
+    src = _index("Foraging trips lasted 52 minutes on average. Pollen held 5 nanograms per gram of the compound.")
+    for wrong in ("Trips lasted 52 hours.", "Pollen held 5 micrograms per gram."):
+        assert P.check_unit_words(P.tokenize(wrong), src), wrong
+    for right in ("Trips lasted 52 minutes.", "Pollen held 5 nanograms per gram.", "Trips took 52 of them."):
+        assert not P.check_unit_words(P.tokenize(right), src), right
+
+
+def test_abbreviations_spelled_out_by_initials():
+    from harness.models.critic_offline import _initials, _spelled_out
+
+    initials = _initials("Earnings before interest, taxes, depreciation and amortisation rose. Six cells of "
+                         "2.5 ampere-hours were built.")
+    assert _spelled_out("ebitda", set(), initials)
+    assert not _spelled_out("ebit", set(), "") and not _spelled_out("xqz", set(), initials)
