@@ -117,7 +117,9 @@ async def test_a_late_duplicate_fails_its_case_and_turn(tmp_path):
     assert case.status == "fail", [e.reason for e in case.evidence]
     late = [e for e in case.evidence if e.passed is False]
     assert [(e.check, e.turn) for e in late] == [("replies", 0)]
-    assert late[0].reason.startswith("late reply (1 arrived, the first ")
+    assert late[0].reason.startswith("late (1 event(s) after the case was reported, the first ")
+    assert late[0].reason.endswith("1 repl(ies)): 2 replies, wanted exactly 1")
+    assert any("echo-one: pass -> fail" in n for n in report.notes)
     assert len(case.observation.turns[0].replies) == 2
     lines = (tmp_path / "out" / report.run_id / "results.jsonl").read_text().splitlines()
     assert [json.loads(x)["status"] for x in lines if "echo-one" in x] == ["pass", "fail"]  # the later stands

@@ -25,7 +25,7 @@ from harness import layer as layer_registry
 from harness import redact
 from harness.cases import overlap_groups
 from harness.run.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
-from harness.run.aggregate import apply_soft_budget, wilson_interval
+from harness.run.aggregate import apply_soft_budget
 from harness.models.settings import soft_budget
 from harness.soft import is_soft, reevaluate
 from harness.checks import REGISTRY
@@ -183,16 +183,19 @@ def _pure_evidence(case: Case, obs: Observation) -> tuple[list[Evidence], list]:
 
 
 def _with_late(obs: Observation, late: Sequence[Event], recorded: int) -> Observation:
-    """``obs`` with late replies added to the turns recorded under ``recorded`` (each to its chat's turn)."""
+    """``obs`` with what came after it was taken: late replies go to the turn of their chat, every
+    other late event to the turn recorded under ``recorded`` (the last group's first turn)."""
     turns = []
     for t in obs.turns:
         if t.index < recorded:
             turns.append(t)
             continue
         have = {id(e) for e in t.events}
-        mine = [e for e in late if id(e) not in have and e.reply.chat == (t.chat or obs.chat_id)]
-        turns.append(replace(t, replies=t.replies + tuple(e.reply for e in mine), events=t.events + tuple(mine))
-                     if mine else t)
+        chat = t.chat or obs.chat_id
+        mine = [e for e in late if id(e) not in have and (
+            (e.reply.chat == chat) if e.reply is not None else t.index == recorded)]
+        replies = tuple(e.reply for e in mine if e.reply is not None and e.reply.channel == obs.channel)
+        turns.append(replace(t, replies=t.replies + replies, events=t.events + tuple(mine)) if mine else t)
     return replace(obs, turns=tuple(turns))
 
 
@@ -206,6 +209,8 @@ class _Listening:
     """How many of ``rec.events`` the attempt's observation holds."""
     result: CaseResult
     """The attempt's own result (before repeats were combined)."""
+    number: int = 0
+    """Which attempt of the case (``--repeat``)."""
 
 
 def _crashed(definition, spec, index: int, exc: Exception) -> Evidence:
@@ -240,6 +245,7 @@ class Runner:
                               concurrency=options.concurrency)
         self.quiet = QuietWindow(config.sandbox.settle_s)  # quiet windows learned from the agent (quiet.py)
         self._listening: list[_Listening] = []
+        self._attempts: dict[str, list[CaseResult]] = {}
         self._up: asyncio.Future | None = None
         self._placeholders: dict[str, str] = {}
 
@@ -361,9 +367,13 @@ class Runner:
                 await slot.take()
                 skipped = self.meter.gate(case)  # the cost budget: no new case once its projection is crossed
                 attempts = []
+                # Under a hard cost budget a case keeps its slot until it is measured: the guard
+                # projects from finished cases, so none may start on a spend it cannot see yet.
+                early = slot if self.meter.guard.limit is None else None
+                self._attempts[case.id] = attempts  # late activity may re-decide one (_late_replies)
                 for k in range(0 if skipped else max(1, self.options.repeat)):
                     await slot.take(priority=0 if k else 1)
-                    attempts.append(self.meter.measure(await self._attempt(case, driver, slot)))
+                    attempts.append(self.meter.measure(await self._attempt(case, driver, early, k)))
                 result = skipped or self.meter.finish(case, attempts, combine_attempts(attempts))
             finally:
                 slot.give()
@@ -374,7 +384,7 @@ class Runner:
 
         await asyncio.gather(*(one(c) for c in cases))
         await self._run_quiet()
-        self._late_replies(results, journal)
+        await self._late_replies(results, journal)
         order = {c.id: i for i, c in enumerate(cases)}
         results.sort(key=lambda r: order.get(r.id, 0))
 
@@ -391,52 +401,60 @@ class Runner:
                 return
             await asyncio.sleep(window - quiet + 0.002)
 
-    def _late_replies(self, results: list[CaseResult], journal: Journal) -> None:
-        """Replies that reached a case's chat after the case was reported: each attempt's checks
-        run again on its turns with them, and a check they break fails the case (a duplicate is
-        a regression however late it comes). The case's journal line is written again."""
+    async def _late_replies(self, results: list[CaseResult], journal: Journal) -> None:
+        """What reached a case after it was reported (a reply in its chat, a call naming it): the
+        attempt is evaluated again with it, on the turn it came in. A check it breaks fails the
+        case (a duplicate is a regression however late it comes); a check it completes (the real
+        answer after a "working on it") holds. A case whose verdict or evidence changed has its
+        journal line written again (the later line stands)."""
         by_id = {r.id: i for i, r in enumerate(results)}
-        harmless = []
+        redone: dict[str, dict[int, tuple[CaseResult, list[Evidence]]]] = {}
         for item in self._listening:
             self.sandbox.router.close(item.rec)
             obs = item.result.observation
-            late = [e for _, e in item.rec.events[item.seen:] if e.reply is not None]
+            late = [e for _, e in item.rec.events[item.seen:] if e.source != "driver"]  # the agent's doing
             if obs is None or not late or item.case.id not in by_id:
                 continue
-            chats = {t.chat or obs.chat_id for t in obs.turns}
-            late = [e for e in late if e.reply.channel == obs.channel and e.reply.chat in chats]
-            if not late:
-                continue
-            obs = _with_late(obs, late, item.rec.turn)
-            before = {(e.check, e.turn) for e in item.result.evidence if e.passed is False}
-            after, _ = _pure_evidence(item.case, obs)
-            delay = late[0].at - item.result.observation.finished_at
-            broken = [replace(e, reason=f"late reply ({len(late)} arrived, the first {delay:.2f}s after the case "
-                                        f"was reported): {e.reason}")
-                      for e in after if e.passed is False and (e.check, e.turn) not in before]
-            i = by_id[item.case.id]
-            result = results[i]
-            if not broken:
-                harmless.append(item.case.id)
-                continue
-            was_pass = item.result.status == "pass"
-            result = replace(result, evidence=tuple(result.evidence) + tuple(broken), status="fail",
-                             observation=obs if result.observation and result.observation.chat_id == obs.chat_id
-                             else result.observation)
-            if result.attempts > 1 and was_pass:
-                passes = max(0, (result.passes or 0) - 1)
-                result = replace(result, passes=passes, pass_at_k=passes > 0, pass_hat_k=False,
-                                 flaky=0 < passes < result.attempts, pass_rate_ci=wilson_interval(passes, result.attempts))
-            elif was_pass:
-                result = replace(result, passes=0)
-            results[i] = result
-            journal.append(case_to_dict(result))  # the later line stands (--resume reads the last one)
+            new_obs = _with_late(obs, late, item.rec.turn)
+            if any(e.reply is not None for e in late):
+                evidence = await evaluate(item.case, new_obs, self.services)
+            else:  # calls only: what judged the replies stands, the deterministic checks run again
+                pure, _ = _pure_evidence(item.case, new_obs)
+                kept = [e for e in item.result.evidence if REGISTRY[e.check].uses_services] \
+                    if all(e.check in REGISTRY for e in item.result.evidence) else []
+                evidence = pure + kept
+            delay = late[0].at - obs.finished_at
+            why = (f"late ({len(late)} event(s) after the case was reported, the first {delay:.2f}s after; "
+                   f"{sum(1 for e in late if e.reply is not None)} repl(ies))")
+            before = {(e.check, e.turn): e.passed for e in item.result.evidence}
+            marked = [replace(e, reason=f"{why}: {e.reason}") if before.get((e.check, e.turn)) != e.passed else e
+                      for e in evidence]
+            latency, calls, tokens = observation_metrics(new_obs)
+            again = replace(item.result, evidence=tuple(marked), status=case_status(marked, item.result.error),
+                            observation=new_obs, latency_ms=latency, llm_calls=calls, tokens=tokens)
+            redone.setdefault(item.case.id, {})[item.number] = (self.meter.measure(again), marked)
         self._listening.clear()
-        if harmless:
-            self._notes.append(f"{len(harmless)} case(s) got replies after they were reported that break none of "
-                               f"their checks: {', '.join(sorted(set(harmless))[:10])}")
+        for case_id, changed in redone.items():
+            i, old = by_id[case_id], results[by_id[case_id]]
+            attempts = list(self._attempts.get(case_id) or [])
+            for n, (again, _) in changed.items():
+                if n < len(attempts):
+                    attempts[n] = again
+            if not attempts:
+                continue
+            combined = combine_attempts(attempts)
+            extras = tuple(e for e in old.evidence if e.check == "budget.case_usd" or e.check.startswith("anomaly."))
+            evidence = tuple(combined.evidence) + extras
+            status = "fail" if any(e.passed is False for e in extras) else combined.status
+            result = replace(combined, evidence=evidence, status=status, cost_usd=old.cost_usd, metrics=old.metrics)
+            if (result.status, result.evidence) != (old.status, old.evidence):
+                results[i] = result
+                journal.append(case_to_dict(result))  # the later line stands (--resume reads the last one)
+                if result.status != old.status:
+                    self._notes.append(f"case {case_id}: {old.status} -> {result.status} after what reached it "
+                                       "once it had been reported (late replies or calls)")
 
-    async def _attempt(self, case: Case, driver: Driver, slot: Slot | None = None) -> CaseResult:
+    async def _attempt(self, case: Case, driver: Driver, slot: Slot | None = None, number: int = 0) -> CaseResult:
         users = {name: self._next_identity() for name in (case.users or ("",))}
         rec = self.sandbox.router.open(case.id, [k for u in users.values() for k in u.keys()])
         att = _Attempt(case=case, rec=rec, users=users)
@@ -476,7 +494,7 @@ class Runner:
                             evidence=tuple(evidence), latency_ms=latency, llm_calls=calls, tokens=tokens,
                             cost_usd=None, error=error, file=case.file, tags=case.tags, observation=obs)
         if not error and att.seen is not None:
-            self._listening.append(_Listening(case=case, rec=rec, seen=att.seen, result=result))
+            self._listening.append(_Listening(case=case, rec=rec, seen=att.seen, result=result, number=number))
         return result
 
     async def _turns(self, att: _Attempt, driver: Driver, slot: Slot | None = None) -> None:
@@ -643,7 +661,7 @@ async def run_loading(config: Config, options: RunOptions, load: Callable[[], Se
     (in a worker thread) reads, validates and selects the cases. When ``load`` raises (a
     fixture error: exit 2, no case ran), the target is stopped and the error goes on."""
     runner = Runner(config, options)
-    fresh = not runner.run_dir.exists()
+    fresh = [p for p in (runner.run_dir, runner.options.out_dir) if not p.exists()]
     up = asyncio.ensure_future(runner.bring_up())
     # run() awaits the same start-up and raises its error (exit 4); mark this wrapper's copy as
     # seen, or asyncio logs "Task exception was never retrieved" with a traceback on stderr.
@@ -659,8 +677,13 @@ async def run_loading(config: Config, options: RunOptions, load: Callable[[], Se
         except BaseException:  # the load error is the one to report
             pass
         await runner.shut_down()
-        if fresh:  # a refused run (lock, fixture error) leaves no run folder behind
+        if runner.run_dir in fresh:  # a refused run (lock, fixture error) leaves no run folder behind
             shutil.rmtree(runner.run_dir, ignore_errors=True)
+        if runner.options.out_dir in fresh:
+            try:  # nor an --out folder it created (only when nothing else went in)
+                runner.options.out_dir.rmdir()
+            except OSError:
+                pass
         raise
     return await runner.run(cases)
 
