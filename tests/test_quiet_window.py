@@ -126,6 +126,20 @@ async def test_a_late_duplicate_fails_its_case_and_turn(tmp_path):
     assert report.exit_code == 1
 
 
+async def test_a_late_real_answer_completes_its_case(tmp_path):
+    # "working on it" at once, the answer 0.5 s later: the case is reported on the first reply
+    # (closing window 0.1 s before any gap was seen), then evaluated again with the answer
+    config, cases = setup(tmp_path, cases=SLOW.replace("replies: {exact: 1}", "replies: {min: 1}"))
+    config = _with_env(config, ECHO_ACK="1", ECHO_LATE_S="0.5", ECHO_SLOW_WORD="time", settle_s=1.0)
+    report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out"))
+    one = report.cases[0]
+    assert [r.text for r in one.observation.turns[0].replies] == ["working on it", "echo: hello"]
+    assert one.status == "pass", [e.reason for e in one.evidence]
+    assert any("echo-one: fail -> pass" in n for n in report.notes)
+    lines = [json.loads(x) for x in (tmp_path / "out" / report.run_id / "results.jsonl").read_text().splitlines()]
+    assert [x["status"] for x in lines if x["id"] == "echo-one"][0] == "fail"
+
+
 async def test_a_duplicate_later_than_the_run_window_is_not_seen(tmp_path):
     # the documented limit: after the run has been quiet for settle_s, it stops listening
     config, cases = setup(tmp_path, cases=ONE)

@@ -10,7 +10,8 @@ Behaviour switches (env ECHO_MODE): 'double' replies twice, 'silent' never repli
 'trusting' checks neither the Telegram secret token nor the WhatsApp signature (a bot anyone
 can post to, for the forged-delivery cases).
 ECHO_SLOW_WORD (any mode): a Telegram message holding that word is answered 1.5 s late.
-ECHO_LATE_S (any mode): every Telegram reply is sent once more, that many seconds later.
+ECHO_LATE_S (any mode): every Telegram reply is sent once more, that many seconds later;
+with ECHO_ACK set, "working on it" comes first and the echo only that many seconds later.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def make_app(env: dict) -> web.Application:
 
     slow_word = env.get("ECHO_SLOW_WORD", "")
     late_s = float(env.get("ECHO_LATE_S") or 0)
+    ack = bool(env.get("ECHO_ACK"))
 
     async def reply_telegram(chat_id: int, text: str) -> None:
         if mode == "slow" or (slow_word and slow_word in text):
@@ -62,7 +64,8 @@ def make_app(env: dict) -> web.Application:
             chat_id = last_chat.get("id", chat_id)
         s = await session()
         for _ in range(2 if mode == "double" else 1):
-            async with s.post(f"{tg_base}/sendMessage", json={"chat_id": chat_id, "text": text}) as r:
+            first = "working on it" if ack else text
+            async with s.post(f"{tg_base}/sendMessage", json={"chat_id": chat_id, "text": first}) as r:
                 await r.read()
         if late_s:
             await asyncio.sleep(late_s)
