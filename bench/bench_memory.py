@@ -19,12 +19,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BOT = ROOT / "tests" / "hostile" / "hostile_bot.py"
+sys.path.insert(0, str(ROOT))
+# The project the flood tests run (tests/hostile/test_memory.py), from the same helper that writes theirs.
+from tests.hostile._project import bot_config, write_cases  # noqa: E402
 
 CHILD = """
 import resource, sys
@@ -36,36 +37,20 @@ print("PEAK_KB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "EXIT", cod
 
 
 def project(folder: Path, n: int, chars: int) -> Path:
-    (folder / "fixtures" / "robustness").mkdir(parents=True)
-    (folder / "fixtures" / "documents").mkdir()
-    (folder / "fixtures" / "robustness" / "flood.yaml").write_text(textwrap.dedent(f"""
+    write_cases(folder, "flood.yaml", f"""
         layer: robustness
         cases:
           - id: reply-flood
             send: "go"
             expect:
               replies: {{min: {n}}}
-        """))
-    cfg = folder / "harness.toml"
-    cfg.write_text(textwrap.dedent(f"""
-        [target]
-        name = "flood"
-        command = ["python", "{BOT}", "--port", "{{port}}"]
-        port = 0
-        telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
+        """)
+    return bot_config(folder, "flood", name="flood", env={"FLOOD_N": str(n), "FLOOD_CHARS": str(chars)}, tables="""
         [sandbox]
         settle_s = 2
         reply_timeout_s = 300
         case_timeout_s = 600
-        [target.env]
-        TELEGRAM_API_BASE = "{{telegram_api}}"
-        TELEGRAM_BOT_TOKEN = "{{bot_token}}"
-        TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
-        HOSTILE = "flood"
-        FLOOD_N = "{n}"
-        FLOOD_CHARS = "{chars}"
-        """))
-    return cfg
+        """)
 
 
 def main() -> int:

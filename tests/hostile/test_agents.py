@@ -8,16 +8,13 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
 from harness.targets import procs
-
-ROOT = Path(__file__).resolve().parents[2]
-BOT = Path(__file__).with_name("hostile_bot.py")
+from tests.hostile._project import ROOT, bot_config, harness_cli, kill_all, read_pids, write_cases
 
 CASES = """
 layer: robustness
@@ -28,34 +25,18 @@ cases:
 """
 
 
-def run(tmp_path: Path, hostile: str, *, timeout_s: float = 5, extra_env: str = "") -> tuple:
-    (tmp_path / "fixtures" / "robustness").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "fixtures" / "documents").mkdir(exist_ok=True)
-    (tmp_path / "fixtures" / "robustness" / "hostile.yaml").write_text(CASES)
-    cfg = tmp_path / "harness.toml"
-    cfg.write_text(textwrap.dedent(f"""
-        [target]
-        name = "hostile"
-        command = ["python", "{BOT}", "--port", "{{port}}"]
-        port = 0
-        telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
-        ready_timeout_s = 20
+def run(tmp_path: Path, hostile: str, *, timeout_s: float = 5) -> tuple:
+    write_cases(tmp_path, "hostile.yaml", CASES)
+    cfg = bot_config(tmp_path, hostile, name="hostile", ready_timeout_s=20, env={"HOSTILE_PIDS": str(tmp_path / "pids")},
+                     tables=f"""
         [sandbox]
         settle_s = 0.3
         reply_timeout_s = {timeout_s}
         case_timeout_s = {timeout_s * 3}
-        [target.env]
-        TELEGRAM_API_BASE = "{{telegram_api}}"
-        TELEGRAM_BOT_TOKEN = "{{bot_token}}"
-        TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
-        HOSTILE = "{hostile}"
-        HOSTILE_PIDS = "{tmp_path / 'pids'}"
-        """) + textwrap.dedent(extra_env))
+        """)
     out = tmp_path / "out"
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--config", str(cfg), "--out", str(out),
-                           "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=180,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = harness_cli("run", "--config", cfg, "--out", out, "--quiet", cwd=tmp_path, timeout=180)
     found = list(out.glob("*/results.json"))
     results = json.loads(found[0].read_text()) if found else None
     return done, results, out, time.monotonic() - started
@@ -101,41 +82,25 @@ def test_a_3_mb_reply_leaves_the_report_small(tmp_path):
 @pytest.mark.skipif(not procs.LINUX, reason="process trees are read from /proc (Linux)")
 def test_no_process_of_a_stubborn_forking_agent_outlives_harness_run(tmp_path, monkeypatch):
     done, results, out, _s = run(tmp_path, "worker,stubborn")
-    pids = {k: int(v) for k, v in (line.split() for line in (tmp_path / "pids").read_text().splitlines())}
+    assert (tmp_path / "pids").exists()
+    pids = read_pids(tmp_path / "pids")
     try:
         assert done.returncode == 0, done.stderr
         assert set(pids) == {"bot", "worker"}
         assert [p for p in pids.values() if procs.start_time(p) is not None] == []
         assert not (out / ".targets").exists()
     finally:
-        for p in pids.values():
-            try:
-                os.kill(p, 9)
-            except ProcessLookupError:
-                pass
+        kill_all(pids.values())
 
 
 @pytest.mark.skipif(not procs.LINUX, reason="process trees are read from /proc (Linux)")
 def test_a_sigterm_to_harness_run_ends_the_agents_whole_tree(tmp_path):
-    (tmp_path / "fixtures" / "robustness").mkdir(parents=True)
-    (tmp_path / "fixtures" / "documents").mkdir()
-    (tmp_path / "fixtures" / "robustness" / "hostile.yaml").write_text(
-        "layer: robustness\ncases:\n  - id: waits\n    send: hello\n    expect: {replies: {min: 5}}\n")
-    cfg = tmp_path / "harness.toml"
-    cfg.write_text(textwrap.dedent(f"""
-        [target]
-        command = ["python", "{BOT}", "--port", "{{port}}"]
-        port = 0
-        telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
+    write_cases(tmp_path, "hostile.yaml",
+                "layer: robustness\ncases:\n  - id: waits\n    send: hello\n    expect: {replies: {min: 5}}\n")
+    cfg = bot_config(tmp_path, "worker,stubborn", env={"HOSTILE_PIDS": str(tmp_path / "pids")}, tables="""
         [sandbox]
         reply_timeout_s = 60
-        [target.env]
-        TELEGRAM_API_BASE = "{{telegram_api}}"
-        TELEGRAM_BOT_TOKEN = "{{bot_token}}"
-        TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
-        HOSTILE = "worker,stubborn"
-        HOSTILE_PIDS = "{tmp_path / 'pids'}"
-        """))
+        """)
     harness = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--config", str(cfg), "--out",
                                 str(tmp_path / "out"), "--quiet"], cwd=tmp_path, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -143,8 +108,7 @@ def test_a_sigterm_to_harness_run_ends_the_agents_whole_tree(tmp_path):
     try:
         deadline = time.time() + 30
         while time.time() < deadline and len(pids) < 2:
-            if (tmp_path / "pids").exists():
-                pids = {k: int(v) for k, v in (ln.split() for ln in (tmp_path / "pids").read_text().splitlines())}
+            pids = read_pids(tmp_path / "pids")
             time.sleep(0.1)
         assert set(pids) == {"bot", "worker"}
         time.sleep(1.0)  # the case is waiting for replies that never come
@@ -154,10 +118,6 @@ def test_a_sigterm_to_harness_run_ends_the_agents_whole_tree(tmp_path):
         assert "interrupted" in err and no_harness_traceback(err)
         assert [p for p in pids.values() if procs.start_time(p) is not None] == []
     finally:
-        for p in pids.values():
-            try:
-                os.kill(p, 9)
-            except ProcessLookupError:
-                pass
+        kill_all(pids.values())
         if harness.poll() is None:
             harness.kill()

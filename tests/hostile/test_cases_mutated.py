@@ -3,19 +3,16 @@ a hang or an acceptance (generator: tests/hostile/input_mutants.py)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
+from tests.hostile._project import ROOT, harness_cli, timed_main
+from tests.hostile._project import write_mutant as put_mutant
 from tests.hostile.input_mutants import BASE_CASES, Mutant, case_mutants
 
 MUTANTS = case_mutants()
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -31,29 +28,16 @@ def write_mutant(fixtures: Path, m: Mutant) -> Path:
     folder = fixtures / "robustness"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "mutant.yaml"
-    if m.kind == "text":
-        path.write_text(m.text, encoding="utf-8")
-    elif m.kind == "bytes":
-        path.write_bytes(m.data)
-    elif m.kind == "dir":
+    if m.kind == "dir":
         path.mkdir()
         (path / "inside.yaml").write_text(BASE_CASES)
-    elif m.kind == "loop":
-        os.symlink(path, path)
-    elif m.kind == "dangling":
-        os.symlink(folder / "nowhere.yaml", path)
-    else:  # pragma: no cover
-        raise AssertionError(m.kind)
+    else:
+        put_mutant(path, m, nowhere=folder / "nowhere.yaml")
     return path
 
 
 def check(project: Path, fixtures: Path, capsys) -> tuple[int, str, str, float]:
-    capsys.readouterr()
-    started = time.monotonic()
-    code = main(["check", "--config", str(project / "harness.toml"), "--fixtures", str(fixtures)])
-    seconds = time.monotonic() - started
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err, seconds
+    return timed_main(["check", "--config", str(project / "harness.toml"), "--fixtures", str(fixtures)], capsys)
 
 
 def test_there_are_enough_mutants_and_they_are_seeded():
@@ -89,8 +73,7 @@ def test_real_command_line_prints_no_traceback(project, prefix):
     mutant = next(m for m in MUTANTS if m.name.startswith(prefix))
     fixtures = project / f"fx-sub-{prefix}"
     write_mutant(fixtures, mutant)
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "check", "--config", str(project / "harness.toml"),
-                           "--fixtures", str(fixtures)], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    proc = harness_cli("check", "--config", project / "harness.toml", "--fixtures", fixtures, cwd=ROOT, timeout=60)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "mutant.yaml" in proc.stderr
@@ -119,23 +102,13 @@ def test_mutated_golden_and_quarantine_files_are_refused(project, which, mutant,
     golden.mkdir()
     (golden / "VERSION").write_text("1\n")
     target = golden / "base-one.yaml" if which == "golden" else base / "fx" / "quarantine.yaml"
-    if mutant.kind == "text":
-        target.write_text(mutant.text)
-    elif mutant.kind == "bytes":
-        target.write_bytes(mutant.data)
-    elif mutant.kind == "dir":
-        target.mkdir()
-    else:
-        os.symlink(target, target)
-    capsys.readouterr()
-    started = time.monotonic()
-    code = main(["check", "--config", str(project / "harness.toml"), "--fixtures", str(base / "fx"),
-                 "--golden", str(golden)])
-    err = capsys.readouterr().err
+    put_mutant(target, mutant)
+    code, _out, err, seconds = timed_main(["check", "--config", str(project / "harness.toml"), "--fixtures",
+                                           str(base / "fx"), "--golden", str(golden)], capsys)
     assert code == 2, err
     assert "Traceback" not in err and "internal error" not in err
     assert target.name in err and "fix:" in err
-    assert time.monotonic() - started < 5
+    assert seconds < 5
 
 
 def test_unmutated_golden_and_quarantine_pass(project, capsys):

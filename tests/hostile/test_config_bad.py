@@ -3,19 +3,14 @@ one clear message, never a traceback, a hang or an acceptance (generator: input_
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from tests.hostile._project import ROOT, harness_cli, timed_main, write_mutant
 from tests.hostile.input_mutants import BASE_CONFIG, Mutant, config_mutants
 
 MUTANTS = config_mutants()
-ROOT = Path(__file__).resolve().parents[2]
 CASE = "layer: robustness\ncases:\n  - id: a\n    send: hi\n    expect: {replies: {min: 1}}\n"
 
 
@@ -25,16 +20,7 @@ def make_project(root: Path, m: Mutant) -> tuple[Path, list[str]]:
     (root / "fixtures" / "robustness").mkdir(parents=True)
     (root / "fixtures" / "robustness" / "a.yaml").write_text(CASE)
     cfg = root / "harness.toml"
-    if m.kind == "text":
-        cfg.write_text(m.text, encoding="utf-8")
-    elif m.kind == "bytes":
-        cfg.write_bytes(m.data)
-    elif m.kind == "dir":
-        cfg.mkdir()
-    elif m.kind == "loop":
-        os.symlink(cfg, cfg)
-    elif m.kind == "dangling":
-        os.symlink(root / "nowhere.toml", cfg)
+    write_mutant(cfg, m, nowhere=root / "nowhere.toml")
     if m.setup == "lock-dir":
         (root / "reports" / ".harness.lock").mkdir(parents=True)
     argv = ["check", "--config", str(cfg), "--fixtures", str(root / "fixtures")]
@@ -47,12 +33,7 @@ def make_project(root: Path, m: Mutant) -> tuple[Path, list[str]]:
 def run_cli(argv: list[str], capsys, monkeypatch, env: dict) -> tuple[int, str, str, float]:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    capsys.readouterr()
-    started = time.monotonic()
-    code = main(argv)
-    seconds = time.monotonic() - started
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err, seconds
+    return timed_main(argv, capsys)
 
 
 def test_there_are_enough_mutants_and_they_are_seeded():
@@ -88,8 +69,7 @@ def test_bad_config_is_refused_clearly(tmp_path, mutant, capsys, monkeypatch):
 def test_real_command_line_prints_no_traceback(tmp_path, name):
     mutant = next(m for m in MUTANTS if m.name == name)
     _, argv = make_project(tmp_path / "p", mutant)
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", *argv], capture_output=True, text=True, timeout=60,
-                          cwd=ROOT)
+    proc = harness_cli(*argv, cwd=ROOT, timeout=60)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "harness.toml" in proc.stderr

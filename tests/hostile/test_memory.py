@@ -5,19 +5,12 @@ events, counts the rest, and the evidence and results.json say so. (The 300 MB f
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 import time
-from pathlib import Path
 
 from harness.sandbox import router as router_mod
 from harness.sandbox.router import CaseRecorder
 from harness.types import Event, Reply
-
-ROOT = Path(__file__).resolve().parents[2]
-BOT = Path(__file__).with_name("hostile_bot.py")
+from tests.hostile._project import bot_config, harness_cli, write_cases
 
 
 def reply_event(i: int, text: str, chat: str = "7") -> Event:
@@ -52,9 +45,7 @@ def test_the_byte_cap_holds_for_few_long_replies():
 
 def test_a_flooding_agent_is_counted_in_the_evidence_and_results(tmp_path):
     n = router_mod.MAX_REPLIES_PER_TURN + 120
-    (tmp_path / "fixtures" / "robustness").mkdir(parents=True)
-    (tmp_path / "fixtures" / "documents").mkdir()
-    (tmp_path / "fixtures" / "robustness" / "flood.yaml").write_text(textwrap.dedent(f"""
+    write_cases(tmp_path, "flood.yaml", f"""
         layer: robustness
         cases:
           - id: flood
@@ -63,29 +54,15 @@ def test_a_flooding_agent_is_counted_in_the_evidence_and_results(tmp_path):
           - id: flood-over-the-max
             send: "go"
             expect: {{replies: {{exact: {router_mod.MAX_REPLIES_PER_TURN}}}}}
-        """))
-    cfg = tmp_path / "harness.toml"
-    cfg.write_text(textwrap.dedent(f"""
-        [target]
-        name = "flood"
-        command = ["python", "{BOT}", "--port", "{{port}}"]
-        port = 0
-        telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
+        """)
+    cfg = bot_config(tmp_path, "flood", name="flood", env={"FLOOD_N": str(n), "FLOOD_CHARS": "1000"}, tables="""
         [sandbox]
         settle_s = 0.5
         reply_timeout_s = 60
-        [target.env]
-        TELEGRAM_API_BASE = "{{telegram_api}}"
-        TELEGRAM_BOT_TOKEN = "{{bot_token}}"
-        TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
-        HOSTILE = "flood"
-        FLOOD_N = "{n}"
-        FLOOD_CHARS = "1000"
-        """))
+        """)
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--config", str(cfg), "--out", str(out),
-                           "--quiet", "--concurrency", "1"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=240, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = harness_cli("run", "--config", cfg, "--out", out, "--quiet", "--concurrency", "1", cwd=tmp_path,
+                       timeout=240)
     assert "Traceback" not in done.stderr
     results = json.loads(next(out.glob("*/results.json")).read_text())
     by = {c["id"]: c for c in results["cases"]}

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -18,9 +17,7 @@ import pytest
 from harness.config import load_config
 from harness.targets import procs
 from harness.targets.http import HttpTarget
-
-ROOT = Path(__file__).resolve().parents[2]
-BOT = Path(__file__).with_name("hostile_bot.py")
+from tests.hostile._project import ROOT, bot_config, kill_all, read_pids
 
 pytestmark = pytest.mark.skipif(not procs.LINUX, reason="process trees are read from /proc (Linux)")
 
@@ -29,34 +26,19 @@ PLACEHOLDERS = {"telegram_api": "http://127.0.0.1:9", "bot_token": "123456:" + "
 
 
 def write_config(tmp_path: Path, hostile: str, pids: Path) -> Path:
-    cfg = tmp_path / "harness.toml"
-    cfg.write_text(textwrap.dedent(f"""
-        [target]
-        name = "hostile"
-        command = ["python", "{BOT}", "--port", "{{port}}"]
-        port = 0
-        telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
-        ready_timeout_s = 20
-        [target.env]
-        TELEGRAM_API_BASE = "{{telegram_api}}"
-        TELEGRAM_BOT_TOKEN = "{{bot_token}}"
-        TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
-        HOSTILE = "{hostile}"
-        HOSTILE_PIDS = "{pids}"
-        """))
-    return cfg
+    return bot_config(tmp_path, hostile, name="hostile", ready_timeout_s=20, env={"HOSTILE_PIDS": str(pids)})
 
 
 def running(pid: int) -> bool:
     return procs.start_time(pid) is not None
 
 
-def read_pids(path: Path, want: set[str], timeout: float = 15.0) -> dict[str, int]:
+def wait_for_pids(path: Path, want: set[str], timeout: float = 15.0) -> dict[str, int]:
     deadline = time.time() + timeout
     while time.time() < deadline:
-        found = dict(line.split() for line in path.read_text().splitlines()) if path.exists() else {}
+        found = read_pids(path)
         if want <= set(found):
-            return {k: int(v) for k, v in found.items()}
+            return found
         time.sleep(0.05)
     raise AssertionError(f"the bot never wrote {want} to {path}")
 
@@ -68,12 +50,12 @@ def wait_gone(pids, timeout: float = 5.0) -> list[int]:
     return [p for p in pids if running(p)]
 
 
-def kill_all(pids) -> None:
-    for p in pids:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+def write_dead_record(state: Path, pid: int, start: float) -> None:
+    """A record left by a harness that is gone (its owner pid does not exist), naming one process."""
+    state.mkdir(exist_ok=True)
+    (state / "dead.json").write_text(json.dumps({
+        "tag": "not-a-live-tag", "owner": {"pid": 999_999_999, "start": 1},
+        "processes": [{"pid": pid, "start": start}]}))
 
 
 async def test_worker_outside_the_group_and_a_stubborn_bot_end_with_the_run(tmp_path):
@@ -82,7 +64,7 @@ async def test_worker_outside_the_group_and_a_stubborn_bot_end_with_the_run(tmp_
     target = HttpTarget(config, log_path=tmp_path / "out" / "run" / "target.log")
     target.grace_s = 0.5
     await target.start(PLACEHOLDERS)
-    pids = read_pids(pids_file, {"bot", "worker"})
+    pids = wait_for_pids(pids_file, {"bot", "worker"})
     try:
         assert os.getpgid(pids["worker"]) != os.getpgid(pids["bot"])  # the worker really left the group
         await target.stop()
@@ -119,7 +101,7 @@ def test_after_a_kill_9_of_the_harness_the_next_run_ends_the_leftovers(tmp_path)
     pids: dict[str, int] = {}
     try:
         assert harness.stdout.readline().strip() == b"READY"
-        pids = read_pids(pids_file, {"bot", "worker"})
+        pids = wait_for_pids(pids_file, {"bot", "worker"})
         harness.send_signal(signal.SIGKILL)
         harness.wait(10)
         time.sleep(0.5)
@@ -147,18 +129,12 @@ def test_a_recorded_pid_reused_by_another_process_is_left_alone(tmp_path):
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         state = tmp_path / ".targets"
-        state.mkdir()
         real = procs.start_time(other.pid)
-        (state / "dead.json").write_text(json.dumps({
-            "tag": "not-a-live-tag", "owner": {"pid": 999_999_999, "start": 1},
-            "processes": [{"pid": other.pid, "start": real - 1}]}))  # same pid, another start time
+        write_dead_record(state, other.pid, real - 1)  # same pid, another start time
         assert procs.reap_leftovers(state, grace_s=0.2) == []
         assert running(other.pid)
         # ... and with the true start time it is ended (the check above can fail).
-        state.mkdir(exist_ok=True)
-        (state / "dead.json").write_text(json.dumps({
-            "tag": "not-a-live-tag", "owner": {"pid": 999_999_999, "start": 1},
-            "processes": [{"pid": other.pid, "start": real}]}))
+        write_dead_record(state, other.pid, real)
         assert procs.reap_leftovers(state, grace_s=0.2) == [other.pid]
         other.wait(5)
     finally:

@@ -12,10 +12,7 @@ provider keys, storage keys, variables named only by an ``*_env`` key).
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import subprocess
-import sys
 import textwrap
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,10 +21,8 @@ from pathlib import Path
 import pytest
 
 from harness import redact
+from tests.hostile._project import bot_config, harness_cli, write_cases
 from tests.ops.ops_support import ACCESS_KEY, SECRET_KEY, MotoS3
-
-ROOT = Path(__file__).resolve().parents[2]
-BOT = Path(__file__).with_name("hostile_bot.py")
 
 
 def _token(digits: int = 9) -> str:
@@ -98,17 +93,9 @@ cases:
 
 
 def project(tmp_path: Path, endpoints: EchoingEndpoints, s3: MotoS3) -> Path:
-    (tmp_path / "fixtures" / "robustness").mkdir(parents=True)
-    (tmp_path / "fixtures" / "documents").mkdir()
+    write_cases(tmp_path, "hostile.yaml", CASES)
     (tmp_path / "golden").mkdir()
-    (tmp_path / "fixtures" / "robustness" / "hostile.yaml").write_text(CASES)
-    cfg = tmp_path / "harness.toml"
-    cfg.write_text(textwrap.dedent(f"""
-        [target]
-        name = "leaky"
-        command = ["python", "{BOT}", "--port", "{{port}}"]
-        port = 0
-        telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
+    return bot_config(tmp_path, "leak,reply", name="leaky", tables=f"""
         [sandbox]
         settle_s = 0.2
         reply_timeout_s = 5
@@ -134,13 +121,7 @@ def project(tmp_path: Path, endpoints: EchoingEndpoints, s3: MotoS3) -> Path:
         addressing_style = "path"
         retry_backoff_s = 0.01
         timeout_s = 5
-        [target.env]
-        TELEGRAM_API_BASE = "{{telegram_api}}"
-        TELEGRAM_BOT_TOKEN = "{{bot_token}}"
-        TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
-        HOSTILE = "leak,reply"
-        """))
-    return cfg
+        """)
 
 
 def test_no_planted_secret_leaves_the_run(tmp_path, endpoints, s3):
@@ -161,9 +142,8 @@ def test_no_planted_secret_leaves_the_run(tmp_path, endpoints, s3):
     }
     cfg = project(tmp_path, endpoints, s3)
     out = tmp_path / "reports"
-    env = {**os.environ, **planted, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--config", str(cfg), "--out", str(out),
-                           "--upload"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    done = harness_cli("run", "--config", cfg, "--out", out, "--upload", cwd=tmp_path, timeout=240,
+                       env={**planted, "AWS_ACCESS_KEY_ID": ACCESS_KEY})
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     run_dir = next(p for p in out.iterdir() if p.is_dir() and not p.name.startswith("."))
 
