@@ -113,6 +113,10 @@ ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
     (frozenset({"double", "doubled", "twice"}), frozenset({"halve", "halved", "half"})),
 ]
 _POLAR_WORDS = frozenset().union(*(a | b for a, b in ANTONYMS))
+#: Direction words that take what follows them as their own ("later school start"): an anchor
+#: scan stops there. Nouns of the pairs ("profit", "success") do not steer.
+_STEERING = ANTONYMS[0][0] | ANTONYMS[0][1] | frozenset(
+    "earlier early later late warmer cooler hotter colder faster slower quicker cheaper dearer better worse".split())
 _MULTI_ANTONYMS = [(("at", "least"), ("up", "to")), (("at", "least"), ("at", "most")),
                    (("more", "likely"), ("less", "likely")), (("more", "than"), ("less", "than")),
                    (("more", "than"), ("fewer", "than"))]
@@ -1244,6 +1248,8 @@ def _anchors(toks: list[Tok], i: int, reach: int = 2, heading: bool = False) -> 
             x = toks[j]
             if (x.kind == "punct" and x.text in ",;:.!?()") or x.low in ("and", "or") or x.low in _CLAUSE_WORDS:
                 break  # "colony growth and queen production": growth is not said of queens
+            if x.kind == "word" and x.low in _STEERING and j != i and not (x.low in _COMPARATIVE_Q and _quantity(toks, j)):
+                break  # "earlier studies of later school starts": what follows "later" is said of "later"
             if x.kind == "word" and _content(x) and x.low not in _RELATIONAL and x.low not in _LIGHT \
                     and x.low not in _POLAR_WORDS and x.low not in _CLAUSE_WORDS and x.low not in _PERCENT:
                 if x.text[:1].isupper() and j > 0 and not heading:
@@ -1306,8 +1312,11 @@ def check_bound_direction(claim: str, sentences: list[str], everywhere: list[str
                 part = next((c for c in clauses(claim) if any(re.search(rf"\b{w}\b", c.lower()) for w in mine)),
                             claim)
                 words = {stem(w) for w in _words(part) if w not in _STOP and w not in _POLAR_WORDS and len(w) > 2}
+                # ... or whose own direction word is said of two of the same things ("earlier school
+                # start" / "earlier studies of later school start times")
                 pool = list(sentences) + [x for x in anywhere if x not in sentences
-                                          and len(words & {stem(w) for w in _words(x)}) >= 3]
+                                          and (len(words & {stem(w) for w in _words(x)}) >= 3
+                                               or any(len(anchors & o) >= 2 for o in _direction_uses(x, theirs)))]
                 if any(anchors & other for other in _direction_uses(claim, theirs)):
                     continue
                 opposite = [x for x in pool if any(anchors & o for o in _direction_uses(x, theirs))]
