@@ -13,24 +13,11 @@ pytest.importorskip("telegram")
 from harness.cases import load_cases  # noqa: E402
 from harness.config import load_config  # noqa: E402
 from harness.run.runner import RunOptions, run_suite  # noqa: E402
+from tests.channels._bot_config import telegram_bot_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = f"""
-[target]
-name = "ptb-conversation"
-command = ["python", "-m", "tests.agents.ptb_conversation"]
-cwd = "{ROOT}"
-port = 0
-telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
-[target.env]
-PORT = "{{port}}"
-TELEGRAM_API_BASE = "{{telegram_api}}"
-TELEGRAM_BOT_TOKEN = "{{bot_token}}"
-TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
-[sandbox]
-settle_s = 0.3
-reply_timeout_s = 5
-"""
+CONFIG = telegram_bot_config("ptb-conversation", ["python", "-m", "tests.agents.ptb_conversation"], ROOT,
+                             reply_timeout_s=5)
 
 
 async def test_conversation_handler_states_via_the_runner(tmp_path):

@@ -25,27 +25,10 @@ pytest.importorskip("pywa_async")
 from harness.cases import load_cases  # noqa: E402
 from harness.config import load_config  # noqa: E402
 from harness.run.runner import RunOptions, run_suite  # noqa: E402
+from tests.channels._bot_config import telegram_bot_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).resolve().parent / "bots"
-
-TELEGRAM = """
-[target]
-name = "{name}"
-command = ["{python}", "{script}"]
-cwd = "{root}"
-port = 0
-telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
-[target.env]
-PORT = "{{port}}"
-TELEGRAM_API_BASE = "{{telegram_api}}"
-TELEGRAM_BOT_TOKEN = "{{bot_token}}"
-TELEGRAM_WEBHOOK_SECRET = "{{webhook_secret}}"
-{extra}
-[sandbox]
-settle_s = 0.3
-reply_timeout_s = 4
-"""
 
 WHATSAPP = """
 [target]
@@ -83,7 +66,7 @@ def failing(case) -> list[str]:
 
 
 def tg_config(name: str, script: str, extra: str = "") -> str:
-    return TELEGRAM.format(name=name, python=sys.executable, script=BOTS / script, root=ROOT, extra=extra)
+    return telegram_bot_config(name, [sys.executable, BOTS / script], ROOT, extra=extra)
 
 
 # -- python-telegram-bot, MarkdownV2 ---------------------------------------------------------

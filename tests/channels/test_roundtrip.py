@@ -121,21 +121,15 @@ async def test_pywa_parses(name):
     wa = WhatsApp(phone_id="106540352242922", token="t", server=None, verify_token="v", validate_updates=False)
     seen: list = []
 
-    @wa.on_message()
-    async def on_message(_, m):
-        seen.append(("message", m))
+    def collect(kind: str):
+        async def handler(_, update):
+            seen.append((kind, update))
+        return handler
 
-    @wa.on_callback_button()
-    async def on_button(_, b):
-        seen.append(("button", b))
-
-    @wa.on_callback_selection()
-    async def on_selection(_, s):
-        seen.append(("selection", s))
-
-    @wa.on_message_status()
-    async def on_status(_, s):
-        seen.append(("status", s))
+    wa.on_message()(collect("message"))
+    wa.on_callback_button()(collect("button"))
+    wa.on_callback_selection()(collect("selection"))
+    wa.on_message_status()(collect("status"))
 
     await wa.webhook_update_handler(json.dumps(build()).encode())
     assert [k for k, _ in seen] == [kind], (name, seen)

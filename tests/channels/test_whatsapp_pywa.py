@@ -3,8 +3,8 @@
 pywa's built-in routes need Starlette/FastAPI/Flask, none of which the harness depends
 on. pywa documents its three webhook hooks for "custom servers" instead
 (``webhook_challenge_handler``, ``webhook_update_validator``, ``webhook_update_handler``);
-the aiohttp glue below mirrors ``pywa._helpers.register_routes_starlette`` line for line,
-so signature checking, parsing, duplicate dropping and handler dispatch are all pywa's.
+the aiohttp glue (tests/channels/bots/pywa_aiohttp.py, shared with bots/pywa_bot.py) mirrors
+``pywa._helpers.register_routes_starlette`` line for line, so signature checking, parsing, duplicate dropping and handler dispatch are all pywa's.
 The one difference: the handler runs inline rather than as a background task, so the
 test needn't poll.
 """
@@ -17,7 +17,7 @@ import aiohttp
 import httpx
 import pytest
 from aiohttp import web
-from pywa_async import WhatsApp, errors, filters, types, utils
+from pywa_async import WhatsApp, errors, filters, types
 
 from harness.channels.whatsapp import (
     GraphApiEmulator,
@@ -27,6 +27,7 @@ from harness.channels.whatsapp import (
 )
 from harness.sandbox.server import listen
 from harness.types import Event
+from tests.channels.bots.pywa_aiohttp import webhook_routes
 
 PNID, DISPLAY, WABA = "106540352242922", "15550783881", "102290129340398"
 SECRET, VERIFY, TOKEN = "app-secret-123", "verify-me", "EAAG-test-token"
@@ -35,23 +36,8 @@ USER = "16505551234"
 
 def pywa_webhook_app(wa: WhatsApp) -> web.Application:
     """pywa mounted on aiohttp through its documented custom-server hooks."""
-
-    async def challenge(request: web.Request) -> web.Response:
-        content, status = await wa.webhook_challenge_handler(
-            vt=request.query.get(utils.HUB_VT), ch=request.query.get(utils.HUB_CH)
-        )
-        return web.Response(text=content or "", status=status, content_type="text/plain")
-
-    async def update(request: web.Request) -> web.Response:
-        body = await request.read()
-        if error := await wa.webhook_update_validator(update=body, hmac_header=request.headers.get(utils.HUB_SIG)):
-            return web.Response(text=error[0], status=error[1])
-        await wa.webhook_update_handler(body)
-        return web.Response(text="OK")
-
     app = web.Application()
-    app.router.add_get("/webhook", challenge)
-    app.router.add_post("/webhook", update)
+    app.add_routes(webhook_routes(wa, "/webhook"))
     return app
 
 

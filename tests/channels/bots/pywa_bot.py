@@ -2,7 +2,7 @@
 
 pywa's built-in routes need Starlette/FastAPI/Flask; pywa documents its three hooks for a
 custom server (``webhook_challenge_handler``, ``webhook_update_validator``,
-``webhook_update_handler``), mounted here on aiohttp as pywa's Starlette glue does. It reads
+``webhook_update_handler``), mounted on aiohttp as pywa's Starlette glue does (pywa_aiohttp.py). It reads
 WHATSAPP_API_BASE, WHATSAPP_PHONE_NUMBER_ID, WHATSAPP_TOKEN, WHATSAPP_APP_SECRET,
 WHATSAPP_VERIFY_TOKEN and PORT.
 
@@ -24,7 +24,8 @@ import os
 
 import httpx
 from aiohttp import web
-from pywa_async import WhatsApp, filters, types, utils
+from pywa_aiohttp import webhook_routes  # this folder's aiohttp glue (the script's folder is on sys.path)
+from pywa_async import WhatsApp, filters, types
 
 logging.getLogger("pywa").setLevel(logging.ERROR)
 counts = {"verified": 0}
@@ -90,26 +91,15 @@ def make_app(wa: WhatsApp) -> web.Application:
     async def on_status(_: WhatsApp, status: types.MessageStatus) -> None:
         statuses.setdefault(status.id, []).append(status.status.value)
 
-    async def challenge(request: web.Request) -> web.Response:
+    def verified() -> None:
         counts["verified"] += 1
-        content, status = await wa.webhook_challenge_handler(vt=request.query.get(utils.HUB_VT),
-                                                             ch=request.query.get(utils.HUB_CH))
-        return web.Response(text=content or "", status=status, content_type="text/plain")
-
-    async def update(request: web.Request) -> web.Response:
-        body = await request.read()
-        if error := await wa.webhook_update_validator(update=body, hmac_header=request.headers.get(utils.HUB_SIG)):
-            return web.Response(text=error[0], status=error[1])
-        await wa.webhook_update_handler(body)
-        return web.Response(text="OK")
 
     async def state(request: web.Request) -> web.Response:
         return web.json_response({"verified": counts["verified"], "messages": len(sent),
                                   "sent": [statuses.get(m, []) for m in sent]})
 
     app = web.Application()
-    app.router.add_get("/whatsapp", challenge)
-    app.router.add_post("/whatsapp", update)
+    app.add_routes(webhook_routes(wa, "/whatsapp", on_challenge=verified))
     app.router.add_get("/state/{wa_id}", state)
     return app
 
