@@ -1320,8 +1320,12 @@ def check_bound_direction(claim: str, sentences: list[str], everywhere: list[str
                 if any(anchors & other for other in _direction_uses(claim, theirs)):
                     continue
                 opposite = [x for x in pool if any(anchors & o for o in _direction_uses(x, theirs))]
-                same = any(anchors & o for x in anywhere for o in _direction_uses(x, mine))
-                if opposite and not same:
+                # the source saying the claim's direction of that thing clears it, unless the opposite is
+                # said of more of it ("Trees Reduce Pedestrian Heat Stress" against "heatwaves are more
+                # frequent and pedestrians feel the heat far more")
+                bind_opp = max((len(anchors & o) for x in opposite for o in _direction_uses(x, theirs)), default=0)
+                bind_same = max((len(anchors & o) for x in anywhere for o in _direction_uses(x, mine)), default=0)
+                if opposite and bind_opp > bind_same and (not bind_same or bind_opp >= 3):
                     return [Finding("polarity", f"{said!r} said of what the source says the "
                                                 f"opposite of: \"{C_clip(opposite[0])}\"")]
     return []
