@@ -127,15 +127,19 @@ cases:
 COST = """\
 layer: cost
 defaults: {{channel: {channel}}}
-# Speed and spend: thresholds on what the sandbox measured.
+# {purpose}: thresholds on what the sandbox measured.
 cases:
   - id: my-fast-hello
-    description: "a greeting is answered quickly and with few LLM calls"
+    description: "{description}"
     send: "hello"
     expect:
-      latency_ms: {{first_reply_max: 10000}}
-      llm_calls: {{max: 2}}
+      latency_ms: {{first_reply_max: {first_reply_max}}}
+      {second_check}
 """
+COST_WITH_LLM = dict(purpose="Speed and spend", description="a greeting is answered quickly and with few LLM calls",
+                     first_reply_max=10000, second_check="llm_calls: {max: 2}")
+COST_NO_LLM = dict(purpose="Speed", description="a greeting is answered quickly", first_reply_max=3000,
+                   second_check="replies: {min: 1}")
 
 SAMPLE_DOCUMENT = """\
 Community solar pilot: first-year results
@@ -153,19 +157,6 @@ reports/
 """
 
 
-COST_NO_LLM = """\
-layer: cost
-defaults: {{channel: {channel}}}
-# Speed: thresholds on what the sandbox measured.
-cases:
-  - id: my-fast-hello
-    description: "a greeting is answered quickly"
-    send: "hello"
-    expect:
-      latency_ms: {{first_reply_max: 3000}}
-      replies: {{min: 1}}
-"""
-
 LLM_ENV_LINE = 'OPENAI_BASE_URL = "{llm_base_url}"     # if your bot calls an OpenAI-compatible LLM: through the recording gateway\n'
 LLM_TAIL_LINES = ("# Where the gateway forwards your bot's LLM calls (set HARNESS_LLM_API_KEY in the environment).\n"
                   '# llm_upstream = "https://api.openai.com/v1"\n')
@@ -173,23 +164,20 @@ LLM_TAIL_LINES = ("# Where the gateway forwards your bot's LLM calls (set HARNES
 
 def files_for(channel: str, llm: bool = True) -> dict[str, str]:
     target = TELEGRAM_TARGET if channel == "telegram" else WHATSAPP_TARGET
-    if not llm:  # a bot without a model: nothing that assumes one
-        return {
-            "harness.toml": CONFIG_HEAD + target.replace(LLM_ENV_LINE, "") + CONFIG_TAIL.replace(LLM_TAIL_LINES, ""),
-            "fixtures/robustness/examples.yaml": ROBUSTNESS.format(channel=channel),
-            "fixtures/multiturn/examples.yaml": MULTITURN.format(channel=channel),
-            "fixtures/cost/examples.yaml": COST_NO_LLM.format(channel=channel),
-            ".gitignore": GITIGNORE,
-        }
-    return {
+    files = {
         "harness.toml": CONFIG_HEAD + target + CONFIG_TAIL,
         "fixtures/robustness/examples.yaml": ROBUSTNESS.format(channel=channel),
         "fixtures/multiturn/examples.yaml": MULTITURN.format(channel=channel),
         "fixtures/reasoning/examples.yaml": REASONING.format(channel=channel),
-        "fixtures/cost/examples.yaml": COST.format(channel=channel),
+        "fixtures/cost/examples.yaml": COST.format(channel=channel, **COST_WITH_LLM),
         "fixtures/documents/sample.txt": SAMPLE_DOCUMENT,
         ".gitignore": GITIGNORE,
     }
+    if not llm:  # a bot without a model: nothing that assumes one
+        files["harness.toml"] = CONFIG_HEAD + target.replace(LLM_ENV_LINE, "") + CONFIG_TAIL.replace(LLM_TAIL_LINES, "")
+        files["fixtures/cost/examples.yaml"] = COST.format(channel=channel, **COST_NO_LLM)
+        del files["fixtures/reasoning/examples.yaml"], files["fixtures/documents/sample.txt"]
+    return files
 
 
 def init_project(directory: str | Path, channel: str, llm: bool = True) -> list[Path]:
