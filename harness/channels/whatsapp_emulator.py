@@ -101,6 +101,17 @@ def _length(value: Any, what: str, maximum: int, *, required: bool = True) -> st
     return value
 
 
+def _items(action: dict[str, Any], key: str, what: str) -> list:
+    """A list parameter ``action.<key>`` within its published count (1..LIMITS[key] items)."""
+    raw = action.get(key)
+    if not isinstance(raw, list) or not raw:
+        raise _Rejected(400, graph_error("(#131008) Required parameter is missing", 131008,
+                                         details=f"Parameter 'action.{key}' is required"))
+    if len(raw) > LIMITS[key]:
+        raise _not_valid(f"{what} count invalid. Max allowed count: {LIMITS[key]}; got {len(raw)}")
+    return raw
+
+
 class GraphApiEmulator:
     """Answers ``POST /{version}/{phone_number_id}/messages`` and ``GET /{version}/{phone_number_id}``."""
 
@@ -522,14 +533,8 @@ def _interactive_text(content: dict[str, Any]) -> tuple[str, tuple[str, ...], st
     buttons: tuple[str, ...] = ()
     extra = ""
     if kind == "button":
-        raw = action.get("buttons")
-        if not isinstance(raw, list) or not raw:
-            raise _Rejected(400, graph_error("(#131008) Required parameter is missing", 131008,
-                                             details="Parameter 'action.buttons' is required"))
-        if len(raw) > LIMITS["buttons"]:
-            raise _not_valid(f"Buttons count invalid. Max allowed count: {LIMITS['buttons']}; got {len(raw)}")
         ids, titles = [], []
-        for b in raw:
+        for b in _items(action, "buttons", "Buttons"):
             reply = b.get("reply") if isinstance(b, dict) else None
             if not isinstance(b, dict) or b.get("type") != "reply" or not isinstance(reply, dict):
                 raise _invalid("each interactive button must be {type: reply, reply: {id, title}}")
@@ -539,12 +544,7 @@ def _interactive_text(content: dict[str, Any]) -> tuple[str, tuple[str, ...], st
         buttons = tuple(titles)
     elif kind == "list":
         _length(action.get("button"), "Button label", LIMITS["list_button"])
-        sections = action.get("sections")
-        if not isinstance(sections, list) or not sections:
-            raise _Rejected(400, graph_error("(#131008) Required parameter is missing", 131008,
-                                             details="Parameter 'action.sections' is required"))
-        if len(sections) > LIMITS["sections"]:
-            raise _not_valid(f"Sections count invalid. Max allowed count: {LIMITS['sections']}; got {len(sections)}")
+        sections = _items(action, "sections", "Sections")
         ids, titles, total = [], [], 0
         for sec in sections:
             if not isinstance(sec, dict) or not isinstance(sec.get("rows"), list) or not sec["rows"]:
