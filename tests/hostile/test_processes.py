@@ -125,33 +125,33 @@ def test_after_a_kill_9_of_the_harness_the_next_run_ends_the_leftovers(tmp_path)
             harness.kill()
 
 
-def test_a_recorded_pid_reused_by_another_process_is_left_alone(tmp_path):
+@pytest.fixture
+def sleeper():
+    """Another process, not the target's: it sleeps 30 s unless a test ends it."""
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        state = tmp_path / ".targets"
-        real = procs.start_time(other.pid)
-        write_dead_record(state, other.pid, real - 1)  # same pid, another start time
-        assert procs.reap_leftovers(state, grace_s=0.2) == []
-        assert running(other.pid)
-        # ... and with the true start time it is ended (the check above can fail).
-        write_dead_record(state, other.pid, real)
-        assert procs.reap_leftovers(state, grace_s=0.2) == [other.pid]
-        other.wait(5)
-    finally:
-        if other.poll() is None:
-            other.kill()
-
-
-def test_a_record_of_a_live_harness_is_not_touched(tmp_path):
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        state = tmp_path / ".targets"
-        state.mkdir()
-        me = {"pid": os.getpid(), "start": procs.start_time(os.getpid())}
-        (state / "live.json").write_text(json.dumps({
-            "tag": "t", "owner": me, "processes": [{"pid": other.pid, "start": procs.start_time(other.pid)}]}))
-        assert procs.reap_leftovers(state) == []
-        assert running(other.pid) and (state / "live.json").exists()
-    finally:
+    yield other
+    if other.poll() is None:
         other.kill()
-        other.wait(5)
+    other.wait(5)
+
+
+def test_a_recorded_pid_reused_by_another_process_is_left_alone(tmp_path, sleeper):
+    state = tmp_path / ".targets"
+    real = procs.start_time(sleeper.pid)
+    write_dead_record(state, sleeper.pid, real - 1)  # same pid, another start time
+    assert procs.reap_leftovers(state, grace_s=0.2) == []
+    assert running(sleeper.pid)
+    # ... and with the true start time it is ended (the check above can fail).
+    write_dead_record(state, sleeper.pid, real)
+    assert procs.reap_leftovers(state, grace_s=0.2) == [sleeper.pid]
+    sleeper.wait(5)
+
+
+def test_a_record_of_a_live_harness_is_not_touched(tmp_path, sleeper):
+    state = tmp_path / ".targets"
+    state.mkdir()
+    me = {"pid": os.getpid(), "start": procs.start_time(os.getpid())}
+    (state / "live.json").write_text(json.dumps({
+        "tag": "t", "owner": me, "processes": [{"pid": sleeper.pid, "start": procs.start_time(sleeper.pid)}]}))
+    assert procs.reap_leftovers(state) == []
+    assert running(sleeper.pid) and (state / "live.json").exists()
