@@ -50,6 +50,19 @@ SHAPES: tuple[tuple[str, str], ...] = (
 )
 
 
+#: What any match of ``SHAPES`` contains, in the same order (keep the two in step): a match of
+#: a shape always holds a match of its entry here.
+_NEEDED: tuple[str, ...] = (
+    r"earer",  # bearer
+    r"sk-",  # sk-key
+    r"\d{5}:[A-Za-z0-9_-]{35}",  # telegram-token
+    r"AKIA|ASIA",  # aws-key
+    r"gh[pousr]_",  # github-token
+    r"xox[abposr]-",  # slack-token
+    r"(?:key|token|secret)=",  # query-key
+)
+
+
 def _is_secret_name(name: str) -> bool:
     up = name.upper()
     if up.endswith("_ENV"):  # names a variable, holds no secret itself
@@ -81,6 +94,11 @@ class Redactor:
         parts += [f"(?P<s{i}>{_renamed(p, i)})" for i, (_n, p) in enumerate(self.shapes)]
         self._re = re.compile("|".join(parts)) if parts else None
         self._re_b = re.compile("|".join(parts).encode("utf-8")) if parts else None
+        # With the default shapes, a quick search for what every match must contain (a secret
+        # itself, or the fixed part of a shape) says where the full pattern (slow on long text:
+        # lookbehinds at every position) has nothing to find. Custom shapes: the full pattern only.
+        self._pre = (re.compile("|".join([*map(re.escape, literals), *_NEEDED]))
+                     if self._re is not None and self.shapes == SHAPES else self._re)
 
     @property
     def names(self) -> list[str]:
@@ -98,7 +116,7 @@ class Redactor:
 
     def text(self, s: str) -> str:
         """``s`` with every secret replaced."""
-        if not s or self._re is None:
+        if not s or self._re is None or not self._pre.search(s):
             return s
         return self._re.sub(self._replacement, s)
 
@@ -122,12 +140,25 @@ class Redactor:
 
     def data(self, value: Any) -> Any:
         """A copy of a JSON-like value (dicts, lists, strings) with every string redacted."""
+        if self._re is None:
+            return self._data(value)
+        strings: list[str] = []
+        copy = _copy(value, strings)
+        # One search over every string (keys too), joined by NUL: no pattern matches a NUL or
+        # needs one, and at a NUL every lookaround sees what it sees at a string's end or start,
+        # so a string with a secret is always found (a match across two strings only costs the
+        # per-string pass). Nothing found: the copy equals the per-string pass's result.
+        if not self._pre.search("\0".join(strings)):
+            return copy
+        return self._data(value)
+
+    def _data(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            return {self.text(k) if isinstance(k, str) else k: self.data(v) for k, v in value.items()}
+            return {self.text(k) if isinstance(k, str) else k: self._data(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return [self.data(v) for v in value]
+            return [self._data(v) for v in value]
         return value
 
     def holds_secret(self, s: str) -> bool:
@@ -141,6 +172,28 @@ class Redactor:
             merged.setdefault(name + "\0" + value, (name, value))
         pairs = list(merged.values()) + list(more.items())
         return Redactor(pairs, shapes=self.shapes)
+
+
+def _copy(value: Any, strings: list[str]) -> Any:
+    """``Redactor._data``'s copy without the redaction; collects every string (keys too)."""
+    t = type(value)
+    if t is str:
+        strings.append(value)
+        return value
+    if value is None or t is int or t is float or t is bool:
+        return value
+    if t is dict or (t is not list and t is not tuple and isinstance(value, Mapping)):
+        out = {}
+        for k, v in value.items():
+            if isinstance(k, str):
+                strings.append(k)
+            out[k] = _copy(v, strings)
+        return out
+    if t is list or t is tuple or isinstance(value, (list, tuple)):
+        return [_copy(v, strings) for v in value]
+    if isinstance(value, str):
+        strings.append(value)
+    return value
 
 
 def _renamed(pattern: str, i: int) -> str:

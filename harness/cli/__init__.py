@@ -262,9 +262,9 @@ def _cmd_run(args) -> int:
         if progress:
             progress.stop()
     run_dir = out / report.run_id
-    report, nightly = finish_run(report, out, config, quarantine)  # quarantine, history, diff
-    report = cli_cost.after_run(config, report, run_dir)  # budget breach on stderr; alerts
-    files = write_all(args.flow.finish(report), run_dir, **nightly)  # + manifest, shard (harness.night.runflow)
+    report, nightly, d = finish_run(report, out, config, quarantine)  # quarantine, history, diff; d: its dict, built once
+    report = cli_cost.after_run(config, report, run_dir, d)  # budget breach on stderr; alerts (notes into d too)
+    files = write_all(args.flow.finish(report, d), run_dir, **nightly)  # + manifest, shard (harness.night.runflow)
     if not args.quiet:
         print_table(report, console)
         console.print(diff_line(nightly["diff"]), markup=False)

@@ -10,13 +10,17 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.night.alerts import notify, run_alerts, start_failed_alert
-from harness.report.jsonfile import report_to_dict
+from harness.report.jsonfile import jsonable, report_to_dict
 from harness.types import RunReport
 
 
-def after_run(config, report: RunReport, run_dir: Path) -> RunReport:
-    """Say a budget breach loudly (stderr), send the run's alerts, note them in the report."""
-    d = report_to_dict(report)
+def after_run(config, report: RunReport, run_dir: Path, d: dict | None = None) -> RunReport:
+    """Say a budget breach loudly (stderr), send the run's alerts, note them in the report.
+
+    ``d`` is ``report``'s results.json dict when the caller has it already; the alerts' notes
+    are added to its ``notes`` too, so it stays the dict of the report returned."""
+    if d is None:
+        d = report_to_dict(report)
     budget = (d.get("summary") or {}).get("budget") or {}
     if budget.get("breached"):
         names = ", ".join(f"{b['id']} (${b['cost_usd']:.4f})" for b in budget.get("spent_by", [])[:10])
@@ -24,7 +28,11 @@ def after_run(config, report: RunReport, run_dir: Path) -> RunReport:
               f"started; spent by: {names or '(no priced case)'}"
               + (" [SIMULATED spend]" if d["summary"].get("simulated") else ""), file=sys.stderr)
     notes = notify(config, run_alerts(d, str(Path(run_dir).resolve() / "report.html")))
-    return replace(report, notes=tuple(report.notes) + tuple(notes)) if notes else report
+    if not notes:
+        return report
+    report = replace(report, notes=tuple(report.notes) + tuple(notes))
+    d["notes"] = jsonable(list(report.notes))  # as report_to_dict writes them
+    return report
 
 
 def start_failed(config, exc: Exception) -> None:

@@ -153,18 +153,20 @@ def load_run_quarantine(fixtures_dir: Path):
     return load_quarantine(Path(fixtures_dir) / FILE)
 
 
-def finish_run(report, out: Path, config, quarantine) -> tuple[Any, dict[str, Any]]:
-    """The runner's report with quarantine applied, and ``write_all`` keyword arguments
-    carrying the history and diff of the reports folder ``out``."""
+def finish_run(report, out: Path, config, quarantine) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """The runner's report with quarantine applied, ``write_all`` keyword arguments carrying
+    the history and diff of the reports folder ``out``, and the report's results.json dict
+    (built once here; ``cost.after_run`` and ``RunFlow.finish`` reuse it)."""
     from harness.night.context import run_context
     from harness.night.quarantine import apply_quarantine
     from harness.report.jsonfile import report_to_dict
 
     report = apply_quarantine(report, quarantine)
-    ctx = run_context(report_to_dict(report), out, source=source_for(out, config), thresholds=thresholds_of(config))
+    d = report_to_dict(report)
+    ctx = run_context(d, out, source=source_for(out, config), thresholds=thresholds_of(config))
     for w in ctx.warnings:
         print(f"harness: warning: {w}", file=sys.stderr)
-    return report, {"history": ctx.history, "diff": ctx.diff}
+    return report, {"history": ctx.history, "diff": ctx.diff}, d
 
 
 def diff_line(diff: dict[str, Any] | None) -> str:

@@ -175,11 +175,13 @@ class RunFlow:
 
     # ------------------------------------------------------------------ end
 
-    def finish(self, report: Any) -> dict[str, Any]:
-        """The results.json dict of the run: the contract's keys plus manifest and shard."""
+    def finish(self, report: Any, report_dict: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The results.json dict of the run: the contract's keys plus manifest and shard.
+        ``report_dict`` is ``report``'s results.json dict when the caller has built it already
+        (it is copied, not changed)."""
         from harness.report.jsonfile import report_to_dict
 
-        d = report_to_dict(report)
+        d = dict(report_dict) if report_dict is not None else report_to_dict(report)
         if self.prior_records:
             d["cases"] = [self.prior_records[c["id"]] if c["id"] in self.prior_records
                           and not (c.get("turns") or []) else c for c in d["cases"]]

@@ -269,6 +269,33 @@ def report_to_dict(report: RunReport) -> dict[str, Any]:
 
 def jsonable(value: Any) -> Any:
     """Make ``value`` strict, writable JSON: NaN/inf would make results.json unreadable elsewhere."""
+    # Fast paths for the exact built-in types (almost every value of a report); anything else,
+    # subclasses included, takes the general path below with the same result as before.
+    t = type(value)
+    if t is str:
+        return value if value.isascii() else _utf8(value)
+    if t is dict:
+        return {k if type(k) is str else str(k): jsonable(v) for k, v in value.items()}
+    if t is list or t is tuple:
+        return [jsonable(v) for v in value]
+    if t is int or t is bool or value is None:
+        return value
+    if t is float:
+        return value if math.isfinite(value) else None
+    return _jsonable(value)
+
+
+def _utf8(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (a JSON "\ud800" escape from the agent decodes to one)
+        # cannot be written as UTF-8 at all; it would abort the whole report.
+        return value.encode("utf-8", "replace").decode("utf-8")
+    return value
+
+
+def _jsonable(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -276,13 +303,7 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            # A lone surrogate (a JSON "\ud800" escape from the agent decodes to one)
-            # cannot be written as UTF-8 at all; it would abort the whole report.
-            return value.encode("utf-8", "replace").decode("utf-8")
-        return value
+        return _utf8(value)
     if value is None or isinstance(value, (int, float, bool)):
         return value
     return str(value)  # e.g. a datetime in a state probe: readable beats a crash
