@@ -220,7 +220,6 @@ def _cmd_check(args) -> int:
 def _cmd_run(args) -> int:
     from harness.config import load_config
     from harness.report import write_all
-    from harness.report.terminal import Progress, make_console, print_table
     from harness.run.runner import RunOptions, run_loading
 
     if args.repeat < 1:
@@ -233,8 +232,12 @@ def _cmd_run(args) -> int:
     redact.for_run(config)  # the run's redactor: every sink applies it (harness/redact.py)
     from harness.cli.nightly import diff_line, finish_run
 
-    console = make_console(stderr=False)  # off a terminal: no width limit, nothing cut
-    progress = Progress(console) if not args.quiet else None
+    console = progress = None
+    if not args.quiet:  # --quiet prints nothing: rich (harness.report.terminal) is not even imported
+        from harness.report.terminal import Progress, make_console
+
+        console = make_console(stderr=False)  # off a terminal: no width limit, nothing cut
+        progress = Progress(console)
     out = Path(args.out) if args.out else config.resolve("reports")
     options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,
                          on_start=(progress.start if progress else None),
@@ -266,6 +269,8 @@ def _cmd_run(args) -> int:
     report = cli_cost.after_run(config, report, run_dir, d)  # budget breach on stderr; alerts (notes into d too)
     files = write_all(args.flow.finish(report, d), run_dir, **nightly)  # + manifest, shard (harness.night.runflow)
     if not args.quiet:
+        from harness.report.terminal import print_table
+
         print_table(report, console)
         console.print(diff_line(nightly["diff"]), markup=False)
         console.print(f"report: {files.get('html', run_dir)}")
