@@ -248,6 +248,7 @@ class Runner:
         self._attempts: dict[str, list[CaseResult]] = {}
         self._up: asyncio.Future | None = None
         self._placeholders: dict[str, str] = {}
+        self._appending: set[asyncio.Future] = set()
 
     def _warm_services(self, cases: Sequence[Case]):
         """Start building the services the selected layers declare, in a worker thread."""
@@ -318,6 +319,8 @@ class Runner:
             await self.shut_down()
             if self._own_services:
                 await self.services.aclose()
+            if self._appending:  # lines handed to a worker thread are on disk before the journal closes
+                await asyncio.gather(*self._appending, return_exceptions=True)
             journal.close()
         self._notes += unattributed_notes(self.sandbox.router.unattributed, cases_from,
                                           self.options.concurrency or self.config.sandbox.concurrency)
@@ -378,7 +381,7 @@ class Runner:
             finally:
                 slot.give()
             results.append(result)
-            journal.append(case_to_dict(result))
+            await self._journal(journal, case_to_dict(result))
             if self.options.on_case:
                 self.options.on_case(result)
 
@@ -387,6 +390,16 @@ class Runner:
         await self._late_replies(results, journal)
         order = {c.id: i for i, c in enumerate(cases)}
         results.sort(key=lambda r: order.get(r.id, 0))
+
+    async def _journal(self, journal: Journal, record: dict) -> None:
+        """Append a finished case's line in a worker thread: its fsync holds up this case only,
+        not the event loop of every other case. The line is on disk when this returns (as with
+        ``Journal.append``); a cancelled case's line already handed over is still written, and
+        ``run`` waits for it before it closes the journal."""
+        future = asyncio.ensure_future(asyncio.to_thread(journal.append, record))
+        self._appending.add(future)
+        future.add_done_callback(self._appending.discard)
+        await asyncio.shield(future)
 
     async def _run_quiet(self) -> None:
         """One quiet window for the whole run: wait until nothing reached the sandbox for one
