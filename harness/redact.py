@@ -137,10 +137,10 @@ class Redactor:
             return self._data(value)
         strings: list[str] = []
         copy = _copy(value, strings)
-        # One search over every string (keys too), joined by NUL: no pattern matches a NUL or
-        # needs one, and at a NUL every lookaround sees what it sees at a string's end or start,
-        # so a string with a secret is always found (a match across two strings only costs the
-        # per-string pass). Nothing found: the copy equals the per-string pass's result.
+        # One check over every string (keys too), joined by NUL: what a match needs never
+        # includes a NUL, and at a NUL every lookaround sees what it sees at a string's end or
+        # start, so a string with a secret is always found (a hit spanning two strings only costs
+        # the per-string pass). Nothing found: the copy equals the per-string pass's result.
         if not self._may_match("\0".join(strings)):
             return copy
         return self._data(value)
