@@ -144,3 +144,13 @@ def test_users_are_validated(tmp_path):
     bad = TWO_USERS.replace("users: [alice, bob]", "users: [alice]")
     with pytest.raises(FixtureErrors, match="users must be a list of 2"):
         setup(tmp_path, cases=bad)
+
+
+def test_run_ids_sort_in_start_order_within_one_second():
+    from datetime import datetime, timezone
+
+    from harness.run.runner import new_run_id
+
+    ids = [new_run_id(datetime(2026, 11, 30, 2, 0, 0, us, tzinfo=timezone.utc)) for us in (0, 16, 250_000, 999_999)]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert all(len(i) == len("20261130-020000-0000") for i in ids)
