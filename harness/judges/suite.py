@@ -17,9 +17,8 @@ reasoning case with goldens, or a multi-turn case with reference answers). Its m
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 

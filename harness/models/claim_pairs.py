@@ -23,6 +23,7 @@ Everything here is plain functions over strings: no embeddings, no I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -397,6 +398,17 @@ def _unit_clash(claim_use: NumberUse, src_uses: list[NumberUse]) -> str:
     return ""
 
 
+def initials(text: str) -> str:
+    """The first letters of the text's words in a row (hyphenated parts apart; "and", "of" and
+    "the" skipped), with a space at every sentence or clause break: "ebitda" for "earnings before
+    interest, taxes, depreciation and amortisation"."""
+    out = []
+    for chunk in re.split(r"[.;:()\n]", text):
+        words = [w for w in re.findall(r"[A-Za-z]+", chunk) if w.lower() not in ("and", "of", "the")]
+        out.append("".join(w[0].lower() for w in words))
+    return " " + " ".join(out)
+
+
 class SourceIndex:
     """The source's sentences, tokenised once, with where every number and name occurs."""
 
@@ -416,6 +428,8 @@ class SourceIndex:
         self.common = {t.text for ts in self.toks for t in ts if t.kind == "word" and t.text.islower()}
         text = "\n".join(sentences)
         self.dates = _dates(text)
+        #: the first letters of its words in a row, a space at every break (critic_offline._spelled_out)
+        self.initials = initials(text)
         #: the names the document is about: in its title lines, or in three sentences or more (a claim
         #: may name them where its sentence says "the company"); any other name belongs to its own sentences
         self._head = set().union(*self.lows[:2]) if self.lows else set()
@@ -993,7 +1007,6 @@ def _pwords(text: str) -> set[str]:
     out = set()
     for i, w in enumerate(words):
         low = w.lower().strip("'’")
-        nxt = words[i + 1].lower() if i + 1 < len(words) else ""
         if low in _COMPARATIVE_Q and _quantity(words, i):
             continue
         if heading or i == 0 or not w[0].isupper():
@@ -1173,7 +1186,6 @@ def _directions_near(toks: list[Tok], i: int, reach: int = 2) -> set[str]:
             if t.kind == "word" and t.low not in _STOP and t.low not in _RELATIONAL - {"up", "down", "over", "under",
                                                                                       "above", "below"}:
                 d += 1
-                nxt = toks[j + 1].low if j + 1 < len(toks) else ""
                 if t.low in _POLAR_WORDS and not (t.low in _COMPARATIVE_Q and _quantity(toks, j)):
                     out.add(t.low)
             j += step
@@ -1265,21 +1277,22 @@ def _direction_uses(text: str, words: frozenset[str]) -> list[set[str]]:
     return [anchors for _, anchors in _direction_words(text, words)]
 
 
-def _direction_words(text: str, words: frozenset[str]) -> list[tuple[str, set[str]]]:
-    """Each direction word of ``words`` in ``text`` with what it is said of (its anchors)."""
+@functools.lru_cache(maxsize=8192)
+def _direction_words(text: str, words: frozenset[str]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each direction word of ``words`` in ``text`` with what it is said of (its anchors).
+    Cached: check_bound_direction reads every source sentence for each antonym pair and claim."""
     toks = tokenize(text)
     heading = C.is_heading(text)
     out = []
     for i, t in enumerate(toks):
         if t.kind != "word" or t.low not in words or (t.text[:1].isupper() and i > 0 and not heading):
             continue
-        nxt = toks[i + 1].low if i + 1 < len(toks) else ""
         if t.low in _COMPARATIVE_Q and _quantity(toks, i):
             continue  # "more than 800 metres": a quantity
         if any(x.low in _NEG_CUES or x.low.endswith(("n't", "n’t")) for x in toks[max(0, i - 3):i]):
             continue  # "did not die": a negated direction is the negation checks' business
-        out.append((t.low, _anchors(toks, i, heading=heading)))
-    return out
+        out.append((t.low, frozenset(_anchors(toks, i, heading=heading))))
+    return tuple(out)
 
 
 _PLACE_WORDS = frozenset({"before", "after", "over", "under", "above", "below", "within", "first", "last", "exceeds",
@@ -1444,15 +1457,16 @@ META_VERBS = frozenset(
 META_WORDS = META_VERBS | {"document", "paper", "article", "text", "page", "file", "question", "questions", "answer",
                            "answers", "information", "anything", "nothing", "anywhere", "covers", "about", "looked",
                            "focus", "focuses", "deals", "concerns"}
+_META_PARTICIPLES = "|".join(sorted(w for w in META_VERBS if w.endswith(("ed", "en", "ned"))))
 _REFUSAL_IT = re.compile(
     rf"^(?:it|the\s+{_DOC}|this\s+{_DOC})\s+(?:\w+\s+){{0,1}}?(?:never|doesn't|doesn’t|does\s+not|did\s+not|didn't)\s+"
     rf"(?:\w+ly\s+)?(?:{'|'.join(sorted(META_VERBS))})\b(.*)$", re.I)
 _REFUSAL_PASSIVE_BARE = re.compile(
     r"^(.*?)\b(?:(?:is|are|was|were)\s+(?:not|never)|(?:isn't|aren't|wasn't|weren't|isn’t|aren’t))\s+(?:\w+ly\s+)?"
-    rf"(?:{'|'.join(sorted(w for w in META_VERBS if w.endswith(('ed', 'en', 'ned'))))})"
+    rf"(?:{_META_PARTICIPLES})"
     r"(?:\s+(?:anywhere|at\s+all|in\s+it|there))?\s*[.!]?\s*$", re.I)
 _REFUSAL_NO_X = re.compile(r"^(?:there\s+(?:is|are)\s+)?no\s+(.*?)\s+(?:is|are|was|were)\s+(?:\w+ly\s+)?"
-                           rf"(?:{'|'.join(sorted(w for w in META_VERBS if w.endswith(('ed', 'en', 'ned'))))})\b", re.I)
+                           rf"(?:{_META_PARTICIPLES})\b", re.I)
 _NEG_WORD = re.compile(r"\b(?:no|not|never|nothing|none|nowhere|isn't|isn’t|doesn't|doesn’t|don't|can't|cannot|"
                        r"won't|hasn't|haven't|n't)\b|n't\b|n’t\b", re.I)
 _META_Q = re.compile(r"\b(?:question|answer|answers|answered|answering)\b", re.I)

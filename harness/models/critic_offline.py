@@ -117,16 +117,6 @@ def _spelled_out(name: str, src_words: set[str], initials: str = "") -> bool:
     return (name in initials) if len(name) >= 3 else (f" {name}" in initials)  # two letters: a run's start only
 
 
-def _initials(source: str) -> str:
-    """The first letters of the source's words in a row (hyphenated parts apart; "and", "of" and
-    "the" skipped), with a space at every sentence or clause break: looked up by _spelled_out."""
-    out = []
-    for chunk in re.split(r"[.;:()\n]", source):
-        words = [w for w in re.findall(r"[A-Za-z]+", chunk) if w.lower() not in ("and", "of", "the")]
-        out.append("".join(w[0].lower() for w in words))
-    return " " + " ".join(out)
-
-
 def _words_of(text: str, stems: list[str]) -> set[str]:
     return {w.lower() for w in C._WORD.findall(text) if P.stem(w) in stems}
 
@@ -147,7 +137,6 @@ class OfflineCritic:
             if len(self._index) > 32:
                 self._index.clear()
             self._index[key] = P.SourceIndex(src, C.names(source))
-            self._index[key].initials = _initials(source)
         return self._index[key]
 
     async def factuality(self, source: str, reply: str) -> Judgement:
@@ -222,8 +211,7 @@ class OfflineCritic:
                            and not P.sums_to(n, index, aligned))
         src_times = {u.value for uses in index.uses for u in uses if ":" in u.value}
         missing_n += sorted({t.value for t in toks if t.kind == "num" and ":" in t.value} - src_times)  # 9:00
-        initials = index.initials if hasattr(index, "initials") else ""
-        missing_names = sorted(n for n in names if n not in src_words and not _spelled_out(n, src_words, initials))
+        missing_names = sorted(n for n in names if n not in src_words and not _spelled_out(n, src_words, index.initials))
         # a code (grant HF-2021-0457, filter AN-F40) is one word: the source must write it as it is
         missing_names += sorted({t.low for t in toks if t.kind == "word" and "-" in t.low and any(c.isdigit() for c in t.low)
                                  and t.low not in index.codes})

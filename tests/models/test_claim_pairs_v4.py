@@ -71,9 +71,9 @@ def test_a_number_in_another_unit_of_its_kind():
 
 
 def test_abbreviations_spelled_out_by_initials():
-    from harness.models.critic_offline import _initials, _spelled_out
+    from harness.models.critic_offline import _spelled_out
 
-    initials = _initials("Earnings before interest, taxes, depreciation and amortisation rose. Six cells of "
+    initials = P.initials("Earnings before interest, taxes, depreciation and amortisation rose. Six cells of "
                          "2.5 ampere-hours were built.")
     assert _spelled_out("ebitda", set(), initials)
     assert not _spelled_out("ebit", set(), "") and not _spelled_out("xqz", set(), initials)
