@@ -219,8 +219,6 @@ def _cmd_check(args) -> int:
 
 def _cmd_run(args) -> int:
     from harness.config import load_config
-    from harness.report import write_all
-    from harness.run.runner import RunOptions, run_loading
 
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1", fix="--repeat 3 runs every case three times")
@@ -230,6 +228,23 @@ def _cmd_run(args) -> int:
         raise UsageError(f"--budget-usd {args.budget_usd} is not an amount", fix="a finite number of dollars >= 0, e.g. 0.5")
     config = load_config(args.config)
     redact.for_run(config)  # the run's redactor: every sink applies it (harness/redact.py)
+    out = Path(args.out) if args.out else config.resolve("reports")
+    from harness.run.early import start_early
+
+    # The target starts now, before the heavy imports below and the cases' validation: its own
+    # start-up runs beside the harness's (harness/run/early.py). The runner takes it over.
+    early = start_early(config, out, args.flow.run_id)
+    try:
+        return _run(args, config, out, early)
+    except BaseException:
+        if early is not None and not early.taken:  # ended before the runner took it: no trace left
+            early.discard()
+        raise
+
+
+def _run(args, config, out: Path, early) -> int:
+    from harness.report import write_all
+    from harness.run.runner import RunOptions, run_loading
     from harness.cli.nightly import diff_line, finish_run
 
     console = progress = None
@@ -238,7 +253,6 @@ def _cmd_run(args) -> int:
 
         console = make_console(stderr=False)  # off a terminal: no width limit, nothing cut
         progress = Progress(console)
-    out = Path(args.out) if args.out else config.resolve("reports")
     options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,
                          on_start=(progress.start if progress else None),
                          on_case=(progress.advance if progress else None), budget_usd=args.budget_usd,
@@ -258,7 +272,7 @@ def _cmd_run(args) -> int:
     from harness.cli import cost as cli_cost
     _loaded()  # start-up's modules are in: garbage collection as usual from here (main)
     try:
-        report = asyncio.run(run_loading(config, options, load))
+        report = asyncio.run(run_loading(config, options, load, early))
     except (TargetError, SandboxError) as exc:  # exit 4: alert that the run failed to start
         cli_cost.start_failed(config, exc)
         raise

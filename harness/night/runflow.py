@@ -49,7 +49,7 @@ class RunFlow:
 
     def __enter__(self) -> "RunFlow":
         from harness.config import load_config
-        from harness.run.runner import new_run_id
+        from harness.run.early import new_run_id  # light: the runner itself is imported later
         from harness.night.shards import parse_shard
         from harness.night.storage import storage_config
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import shutil
 import socket
 import time
 import traceback
@@ -31,6 +30,7 @@ from harness.soft import is_soft, reevaluate
 from harness.checks import REGISTRY
 from harness.config import Config
 from harness.run.driver import Driver, Identity, make_identity
+from harness.run.early import EarlyStart, new_run_id, remove_fresh
 from harness.run.perf import BUDGET_EXIT, RunMeter
 from harness.run.quiet import Limiter, QuietWindow, Slot
 from harness.errors import TargetError
@@ -48,14 +48,6 @@ log = logging.getLogger("harness.run.runner")
 
 # A turn whose update got no answer at all is not waited on for the full reply timeout.
 GRACE_AFTER_FAILED_DELIVERY_S = 1.0
-
-
-def new_run_id(now: datetime | None = None) -> str:
-    """``YYYYMMDD-HHMMSS-xxxx`` (UTC): the four hex digits are the fraction of the second, so ids
-    sort in start order even for two runs started within one second (history, diffs and the
-    baseline read "earlier" as "sorts before")."""
-    now = now or datetime.now(timezone.utc)
-    return now.strftime("%Y%m%d-%H%M%S-") + f"{now.microsecond * 65536 // 1_000_000:04x}"
 
 
 @dataclass
@@ -230,11 +222,18 @@ def _guarded(definition, spec, index: int, case: Case, call) -> Evidence:
 
 
 class Runner:
-    def __init__(self, config: Config, options: RunOptions):
+    def __init__(self, config: Config, options: RunOptions, early: EarlyStart | None = None):
         self.config = config
         self.options = options
         self.run_id = options.run_id or new_run_id()
         self.run_dir = options.out_dir / self.run_id
+        if early is not None:
+            early.taken = True  # this runner stops it (shut_down), also when it never comes up
+            if early.run_dir != self.run_dir:  # pragma: no cover - the CLI starts it for this run
+                early.discard()
+                early = None
+        self._early = early
+        """The target ``harness run`` started before its imports (``early.py``), until ``_bring_up``."""
         self.sandbox = Sandbox(config)
         self.endpoints = Endpoints()
         self._counter = options.identity_offset
@@ -338,13 +337,19 @@ class Runner:
 
     async def _bring_up(self, cases: Sequence[Case]) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        target = self._target = self._make_target()
+        early, self._early = self._early, None
+        if early is not None:  # started already, with the sockets the sandbox now serves
+            target = self._target = early.target
+        else:
+            target = self._target = self._make_target()
         self.sandbox.target_port = getattr(target, "port", None)
-        await self.sandbox.start()
+        await self.sandbox.start(early.reserved if early is not None else None)
         placeholders = self.sandbox.placeholders(run_dir=str(self.run_dir.resolve()))
         if getattr(target, "port", None) is not None:
             placeholders["port"] = str(target.port)
         self._placeholders = placeholders
+        if early is not None and early.error is not None:
+            raise early.error  # the target could not be started (exit 4)
         warm = self._warm_services(cases) if cases else None  # e.g. the embedder loads while the target starts
         self.endpoints = await target.start(placeholders)
         if warm is not None:
@@ -352,6 +357,9 @@ class Runner:
 
     async def shut_down(self) -> None:
         """Target and sandbox down (whatever of them came up)."""
+        early, self._early = self._early, None
+        if early is not None:  # never brought up (the cases failed to load first): stop what started early
+            await asyncio.to_thread(early.stop)
         if self._target is not None:
             await self._target.stop()
         await self.sandbox.stop()
@@ -672,12 +680,15 @@ class Runner:
         return out
 
 
-async def run_loading(config: Config, options: RunOptions, load: Callable[[], Sequence[Case]]) -> RunReport:
+async def run_loading(config: Config, options: RunOptions, load: Callable[[], Sequence[Case]],
+                      early: EarlyStart | None = None) -> RunReport:
     """``run_suite`` for the command line: the sandbox and the target come up while ``load``
-    (in a worker thread) reads, validates and selects the cases. When ``load`` raises (a
-    fixture error: exit 2, no case ran), the target is stopped and the error goes on."""
-    runner = Runner(config, options)
-    fresh = [p for p in (runner.run_dir, runner.options.out_dir) if not p.exists()]
+    (in a worker thread) reads, validates and selects the cases; ``early``: the target the
+    CLI started already (``early.py``). When ``load`` raises (a fixture error: exit 2, no case
+    ran), the target is stopped and the error goes on."""
+    runner = Runner(config, options, early=early)
+    fresh = early.fresh if early is not None else [p for p in (runner.run_dir, runner.options.out_dir)
+                                                   if not p.exists()]
     up = asyncio.ensure_future(runner.bring_up())
     # run() awaits the same start-up and raises its error (exit 4); mark this wrapper's copy as
     # seen, or asyncio logs "Task exception was never retrieved" with a traceback on stderr.
@@ -693,13 +704,8 @@ async def run_loading(config: Config, options: RunOptions, load: Callable[[], Se
         except BaseException:  # the load error is the one to report
             pass
         await runner.shut_down()
-        if runner.run_dir in fresh:  # a refused run (lock, fixture error) leaves no run folder behind
-            shutil.rmtree(runner.run_dir, ignore_errors=True)
-        if runner.options.out_dir in fresh:
-            try:  # nor an --out folder it created (only when nothing else went in)
-                runner.options.out_dir.rmdir()
-            except OSError:
-                pass
+        # a refused run (lock, fixture error) leaves no run folder behind, nor an --out folder it created
+        remove_fresh(fresh, runner.run_dir, runner.options.out_dir)
         raise
     return await runner.run(cases)
 

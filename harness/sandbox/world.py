@@ -10,6 +10,7 @@ from harness.config import Config
 from harness.sandbox.docs import DocumentServer
 from harness.sandbox.faults import FaultBook
 from harness.sandbox.gateway import LlmGateway
+from harness.sandbox.ports import Reserved, placeholders
 from harness.sandbox.router import Router
 from harness.sandbox.server import Listening, listen
 from harness.sandbox.spy import ToolSpy
@@ -34,22 +35,27 @@ class Sandbox:
     """Scripted per-case, per-turn faults the gateway and document server apply."""
     _servers: list[Listening] = field(default_factory=list)
 
-    async def start(self) -> "Sandbox":
+    async def start(self, reserved: Reserved | None = None) -> "Sandbox":
+        """Start every server; on ``reserved``'s sockets when given (bound ahead, ``ports.py``)."""
         from harness.channels.telegram import BotApiEmulator
         from harness.channels.whatsapp import GraphApiEmulator
 
         cfg, sec = self.config, self.config.secrets
         sink = self.router.record
+
+        def sock(key: str):
+            return reserved.take(key) if reserved is not None else None
+
         try:
             self.telegram = BotApiEmulator(sec.bot_token, sink)
             self.telegram.case_faults = self.faults
-            srv = await listen(self.telegram.app(), "Telegram Bot API emulator")
+            srv = await listen(self.telegram.app(), "Telegram Bot API emulator", sock=sock("telegram"))
             self._servers.append(srv)
             self.telegram_api = srv.base_url
 
             self.whatsapp = GraphApiEmulator(cfg.sandbox.phone_number_id, sec.whatsapp_token, sink)
             self.whatsapp.case_faults = self.faults
-            srv = await listen(self.whatsapp.app(), "WhatsApp Graph API emulator")
+            srv = await listen(self.whatsapp.app(), "WhatsApp Graph API emulator", sock=sock("whatsapp"))
             self._servers.append(srv)
             self.whatsapp_api = srv.base_url
 
@@ -60,23 +66,26 @@ class Sandbox:
 
             for name, hook in gateway_hooks(cfg, self._upstream()).items():  # meter, cassette (cost layer)
                 setattr(gateway, name, hook)
-            srv = await listen(gateway.app(), "LLM gateway")
+            srv = await listen(gateway.app(), "LLM gateway", sock=sock("llm"))
             self._servers.append(srv)
             self.llm_base_url = srv.base_url + "/v1"
 
             docs = DocumentServer(Path(cfg.resolve(cfg.sandbox.docs_dir)), sink)
             docs.faults = self.faults
-            srv = await listen(docs.app(), "document server")
+            srv = await listen(docs.app(), "document server", sock=sock("docs"))
             self._servers.append(srv)
             self.docs_base = srv.base_url
 
             spy = ToolSpy(sink)
-            srv = await listen(spy.app(), "tool spy")
+            srv = await listen(spy.app(), "tool spy", sock=sock("tools"))
             self._servers.append(srv)
             self.tools_url = srv.base_url
         except BaseException:
             await self.stop()
             raise
+        finally:
+            if reserved is not None:
+                reserved.close()  # what no server took (a server failed to start)
         return self
 
     def _upstream(self) -> str:
@@ -90,20 +99,5 @@ class Sandbox:
 
     def placeholders(self, **extra: str) -> dict[str, str]:
         """Values for ``{...}`` in target env and case text (secrets included: never log these)."""
-        sec, sb = self.config.secrets, self.config.sandbox
-        values = {
-            "telegram_api": self.telegram_api,
-            "whatsapp_api": self.whatsapp_api,
-            "llm_base_url": self.llm_base_url,
-            "docs": self.docs_base,
-            "tools_url": self.tools_url,
-            "bot_token": sec.bot_token,
-            "webhook_secret": sec.webhook_secret,
-            "app_secret": sec.app_secret,
-            "verify_token": sec.verify_token,
-            "whatsapp_token": sec.whatsapp_token,
-            "phone_number_id": sb.phone_number_id,
-            "whatsapp_api_version": sb.whatsapp_api_version,
-        }
-        values.update(extra)
-        return values
+        return placeholders(self.config, telegram_api=self.telegram_api, whatsapp_api=self.whatsapp_api,
+                            llm_base_url=self.llm_base_url, docs=self.docs_base, tools_url=self.tools_url, **extra)

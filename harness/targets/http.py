@@ -17,8 +17,6 @@ import time
 from pathlib import Path
 from typing import IO
 
-import aiohttp
-
 from harness.config import Config, python_command
 from harness.errors import TargetError
 from harness.redact import active
@@ -75,6 +73,7 @@ class HttpTarget:
         self._proc: subprocess.Popen | None = None
         self._log: LogPump | None = None
         self.tree: procs.ProcessTree | None = None
+        self._spawned = False
 
     def _values(self, placeholders: dict[str, str]) -> dict[str, str]:
         values = dict(placeholders)
@@ -82,31 +81,44 @@ class HttpTarget:
             values["port"] = str(self.port)
         return values
 
-    async def start(self, placeholders: dict[str, str]) -> Endpoints:
+    def spawn(self, placeholders: dict[str, str]) -> None:
+        """Start ``[target].command`` (once; nothing for a target that is already running).
+        Synchronous and light (no aiohttp): ``harness run`` calls it right after the config
+        loads (``harness.run.early``); ``start`` calls it when nobody did."""
+        if self._spawned or not self.t.command:
+            return
+        self._spawned = True
         values = self._values(placeholders)
-        if self.t.command:
-            ended = procs.reap_leftovers(self.state_dir)  # what a killed run left behind
-            if ended:
-                log.warning("ended %d leftover target process(es) of a killed run: %s", len(ended), ended)
-            tag = secrets.token_hex(8)
-            env = dict(os.environ)
-            env.update({k: fill(v, values) for k, v in self.t.env.items()})
-            env.setdefault("PYTHONUNBUFFERED", "1")
-            env[procs.TAG_ENV] = tag  # inherited by every process of the tree, also one that leaves the group
-            cwd = self.config.resolve(self.t.cwd) if self.t.cwd else self.config.root
-            cmd = [fill(c, values) for c in python_command(self.t.command)]
-            try:
-                self._proc = subprocess.Popen(guarded(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                              stdout=subprocess.PIPE if self.log_path else subprocess.DEVNULL,
-                                              stderr=subprocess.STDOUT if self.log_path else subprocess.DEVNULL,
-                                              start_new_session=True)
-            except OSError as exc:
-                raise TargetError(f"could not start the target {cmd!r}: {exc}",
-                                  fix="check [target].command and [target].cwd") from exc
+        ended = procs.reap_leftovers(self.state_dir)  # what a killed run left behind
+        if ended:
+            log.warning("ended %d leftover target process(es) of a killed run: %s", len(ended), ended)
+        tag = secrets.token_hex(8)
+        env = dict(os.environ)
+        env.update({k: fill(v, values) for k, v in self.t.env.items()})
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        env[procs.TAG_ENV] = tag  # inherited by every process of the tree, also one that leaves the group
+        cwd = self.config.resolve(self.t.cwd) if self.t.cwd else self.config.root
+        cmd = [fill(c, values) for c in python_command(self.t.command)]
+        try:
+            self._proc = subprocess.Popen(guarded(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.PIPE if self.log_path else subprocess.DEVNULL,
+                                          stderr=subprocess.STDOUT if self.log_path else subprocess.DEVNULL,
+                                          start_new_session=True)
+        except OSError as exc:
+            raise TargetError(f"could not start the target {cmd!r}: {exc}",
+                              fix="check [target].command and [target].cwd") from exc
+        try:
             if self.log_path:
                 self._log = LogPump(self._proc.stdout, self.log_path)
             self.tree = procs.ProcessTree(tag, self._proc.pid, self.state_dir / f"{tag}.json")
             self.tree.watch()
+        except BaseException:
+            self.stop_now()
+            raise
+
+    async def start(self, placeholders: dict[str, str]) -> Endpoints:
+        values = self._values(placeholders)
+        self.spawn(placeholders)
         if self.t.ready_url:
             version = await self._wait_ready(fill(self.t.ready_url, values))
         else:
@@ -122,6 +134,8 @@ class HttpTarget:
                          version=self.t.version or version)
 
     async def _wait_ready(self, url: str) -> str:
+        import aiohttp  # here, not at the top: ``spawn`` runs before the harness has imported aiohttp
+
         deadline = time.monotonic() + self.t.ready_timeout_s
         last = "no answer yet"
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2)) as session:
@@ -170,19 +184,23 @@ class HttpTarget:
 
     async def stop(self) -> None:
         """End the whole tree (SIGTERM, SIGKILL after ``grace_s``), then close target.log."""
+        await asyncio.to_thread(self.stop_now)
+
+    def stop_now(self) -> None:
+        """``stop``, synchronously (blocks up to ``grace_s`` and a few seconds more)."""
         proc, self._proc = self._proc, None
         tree, self.tree = self.tree, None
         if tree is not None:
-            await asyncio.to_thread(tree.end, self.grace_s, proc.poll if proc is not None else None)
+            tree.end(self.grace_s, proc.poll if proc is not None else None)
         elif proc is not None and proc.poll() is None:  # not Linux: the process group only
-            await asyncio.to_thread(procs.terminate, {}, self.grace_s, proc.pid, proc.poll)
+            procs.terminate({}, self.grace_s, proc.pid, proc.poll)
         if proc is not None:
             try:
-                await asyncio.to_thread(proc.wait, 5)
+                proc.wait(5)
             except subprocess.TimeoutExpired:
                 log.warning("the target (pid %d) did not exit after SIGKILL", proc.pid)
         if self._log:
-            await asyncio.to_thread(self._log.close)
+            self._log.close()
             self._log = None
 
     def log_tail(self, lines: int = 30) -> str:
