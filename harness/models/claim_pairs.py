@@ -1248,6 +1248,9 @@ _LIGHT = {"went", "go", "goes", "going", "gone", "got", "get", "gets", "became",
           "still", "considerably", "substantially", "markedly", "only", "average"}
 
 
+_LIGHT_STEMS = {stem(w) for w in _LIGHT}
+
+
 def _anchors(toks: list[Tok], i: int, reach: int = 2, heading: bool = False) -> set[str]:
     """What a direction word at token i is said of: the nearest ``reach`` content words before it
     (its subject: "attendance went down", "organic sales growth") and after it (its object: "cut
@@ -1311,7 +1314,8 @@ def check_bound_direction(claim: str, sentences: list[str], everywhere: list[str
     anywhere = list(everywhere or []) or sentences
     pool = list(sentences)
     for a, b in ANTONYMS:
-        if a is ANTONYMS[0][0]:  # "fewer trips" is not opposite to "trips ... longer": sizes have their own pairs
+        generic = a is ANTONYMS[0][0]
+        if generic:  # "fewer trips" is not opposite to "trips ... longer": sizes have their own pairs
             a, b = a - _SIZE_WORDS, b - _SIZE_WORDS
         # "sleep after a later start" / "schools start before...": places in time or space, not directions
         a, b = a - _PLACE_WORDS, b - _PLACE_WORDS
@@ -1321,15 +1325,20 @@ def check_bound_direction(claim: str, sentences: list[str], everywhere: list[str
             for said, anchors in _direction_words(claim, mine):
                 if not anchors:
                     continue
-                # and any sentence that shares three content words with the claim's clause of that word
-                part = next((c for c in clauses(claim) if any(re.search(rf"\b{w}\b", c.lower()) for w in mine)),
-                            claim)
-                words = {stem(w) for w in _words(part) if w not in _STOP and w not in _POLAR_WORDS and len(w) > 2}
+                # and any sentence that shares three content words (all of them, if fewer) with the
+                # claim's clause of that word
+                part = next((c for c in clauses(claim) if re.search(rf"\b{said}\b", c.lower())), claim)
+                words = {stem(w) for w in _words(part) if w not in _STOP and w not in _POLAR_WORDS and len(w) > 2
+                         and w not in _LIGHT and stem(w) not in _LIGHT_STEMS}
+                need = max(2, min(3, len(words)))
                 # ... or whose own direction word is said of two of the same things ("earlier school
-                # start" / "earlier studies of later school start times")
+                # start" / "earlier studies of later school start times"), or, for a pair of its own
+                # ("faster"/"slower", not the many words of up and down), of everything the claim's is
+                # said of ("Faster foraging" / "Slower foraging rather than extra deaths")
                 pool = list(sentences) + [x for x in anywhere if x not in sentences
-                                          and (len(words & {stem(w) for w in _words(x)}) >= 3
-                                               or any(len(anchors & o) >= 2 for o in _direction_uses(x, theirs)))]
+                                          and (len(words & {stem(w) for w in _words(x)}) >= need
+                                               or any(len(anchors & o) >= 2 or (not generic and anchors <= o)
+                                                      for o in _direction_uses(x, theirs)))]
                 if any(anchors & other for other in _direction_uses(claim, theirs)):
                     continue
                 opposite = [x for x in pool if any(anchors & o for o in _direction_uses(x, theirs))]
