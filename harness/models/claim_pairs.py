@@ -1241,6 +1241,104 @@ def check_number_direction(claim_toks: list[Tok], src: SourceIndex) -> list[Find
     return []
 
 
+#: Which way a direction word moves a number: "rose to 310", "cheaper: 38 versus 61".
+_SIGN: dict[str, int] = {**{w: 1 for w in _UP.split()}, **{w: -1 for w in _DOWN.split()},
+                         **{w: 1 for w in "dearer costlier pricier warmer hotter higher more greater".split()},
+                         **{w: -1 for w in "cheaper cooler colder lower less fewer".split()}}
+for _w in ("saving", "saved", "save", "cut", "cuts", "remove", "removed", "removing", "add", "added", "adding",
+           "up", "down", "extend", "extended", "extends", "narrow"):
+    _SIGN.pop(_w, None)  # "saved 310 euros", "cut 12 jobs", "added 38 million": an amount, not a level
+_VERSUS = {"versus", "vs", "against"}
+
+
+def _num(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _moves(toks: list[Tok]) -> dict[str, int]:
+    """Which way the text says a number moved, as the level it ended at: "fell to 310", "from 450 to
+    310", "310 euros, down from 450" (numbers compared by size where both are given)."""
+    out: dict[str, int] = {}
+    uses = number_uses(toks)
+    for k, u in enumerate(uses):
+        i = u.index
+        before = [t for t in toks[max(0, i - 3):i] if t.kind == "word"]
+        # "from 450 to 310", "from 21 percent to 39 percent"
+        if k > 0 and toks[i - 1].low == "to" and any(t.low == "from" for t in toks[uses[k - 1].index - 1:uses[k - 1].index]) \
+                and i - uses[k - 1].index <= 4:
+            a, b = _num(uses[k - 1].value), _num(u.value)
+            if a is not None and b is not None and a != b:
+                out.setdefault(u.value, 1 if b > a else -1)
+                continue
+        # "fell to about 310", "rose to 39 percent"
+        if before and before[-1].low in _APPROX | {"to"}:
+            words = [t.low for t in before]
+            if "to" in words:
+                verb = words[:words.index("to")]
+                if verb and verb[-1] in _SIGN:
+                    out.setdefault(u.value, _SIGN[verb[-1]])
+                    continue
+        # "310 euros a year ..., down from 450 euros"
+        for j in range(i + 1, min(len(toks), i + 16)):
+            t = toks[j]
+            if t.kind == "num" or (t.kind == "punct" and t.text in ";.!?") or t.low in _CLAUSE_WORDS:
+                break
+            if t.low in ("up", "down") and j + 2 < len(toks) and toks[j + 1].low == "from" and toks[j + 2].kind == "num":
+                a, b = _num(toks[j + 2].value), _num(u.value)
+                if a is not None and b is not None and a != b:
+                    out.setdefault(u.value, 1 if b > a else -1)
+                break
+    return out
+
+
+def check_moves(claim_toks: list[Tok], src: SourceIndex) -> list[Finding]:
+    """A level the claim says a number moved to the other way from the source: "savings rose to
+    about 310 euros" where the source says "310 euros, down from 450"; and a claim whose direction
+    word goes against its own numbers ("fell from 21 to 39 percent")."""
+    mine = _moves(claim_toks)
+    if not mine:
+        return []
+    uses = number_uses(claim_toks)
+    for k, u in enumerate(uses):  # the claim against itself: "fell from 21 to 39 percent"
+        if u.value in mine and k > 0 and claim_toks[u.index - 1].low == "to":
+            verb = [t.low for t in claim_toks[max(0, uses[k - 1].index - 3):uses[k - 1].index] if t.kind == "word"]
+            if "from" in verb and verb.index("from") > 0 and verb[verb.index("from") - 1] in _SIGN \
+                    and _SIGN[verb[verb.index("from") - 1]] != mine[u.value]:
+                return [Finding("polarity", f"{verb[verb.index('from') - 1]!r} from {uses[k - 1].value} to {u.value}")]
+    theirs: dict[str, set[int]] = {}
+    for toks in src.toks:
+        for value, sign in _moves(toks).items():
+            theirs.setdefault(value, set()).add(sign)
+    for value, sign in mine.items():
+        said = theirs.get(value, set())
+        if said and sign not in said:
+            return [Finding("polarity", f"the claim has {value} as a {'rise' if sign > 0 else 'fall'}; the source "
+                                        f"says it {'fell' if sign > 0 else 'rose'} to {value}")]
+    return []
+
+
+def check_versus(claim_toks: list[Tok]) -> list[Finding]:
+    """A comparison that goes against its own figures: "Dearer than lithium iron phosphate: 38
+    versus 61 dollars" (the first figure is the subject's, the second the other's)."""
+    for i, t in enumerate(claim_toks):
+        if t.kind != "word" or t.low not in _SIGN or i + 1 >= len(claim_toks) or claim_toks[i + 1].low != "than":
+            continue
+        nums = [j for j in range(i + 2, min(len(claim_toks), i + 14)) if claim_toks[j].kind == "num"]
+        if len(nums) < 2 or not any(claim_toks[j].low in _VERSUS for j in range(nums[0] + 1, nums[1])) \
+                or nums[1] - nums[0] > 4:
+            continue
+        a, b = _num(claim_toks[nums[0]].value), _num(claim_toks[nums[1]].value)
+        if a is None or b is None or a == b:
+            continue
+        if (a > b) != (_SIGN[t.low] > 0):
+            return [Finding("polarity", f"{t.text!r} than the other, yet {claim_toks[nums[0]].text} against "
+                                        f"{claim_toks[nums[1]].text}")]
+    return []
+
+
 #: Verbs that carry no direction of their own: "attendance went down" is about attendance.
 _LIGHT = {"went", "go", "goes", "going", "gone", "got", "get", "gets", "became", "become", "becomes", "been", "be",
           "being", "made", "make", "makes", "felt", "feel", "feels", "seem", "seemed", "seems", "appeared", "appears",

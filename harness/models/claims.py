@@ -139,6 +139,9 @@ _CHAT = re.compile(r"^(?:I\b|I['’](?:m|ve|ll|d)\b|your\s+\w+(?:\s+\w+)?\s+(?:p
                    r"\s+(?:was|has been|is)\b|here(?:'s| is| are)\b|let me\b|sorry\b)", re.I)
 
 
+_COMPARING = re.compile(r"^\s*(?:[A-Za-z]+er|more\s+\w+|less\s+\w+)\s+than\s", re.I)
+
+
 def conversational(sentence: str) -> bool:
     """The bot talking about itself or the delivery ("I couldn't find...", "Your post was sent"):
     not a claim about the document."""
@@ -158,8 +161,8 @@ def claims(reply: str) -> list[str]:
         # "According to <title>: <claim>", "Key finding: <claim>": the lead-in is not part of the claim
         while True:
             head, sep, rest = sentence.partition(": ")
-            if not sep or not (len(_WORD.findall(head)) <= 6 or _heading(head)):
-                break
+            if not sep or not (len(_WORD.findall(head)) <= 6 or _heading(head)) or _COMPARING.match(head):
+                break  # "Cheaper than LFP: 38 versus 61 dollars": the lead says what the figures show
             sentence = rest
         for s in [sentence]:
             s = _HASHTAG.sub("", s).strip(" \t-–—:;")

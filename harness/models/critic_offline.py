@@ -232,6 +232,8 @@ class OfflineCritic:
                     or P.check_code_binding(claim, index)
                     or P.check_word_swaps(toks, index, aligned)
                     or P.check_number_direction(toks, index)
+                    or P.check_moves(toks, index)
+                    or P.check_versus(toks)
                     or P.check_times(claim, index)
                     or P.check_polarity(claim, [src[k] for k in aligned])
                     or P.check_bound_direction(claim, [src[k] for k in aligned + held], src)

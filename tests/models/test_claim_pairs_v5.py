@@ -1,0 +1,52 @@
+"""Critic v5 (issue 11): a direction word read anywhere in the source when its pair is its own,
+levels a number moved to, comparisons against their own figures, and the claims a lead before a
+colon makes. Each wrong claim is paired with its right twin, so a check that flags everything
+fails here as surely as one that flags nothing. The sources are written here, not the suite's."""
+
+from harness.models import claim_pairs as P
+from harness.models import claims as C
+
+SOURCE = ("Slower ferries were the main complaint of islanders this winter: storms cancelled 40 sailings. "
+          "Each crossing took on average 12 percent longer, 74 minutes against 66 minutes. "
+          "The average fare was 18 euros, down from 21 euros in 2023. "
+          "Passenger numbers rose from 1.2 million to 1.5 million. "
+          "Harbour fees climbed to 9 euros a ton. "
+          "Diesel cost 1.4 euros a litre, compared with 1.9 euros for the electric ferry's power.")
+
+
+def _index(text: str = SOURCE) -> P.SourceIndex:
+    return P.SourceIndex(C.sentences(text), C.names(text))
+
+
+def test_a_pair_of_its_own_is_read_anywhere_in_the_source():
+    sentences = C.sentences(SOURCE)
+    aligned = [sentences[1]]  # the sentence the claim is closest to says nothing of speed
+    assert P.check_bound_direction("Faster ferries (crossings 12 percent longer)", aligned, sentences)
+    assert not P.check_bound_direction("Slower ferries (crossings 12 percent longer)", aligned, sentences)
+
+
+def test_the_level_a_number_moved_to():
+    src = _index()
+    for wrong, right in (("The average fare rose to 18 euros.", "The average fare fell to 18 euros."),
+                         ("Passenger numbers fell to 1.5 million.", "Passenger numbers grew to 1.5 million."),
+                         ("Harbour fees dropped to 9 euros a ton.", "Harbour fees increased to 9 euros a ton.")):
+        assert P.check_moves(P.tokenize(wrong), src), wrong
+        assert not P.check_moves(P.tokenize(right), src), right
+    # a claim against its own figures
+    assert P.check_moves(P.tokenize("Passenger numbers fell from 1.2 million to 1.5 million."), _index("Nothing here."))
+    assert not P.check_moves(P.tokenize("Passenger numbers rose from 1.2 million to 1.5 million."), _index("Nothing."))
+    # an amount, not a level: "saved 18 euros" moves nothing
+    assert not P.check_moves(P.tokenize("Travellers saved 18 euros."), src)
+
+
+def test_a_comparison_against_its_own_figures():
+    assert P.check_versus(P.tokenize("Dearer than power for the electric ferry: 1.4 versus 1.9 euros a litre"))
+    assert not P.check_versus(P.tokenize("Cheaper than power for the electric ferry: 1.4 versus 1.9 euros a litre"))
+    assert P.check_versus(P.tokenize("Crossings were shorter than last year, 74 against 66 minutes."))
+    assert not P.check_versus(P.tokenize("Crossings were longer than last year, 74 against 66 minutes."))
+
+
+def test_a_comparing_lead_stays_with_its_figures():
+    assert C.claims("- Cheaper than LFP: 38 versus 61 dollars per kilowatt-hour") == [
+        "Cheaper than LFP: 38 versus 61 dollars per kilowatt-hour"]
+    assert C.claims("Key finding: crossings took 12 percent longer.") == ["crossings took 12 percent longer."]
