@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import signal
 import sys
 import threading
@@ -194,8 +195,10 @@ def terminate(members: dict[int, int], grace_s: float, leader_group: int | None 
     for pid in live():
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
+    if leader_group is not None and leader_group in live():
+        _wait_exit(leader_group, grace_s)  # the run waits for this: wake the moment the leader exits
     while live() and time.monotonic() < deadline:
-        time.sleep(0.01)  # the run waits for this: notice the exit soon
+        time.sleep(0.01)  # the rest of the tree (workers): notice their exit soon
     left = live()
     if leader_group is not None and left:
         _signal_group(leader_group, signal.SIGKILL)
@@ -205,6 +208,21 @@ def terminate(members: dict[int, int], grace_s: float, leader_group: int | None 
     while live() and time.monotonic() < deadline:
         time.sleep(0.02)
     return sorted(left)
+
+
+def _wait_exit(pid: int, timeout: float) -> None:
+    """Return once ``pid`` has exited (a zombie counts) or ``timeout`` passed: Linux's pidfd wakes
+    the moment it exits; elsewhere (or when the pid is gone already) this returns at once."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd (not Linux 5.3+), or the process is gone
+        return
+    try:
+        select.select([fd], [], [], max(0.0, timeout))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _signal(pid: int, sig: int) -> None:
