@@ -113,7 +113,9 @@ ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
     (frozenset({"inside", "indoor", "indoors"}), frozenset({"outside", "outdoor", "outdoors"})),
     (frozenset({"double", "doubled", "twice"}), frozenset({"halve", "halved", "half"})),
 ]
-_POLAR_WORDS = frozenset().union(*(a | b for a, b in ANTONYMS))
+#: "high" and "low" carry a direction too ("high literacy" where the source says people could not
+#: read well), though they are too common to pair ("low doses", "high share" are said of anything)
+_POLAR_WORDS = frozenset().union(*(a | b for a, b in ANTONYMS)) | {"high", "low"}
 #: Direction words that take what follows them as their own ("later school start"): an anchor
 #: scan stops there. Nouns of the pairs ("profit", "success") do not steer.
 _STEERING = ANTONYMS[0][0] | ANTONYMS[0][1] | frozenset(
@@ -1241,6 +1243,41 @@ def check_number_direction(claim_toks: list[Tok], src: SourceIndex) -> list[Find
     return []
 
 
+#: Plain opposites of one word each: a claim word the source never uses, whose opposite it does
+#: use, says the opposite of the source ("on very cold days" in a study of a heatwave, where the
+#: body feels "how hot").
+#: Only words of the weather and the body's sense of it: they are said literally. Words said of
+#: rates and chances ("1.6 times faster" where the source has "slowly" of something else, "sleep
+#: late" where it has "later") are paraphrased too freely for this.
+_OPPOSITES = {a: b for x, y in (("hot", "cold"), ("warm", "cool"), ("wet", "dry"))
+              for a, b in ((x, y), (y, x))}
+
+
+def _opposite_base(word: str) -> str | None:
+    """The plain word of an opposites pair a form belongs to: "colder" -> "cold", "earlier" -> "early"."""
+    if word in _OPPOSITES:
+        return word
+    for base in _OPPOSITES:
+        stem_ = base[:-1] if base.endswith("y") else base
+        if word.startswith(stem_) and word[len(stem_):] in ("r", "st", "er", "est", "ly", "ier", "iest", "ily", "ter",
+                                                             "test", "ness", "th"):
+            return base
+    return None
+
+
+def check_opposite_word(claim: str, src: SourceIndex) -> list[Finding]:
+    """A claim word of a plain opposites pair that the source never uses in any form, where it uses
+    the opposite: "cold streets" against a source that speaks of "how hot the body feels" and
+    "cooler" streets, never of cold ones."""
+    used = {f for lw in src.lows for w in lw if (f := _opposite_base(w))}
+    for w in _words(claim):
+        base = _opposite_base(w)
+        if base and base not in used and _OPPOSITES[base] in used:
+            return [Finding("polarity", f"{w!r}: the source never says {base!r} in any form, only "
+                                        f"{_OPPOSITES[base]!r}")]
+    return []
+
+
 #: Which way a direction word moves a number: "rose to 310", "cheaper: 38 versus 61".
 _SIGN: dict[str, int] = {**{w: 1 for w in _UP.split()}, **{w: -1 for w in _DOWN.split()},
                          **{w: 1 for w in "dearer costlier pricier warmer hotter higher more greater".split()},
@@ -1539,6 +1576,28 @@ def check_negation_targets(claim: str, sentences: list[str], everywhere: set[str
                 if ct.kind == "word" and stem(ct.low) == t and (_window(ctoks, ci) & theirs):
                     return [Finding("negation", f"the claim affirms {ct.low!r} where the source negates it: "
                                                 f"\"{C_clip(x)}\"")]
+    return []
+
+
+_BE = {"is", "are", "was", "were", "be", "been", "being"}
+
+
+def check_only_negated(claim: str, src: SourceIndex) -> list[Finding]:
+    """A quality the claim affirms ("they are easy") that the source only ever denies ("The change
+    was not easy to implement"), never says plainly: the claim says what the source says is not so,
+    whatever its subject is called ("they", "later starts")."""
+    ctoks = tokenize(claim)
+    negated_here = {t for _, t in _targets(claim)}
+    for i, t in enumerate(ctoks[1:], 1):
+        if t.kind != "word" or ctoks[i - 1].low not in _BE or t.low in _STOP or t.low in _AUX or len(t.low) < 3:
+            continue
+        st = stem(t.low)
+        if st in negated_here or st not in src.negated or st in _NO_TARGET:
+            continue
+        plain = sum(1 for k, toks in enumerate(src.toks) for j, x in enumerate(toks)
+                    if x.kind == "word" and stem(x.low) == st and j not in {a for a, _ in _targets(src.sentences[k])})
+        if not plain:
+            return [Finding("negation", f"the claim says {t.low!r}; the source only ever says it is not")]
     return []
 
 

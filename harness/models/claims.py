@@ -139,6 +139,7 @@ _CHAT = re.compile(r"^(?:I\b|I['’](?:m|ve|ll|d)\b|your\s+\w+(?:\s+\w+)?\s+(?:p
                    r"\s+(?:was|has been|is)\b|here(?:'s| is| are)\b|let me\b|sorry\b)", re.I)
 
 
+_SHORT_CLAIM = re.compile(r"^\w+\s+(?:is|are|was|were|has|have|had)\s+(?:not\s+)?\w+\W*$", re.I)
 _COMPARING = re.compile(r"^\s*(?:[A-Za-z]+er|more\s+\w+|less\s+\w+)\s+than\s", re.I)
 
 
@@ -168,7 +169,9 @@ def claims(reply: str) -> list[str]:
             s = _HASHTAG.sub("", s).strip(" \t-–—:;")
             n_words = len(_WORD.findall(s))
             # a terse answer ("About 11,000 homes.", "Every 6 months.") asserts its number
-            if n_words >= 4 or (n_words >= 1 and claim_numbers(s) and len(s) <= 60):
+            # and so does a short sentence with a verb of being or having ("Children were included.")
+            if n_words >= 4 or (n_words >= 1 and claim_numbers(s) and len(s) <= 60) \
+                    or (n_words == 3 and _SHORT_CLAIM.search(s)):
                 out.append(s)
     return out
 

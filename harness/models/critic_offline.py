@@ -234,10 +234,12 @@ class OfflineCritic:
                     or P.check_number_direction(toks, index)
                     or P.check_moves(toks, index)
                     or P.check_versus(toks)
+                    or P.check_opposite_word(claim, index)
                     or P.check_times(claim, index)
                     or P.check_polarity(claim, [src[k] for k in aligned])
                     or P.check_bound_direction(claim, [src[k] for k in aligned + held], src)
-                    or P.check_negation_targets(claim, [src[k] for k in aligned[:2] + held], index.negated))
+                    or P.check_negation_targets(claim, [src[k] for k in aligned[:2] + held], index.negated)
+                    or P.check_only_negated(claim, index))
         if findings:
             f = findings[0]
             return ClaimVerdict(claim, False, f"{f.kind}: {f.what}", best)

@@ -50,3 +50,26 @@ def test_a_comparing_lead_stays_with_its_figures():
     assert C.claims("- Cheaper than LFP: 38 versus 61 dollars per kilowatt-hour") == [
         "Cheaper than LFP: 38 versus 61 dollars per kilowatt-hour"]
     assert C.claims("Key finding: crossings took 12 percent longer.") == ["crossings took 12 percent longer."]
+
+
+def test_a_short_sentence_with_a_verb_is_a_claim():
+    assert C.claims("Children were included.") == ["Children were included."]
+    assert C.claims("Hello there, friend!") == []  # no verb of being or having: a greeting, not a claim
+
+
+def test_a_weather_word_the_source_never_uses_where_it_uses_the_opposite():
+    src = _index("Streets with trees felt 4 degrees cooler during the heatwave, when pavements were hot to touch.")
+    assert P.check_opposite_word("On cold days, streets with trees feel cooler.", src)
+    assert not P.check_opposite_word("On hot days, streets with trees feel cooler.", src)
+    assert P.check_opposite_word("Tree-lined streets were 4 degrees warmer.", src)  # "warm" in no form, "cool" in one
+    # a word the source uses in some form clears it, whatever else it says
+    assert not P.check_opposite_word("Cold air sank.", _index("Cold nights followed hot days."))
+
+
+def test_a_quality_the_source_only_ever_denies():
+    src = _index("The switch to electric ferries was not easy to plan. Crews needed new training.")
+    assert P.check_only_negated("Electric ferries work, but they are easy.", src)
+    assert not P.check_only_negated("Electric ferries work, but they are not easy.", src)
+    # said plainly somewhere too: both ways, no verdict from this check
+    both = _index("The switch was not easy to plan. Charging was easy once the cables were in.")
+    assert not P.check_only_negated("Electric ferries work, but they are easy.", both)
