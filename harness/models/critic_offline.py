@@ -34,7 +34,7 @@ from harness.models import claims as C
 from harness.models.critic import ClaimVerdict, CriticStats, Judgement, RubricHints
 from harness.models.embedder import cosine_matrix
 
-VERSION = 4
+VERSION = 5
 #: How many aligned source sentences a claim is compared with.
 TOP_K = 3
 
