@@ -1,6 +1,8 @@
 """``similarity``: the reply (or post) against the case's approved golden answers.
 
-Score = the best cosine over the golden's answers (all-MiniLM-L6-v2, offline). Band:
+Score = the best cosine over the golden's answers (all-MiniLM-L6-v2, offline) of the text
+without its delivery receipts ("Your LinkedIn post was sent to WhatsApp.": the bot reporting
+what it did, which no approved answer has; ``claims.content_text``). Band:
 score >= min passes, score < fail_below fails, in between is a soft error (passed None,
 re-evaluated once by the runner). A missing golden, or one whose answers all expired, is
 ``unavailable``: never passed. ``golden: other-id`` shares another case's golden.
@@ -91,7 +93,9 @@ async def similarity(case: Case, obs: Observation, turn: int, params: Any, servi
         return unavailable(NAME, turn, expected=expected, evaluator=EVAL,
                            reason=f"every golden answer of {golden_id!r} has expired "
                                   f"(last on {max(a.expires for a in expired)}): re-approve it")
-    text = joined_text(obs, turn, of)
+    from harness.models.claims import content_text
+
+    text = content_text(joined_text(obs, turn, of))  # a delivery receipt is no part of the answer
     embedder = services.get("embedder")
     evaluator = f"{EVAL}+{embedder.name}"
     if not text.strip():

@@ -143,6 +143,19 @@ _SHORT_CLAIM = re.compile(r"^\w+\s+(?:is|are|was|were|has|have|had)\s+(?:not\s+)
 _COMPARING = re.compile(r"^\s*(?:[A-Za-z]+er|more\s+\w+|less\s+\w+)\s+than\s", re.I)
 
 
+_RECEIPT = re.compile(r"^\s*(?:\W\s*)?your\s+\w+(?:\s+\w+)?\s+(?:post|message|summary|thread|tweet|reply|story)\s+"
+                      r"(?:was|has been|is|got)\s+(?:\w+\s+)?(?:sent|posted|published|delivered|scheduled|shared|"
+                      r"queued|uploaded)\b.*$", re.I | re.M)
+
+
+def content_text(text: str) -> str:
+    """The text without delivery receipts ("Your LinkedIn post was sent to WhatsApp."): what an
+    answer says, for comparing it with an approved answer, which has no receipt. The text as it
+    is when nothing else would be left."""
+    stripped = _RECEIPT.sub("", text).strip()
+    return stripped if stripped else text
+
+
 def conversational(sentence: str) -> bool:
     """The bot talking about itself or the delivery ("I couldn't find...", "Your post was sent"):
     not a claim about the document."""

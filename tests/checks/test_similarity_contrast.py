@@ -41,3 +41,28 @@ def test_every_bundled_threshold_below_the_default_has_a_reason():
 
     cases = load_cases(Path(__file__).resolve().parents[2] / "fixtures", layers=["reasoning"])
     assert [w for w in mutation_warnings(cases) if "without a reason" in w] == []
+
+
+def test_a_delivery_receipt_is_no_part_of_the_answer(tmp_path):
+    from harness.models.claims import content_text
+
+    text = "Summary of the report:\n- Revenue up 14 percent\n\nYour LinkedIn post was sent to the channel."
+    assert content_text(text) == "Summary of the report:\n- Revenue up 14 percent"
+    assert content_text("Your post was sent.") == "Your post was sent."  # nothing else: the text as it is
+    # a sentence about the document that starts like one stays
+    assert content_text("Your message was unclear, so here is the summary.") == \
+        "Your message was unclear, so here is the summary."
+    config = setup(tmp_path)
+    case = {c.id: c for c in load_cases(tmp_path / "fixtures")}["q-funder"]
+    services = make_services(config, JudgeOptions(out=tmp_path / "o"))
+
+    async def go():
+        bare = await judge(case, 0, "The document says: " + GOLDENS["q-funder"], "", services)
+        receipt = await judge(case, 0, "The document says: " + GOLDENS["q-funder"]
+                              + "\nYour Twitter post was sent to the channel.", "", services)
+        await services.aclose()
+        return bare, receipt
+
+    bare, receipt = asyncio.run(go())
+    score = [next(e for e in v.evidence if e.check == "similarity").score for v in (bare, receipt)]
+    assert score[0] == score[1]
