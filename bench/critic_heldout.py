@@ -1,6 +1,11 @@
-"""The offline critic on the HELD-OUT labelled set (golden/critic-heldout): out-of-sample accuracy.
+"""The offline critic on a HELD-OUT labelled set (default golden/critic-heldout): out-of-sample accuracy.
 
     .venv/bin/python bench/critic_heldout.py
+    .venv/bin/python bench/critic_heldout.py --set golden/critic-heldout-2
+
+``--set DIR`` names the directory of labelled YAML files to score (relative paths are read from
+the repo root); golden/critic-heldout-2 is the second, blind set written after the first one had
+been used for tuning.
 
 golden/critic/*.yaml (240 examples) were used while tuning the critic, so its figures there
 are in-sample. golden/critic-heldout holds examples written by reading the documents before
@@ -13,6 +18,7 @@ note kind (first word of the note), and every wrong verdict with the critic's ex
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import re
@@ -25,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harness.config import load_config  # noqa: E402
+from harness.errors import FixtureError  # noqa: E402
 from harness.judges.run import JudgeOptions, make_services  # noqa: E402
 from harness.models.critic_health import load_examples, score_critic  # noqa: E402
 
@@ -64,19 +71,52 @@ def fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
-async def main() -> int:
+DEFAULT_SET = Path("golden") / "critic-heldout"
+
+
+def set_dir(arg: str) -> Path:
+    """The labelled-set directory named by --set: absolute, or relative to the repo root."""
+    path = Path(arg).expanduser()
+    return path if path.is_absolute() else ROOT / path
+
+
+def read_set(directory: Path):
+    """The examples of ``directory``, or a message naming the directory and the fix."""
+    if not directory.is_dir():
+        return None, (f"--set {directory}: not a directory; fix: name a directory of labelled YAML files "
+                      f"such as {DEFAULT_SET}")
+    try:
+        examples = load_examples(directory)
+    except FixtureError as exc:
+        return None, exc.render()
+    if not examples:
+        return None, (f"--set {directory}: no *.yaml / *.yml file with examples in it; fix: name a directory "
+                      f"of labelled YAML files such as {DEFAULT_SET}")
+    return examples, ""
+
+
+async def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Score the offline critic on a held-out labelled set.")
+    parser.add_argument("--set", dest="set_dir", default=str(DEFAULT_SET), metavar="DIR",
+                        help=f"directory of labelled YAML files (default {DEFAULT_SET}; relative to the repo root)")
+    args = parser.parse_args(argv)
+    directory = set_dir(args.set_dir)
+    examples, problem = read_set(directory)
+    if examples is None:
+        print(problem, file=sys.stderr)
+        return 2
     os.chdir(ROOT)
     config = load_config(ROOT / "harness.toml")
     options = JudgeOptions(out=Path(tempfile.mkdtemp(prefix="critic-heldout-")))
     services = make_services(config, options)
     critic = services.get("critic")
-    examples = load_examples(ROOT / "golden" / "critic-heldout")
     recorder = Recorder(critic.backend)
     try:
         agreement = await score_critic(recorder, examples, critic.source_text)
     finally:
         await services.aclose()
 
+    print(f"set: {directory}")
     print(f"critic: {critic.name}")
     for note in options.notes:
         print(f"note: {note}")
