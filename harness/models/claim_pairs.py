@@ -132,7 +132,8 @@ _DATE = re.compile(rf"(?:\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?)?\b({_MONTH_
 _ORDINAL_DAYS = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "tenth": "10",
                  "fifteenth": "15", "twentieth": "20"}
 _REFUSAL = re.compile(
-    r"^(?:the|this)\s+(?:document|paper|article|report|policy|manual|text|notes|study|source|page|file|story)\s+"
+    r"^(?:the|this)\s+(?:document|paper|article|report|review|policy|manual|guide|text|notes|study|source|page|file|"
+    r"story|memo|release)\s+"
     r"(?:\w+\s+){0,2}?(?:does\s+not|doesn't|doesn’t|did\s+not|didn't|never|can\s*not|can't|has\s+no|gives\s+no|"
     r"contains\s+no|says\s+nothing|makes\s+no|is\s+silent)\b(.*)$", re.I)
 _TOPIC_STOP = _STOP | {"anything", "information", "mention", "mentions", "say", "says", "discuss", "discusses",
@@ -142,7 +143,8 @@ _TOPIC_STOP = _STOP | {"anything", "information", "mention", "mentions", "say", 
                        "long", "whether", "why", "which", "who", "much", "there", "data", "figures", "said",
                        "talk", "tell", "tells", "nothing", "silent", "makes", "has", "no", "document", "paper",
                        "article", "policy", "manual", "so", "can't", "cannot", "from", "i", "it", "that", "on",
-                       "does", "doesn't", "not", "explain", "explains", "describe", "describes"}
+                       "does", "doesn't", "not", "explain", "explains", "describe", "describes", "figure", "number",
+                       "amount", "how", "what", "when", "where", "exact", "exactly", "precise", "specific"}
 
 
 def stem(word: str) -> str:
@@ -182,6 +184,7 @@ _SYNONYMS = [frozenset(g.split()) for g in (
     "child children kid kids young",
     "medicine medication drug tablet pill treatment",
     "phone mobile cell",
+    "deep depth",
 )]
 
 
@@ -420,6 +423,9 @@ class SourceIndex:
         self.uses = [number_uses(t) for t in self.toks]
         self.names = names
         self.stems = [{stem(t.low) for t in ts if t.kind == "word"} for ts in self.toks]
+        #: every sentence's words under all their keys (stem, lemma, synonym group): what a refusal is checked against
+        self.sentence_keys = [{key for t in ts if t.kind == "word" for part in t.low.split("-") for key in word_keys(part)}
+                              for ts in self.toks]
         self.all_stems = set().union(*self.stems) if self.stems else set()
         self.all_keys = {key for ts in self.toks for t in ts if t.kind == "word"
                          for part in t.low.split("-") for key in word_keys(part)} | self.all_stems
@@ -1612,7 +1618,7 @@ _REFUSAL_NONE = re.compile(r"^(?:there\s+is\s+|there's\s+)?no\s+(.*?)\s+(?:is\s+
                            re.I)
 
 
-_DOC = r"(?:document|paper|article|report|policy|manual|text|notes|study|source|page|file|story|piece|it)"
+_DOC = r"(?:document|paper|article|report|review|policy|manual|guide|text|notes|study|source|page|file|story|memo|release|piece|it)"
 #: Verbs a reply uses to speak of the document rather than of the world ("it never names a make").
 META_VERBS = frozenset(
     "say says said mention mentions mentioned discuss discusses discussed cover covers covered address addresses "
@@ -1698,9 +1704,10 @@ def check_refusal(topic: list[str], src: SourceIndex) -> Finding | None:
     """A refusal is contradicted when one source sentence holds (nearly) all it is about."""
     if not topic:
         return None
-    stems = {stem(w) for w in topic}
-    need = len(stems) if len(stems) <= 2 else max(2, int(len(stems) * 0.75 + 0.999))
-    for k, ss in enumerate(src.stems):
-        if len(stems & ss) >= need:
+    words = {lemma(w): w for w in topic if w not in _RELATIONAL}
+    keys = [word_keys(w) for w in words.values()]
+    need = len(keys) if len(keys) <= 2 else max(2, int(len(keys) * 0.75 + 0.999))
+    for k, sk in enumerate(src.sentence_keys):
+        if keys and sum(1 for ks in keys if ks & sk) >= need:
             return Finding("refusal", f"the source does say it: \"{C_clip(src.sentences[k])}\"")
     return None

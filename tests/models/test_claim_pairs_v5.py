@@ -73,3 +73,14 @@ def test_a_quality_the_source_only_ever_denies():
     # said plainly somewhere too: both ways, no verdict from this check
     both = _index("The switch was not easy to plan. Charging was easy once the cables were in.")
     assert not P.check_only_negated("Electric ferries work, but they are easy.", both)
+
+
+def test_a_refusal_checked_by_word_forms_and_plain_synonyms():
+    src = _index("Crews took five soundings of 40 metres depth at each pier. The ferry lost 12 percent of the "
+                 "freight it carried to damage.")
+    topic = P.refusal_topic("The review doesn't give a figure for how much carried freight is lost to damage.")
+    assert topic is not None and P.check_refusal(topic, src)
+    assert P.check_refusal(P.refusal_topic("The paper doesn't say how deep the soundings were."), src)
+    # what the source really does not say stays a fair refusal
+    assert not P.check_refusal(P.refusal_topic("The paper doesn't say what the soundings cost."), src)
+    assert not P.check_refusal(P.refusal_topic("The review doesn't name the ferry's captain."), src)
