@@ -112,6 +112,12 @@ ANTONYMS: list[tuple[frozenset[str], frozenset[str]]] = [
      frozenset({"abandoned", "abandon", "quit", "stopped", "incomplete"})),
     (frozenset({"inside", "indoor", "indoors"}), frozenset({"outside", "outdoor", "outdoors"})),
     (frozenset({"double", "doubled", "twice"}), frozenset({"halve", "halved", "half"})),
+    (frozenset({"gained", "gain", "gains", "gaining", "won", "win", "wins"}),
+     frozenset({"lost", "lose", "loses", "losing"})),
+    (frozenset({"abundant", "plentiful"}), frozenset({"scarce", "scarcer", "rare", "rarer"})),
+    (frozenset({"clockwise"}), frozenset({"anticlockwise", "counterclockwise", "counter-clockwise"})),
+    (frozenset({"surplus"}), frozenset({"deficit"})),
+    (frozenset({"majority"}), frozenset({"minority"})),
 ]
 #: "high" and "low" carry a direction too ("high literacy" where the source says people could not
 #: read well), though they are too common to pair ("low doses", "high share" are said of anything)
@@ -348,7 +354,7 @@ _UNIT_FAMILIES = [frozenset(g.split()) for g in (
     "meter meters kilometre kilometres kilometer kilometers km mile miles",
     "euro euros dollar dollars pound pounds",
     "watt watts kilowatt kilowatts megawatt megawatts gigawatt gigawatts",
-    "millilitre millilitres litre litres liter liters",
+    "millilitre millilitres litre litres liter liters cubic gallon gallons",
 )]
 _UNIT_BASE = {"secs": "second", "sec": "second", "mins": "minute", "min": "minute", "hr": "hour", "hrs": "hour",
               "ng": "nanogram", "mg": "milligram", "kg": "kilogram", "mm": "millimetre", "cm": "centimetre",
@@ -359,7 +365,7 @@ def _unit_word(toks: list[Tok], u: NumberUse) -> str:
     """The unit word said right after a number (past its scale word): 'minutes', 'kg'."""
     j = u.index + 1 + (1 if u.scale else 0)
     if j < len(toks) and toks[j].kind == "word":
-        w = toks[j].low
+        w = toks[j].low.strip("'’")  # "four weeks' notice"
         w = _UNIT_BASE.get(w, w)
         w = _UNIT_BASE.get(w.rstrip("s"), w.rstrip("s")) if w not in ("hours", "days") else w[:-1]
         return w

@@ -84,3 +84,14 @@ def test_a_refusal_checked_by_word_forms_and_plain_synonyms():
     # what the source really does not say stays a fair refusal
     assert not P.check_refusal(P.refusal_topic("The paper doesn't say what the soundings cost."), src)
     assert not P.check_refusal(P.refusal_topic("The review doesn't name the ferry's captain."), src)
+
+
+def test_plain_antonym_pairs_and_units_of_volume_and_time():
+    aligned = ["Over the last century the islands lost half of their ferry piers to storms."]
+    assert P.check_polarity("Over the last century the islands gained half of their ferry piers.", aligned)
+    assert not P.check_polarity("Over the last century the islands lost half of their ferry piers.", aligned)
+    src = _index("The pump moves 310 cubic metres of water per hour. Timetables change with four weeks' notice.")
+    assert P.check_unit_words(P.tokenize("The pump moves 310 litres of water per hour."), src)
+    assert not P.check_unit_words(P.tokenize("The pump moves 310 cubic metres of water per hour."), src)
+    assert P.check_unit_words(P.tokenize("Timetables change with four days' notice."), src)
+    assert not P.check_unit_words(P.tokenize("Timetables change with four weeks' notice."), src)
