@@ -687,8 +687,8 @@ async def run_loading(config: Config, options: RunOptions, load: Callable[[], Se
     CLI started already (``early.py``). When ``load`` raises (a fixture error: exit 2, no case
     ran), the target is stopped and the error goes on."""
     runner = Runner(config, options, early=early)
-    fresh = early.fresh if early is not None else [p for p in (runner.run_dir, runner.options.out_dir)
-                                                   if not p.exists()]
+    taken = early is not None and runner._early is early  # the runner kept what the CLI started
+    fresh = early.fresh if taken else [p for p in (runner.run_dir, runner.options.out_dir) if not p.exists()]
     up = asyncio.ensure_future(runner.bring_up())
     # run() awaits the same start-up and raises its error (exit 4); mark this wrapper's copy as
     # seen, or asyncio logs "Task exception was never retrieved" with a traceback on stderr.
