@@ -34,7 +34,7 @@ _TOKEN = re.compile(
     r"|[A-Z][A-Za-z]*(?:-[A-Za-z]*\d+[A-Za-z\d]*)+(?![\w])"  # a code: HF-2021-0457, AN-F40 (one word)
     r"|[A-Za-z]+\d+(?:\.\d+)?[A-Za-z\d]*(?![\w])"        # a code: Q3, CO2, PM2.5 (a word, not a number)
     r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"      # numbers
-    r"|[A-Za-z][A-Za-z'’]*(?:-[A-Za-z]+)*"               # words (hyphenated kept whole)
+    r"|[^\W\d_](?:[^\W\d_]|['’])*(?:-[^\W\d_]+)*"     # words in any alphabet (hyphenated kept whole)
     r"|%|[;:()]|[.,!?]")
 _STOP = {
     "the", "a", "an", "of", "in", "on", "at", "for", "by", "and", "or", "is", "are", "was", "were", "be", "been",

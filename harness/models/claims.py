@@ -17,7 +17,8 @@ _URL = re.compile(r"https?://\S+|\bwww\.\S+")
 _HASHTAG = re.compile(r"(?<!\w)[#@]\w+")
 _BULLET = re.compile(r"^\s*(?:[-*•·▪●]|\d+[.)])\s+")
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)?")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+#: A word in any alphabet ("Zoë", "Müller", "Ærø", "Тромсё"): letters, apostrophes, hyphens.
+_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-])*")
 # Words that start sentences or headings capitalised without being names.
 _NOT_NAMES = {
     "the", "a", "an", "this", "that", "these", "those", "it", "its", "they", "we", "our", "i", "in", "on",

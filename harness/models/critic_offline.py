@@ -152,7 +152,7 @@ class OfflineCritic:
         sims = cosine_matrix(claim_vecs, src_vecs)
         index = self._source_index(source, src)
         src_numbers = C.source_numbers(source)
-        src_words = {w.lower().strip("'’-") for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", source)}
+        src_words = {w.lower().strip("'’-") for w in C._WORD.findall(source)}
         src_words |= {w.removesuffix("'s").removesuffix("’s") for w in src_words}
         src_words |= {p for w in list(src_words) for p in w.split("-")}
         verdicts = [self._judge(claim, sims[i], src, index, src_numbers, src_words)
