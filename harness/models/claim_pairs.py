@@ -962,6 +962,43 @@ def check_word_swaps(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]
     return found
 
 
+def _titled(toks: list[Tok]) -> dict[str, str]:
+    """Names with the common noun right before them ("the violinist Zoë Müller", "chief executive
+    Marta Lindgren"): {first word of the name, lower case: the noun}."""
+    out: dict[str, str] = {}
+    for i in range(1, len(toks)):
+        t, before = toks[i], toks[i - 1]
+        if t.kind == "word" and t.text[:1].isupper() and before.kind == "word" and before.text.islower() \
+                and _content(before) and before.low not in _RELATIONAL and before.low not in _STOP \
+                and before.low not in _POLAR_WORDS and len(before.low) > 3:
+            out.setdefault(t.low, before.low)
+    return out
+
+
+def check_title_swap(claim_toks: list[Tok], src: SourceIndex) -> list[Finding]:
+    """Two people's titles traded: "the cellist Zoë Müller and the violinist Søren Ærø" where the
+    source says "the violinist Zoë Müller and the cellist Søren Ærø": the source gives the name
+    another title, and gives the claim's title to another name."""
+    mine = _titled(claim_toks)
+    if not mine:
+        return []
+    theirs: dict[str, set[str]] = {}
+    for toks in src.toks:
+        for name, title in _titled(toks).items():
+            theirs.setdefault(name, set()).add(title)
+    holders: dict[str, set[str]] = {}
+    for name, titles in theirs.items():
+        for title in titles:
+            holders.setdefault(title, set()).add(name)
+    for name, title in mine.items():
+        said = theirs.get(name)
+        if said and title not in said and holders.get(title, set()) - {name}:
+            other = sorted(holders[title] - {name})[0]
+            return [Finding("entity", f"{title!r} {name!r}: the source calls {name!r} {sorted(said)[0]!r} and "
+                                      f"{other!r} {title!r}")]
+    return []
+
+
 # -- polarity ------------------------------------------------------------------------------------
 
 def clauses(sentence: str) -> list[str]:

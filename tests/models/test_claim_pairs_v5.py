@@ -103,3 +103,12 @@ def test_words_in_any_alphabet_are_whole_words():
     assert {"zoë", "müller", "søren", "ærø"} <= C.names("Then the violinist Zoë Müller met Søren Ærø.")
     # a name replaced by one the source never writes is a new name, accents and all
     assert "zoe" in C.names("Then the violinist Zoe Muller played.") - C.names("Then the violinist Zoë Müller played.")
+
+
+def test_two_titles_traded_between_names():
+    src = _index("The ferry company hired the engineer Ada Lund and the captain Piotr Nowak in March.")
+    assert P.check_title_swap(P.tokenize("The company hired the captain Ada Lund and the engineer Piotr Nowak."), src)
+    assert not P.check_title_swap(P.tokenize("The company hired the engineer Ada Lund and the captain Piotr Nowak."),
+                                  src)
+    # a title the source gives nobody else is not a swap (a paraphrase may add one)
+    assert not P.check_title_swap(P.tokenize("The company hired the specialist Ada Lund."), src)
