@@ -1115,9 +1115,10 @@ _AUX = {"be", "been", "being", "have", "had", "has", "do", "did", "does", "get",
 _QUANT_NO = {"almost", "nearly", "virtually", "practically", "little", "with"}
 
 
-def _neg_cues(text: str) -> list[tuple[str, str]]:
+def _neg_cues(text: str, quantities: bool = False) -> list[tuple[str, str]]:
     """Negation cues with what each negates (the stem of the next content word): "did not
-    know" -> ("not", "know"). "almost no trees", "with no trees" are quantities, not negation."""
+    know" -> ("not", "know"). "almost no trees", "with no trees" are quantities, not negation
+    (listed too with ``quantities``: "with no loss" matches "without any loss")."""
     text = _SAME.sub(" SAMEMARK ", text)
     words = _words(text)
     out = []
@@ -1125,7 +1126,7 @@ def _neg_cues(text: str) -> list[tuple[str, str]]:
         cue = w in _NEG_CUES or w.endswith("n't") or w.endswith("n’t")
         if not cue and w not in _IMPLICIT_NEG:
             continue
-        if w in ("no", "none") and i > 0 and words[i - 1] in _QUANT_NO:
+        if w in ("no", "none") and i > 0 and words[i - 1] in _QUANT_NO and not quantities:
             continue
         target = ""
         for nxt in words[i + 1:i + 5]:
@@ -1143,7 +1144,7 @@ def _neg_parity(text: str, negated_in: str = "") -> int:
     """Parity of the negation cues of ``text``; a cue whose negated word ``negated_in`` also
     negates ("a worker who did not know the group" against the source's "did not know") is
     matched there and left out."""
-    other = {t for _, t in _neg_cues(negated_in)} if negated_in else set()
+    other = {t for _, t in _neg_cues(negated_in, quantities=True)} if negated_in else set()
     other |= {stem(w[2:]) for w in _words(negated_in) if w.startswith("un") and len(w) > 5}  # "untested"
     return sum(1 for _, t in _neg_cues(text) if not (t and t in other)) % 2
 
@@ -1215,7 +1216,7 @@ def check_polarity(claim: str, aligned_sentences: list[str]) -> list[Finding]:
         if c_same or s_same:
             continue
         mine = _neg_parity(cl, negated_in=region + " " + clause)
-        theirs = _neg_parity(clause, negated_in=cl)
+        theirs = _neg_parity(clause, negated_in=claim)  # "..., with no loss of service" / "... without any loss"
         if mine != theirs:
             return [Finding("negation", f"the claim {'negates' if mine else 'affirms'} what the source "
                                         f"{'affirms' if mine else 'negates'}: \"{C_clip(clause)}\"")]

@@ -112,3 +112,12 @@ def test_two_titles_traded_between_names():
                                   src)
     # a title the source gives nobody else is not a swap (a paraphrase may add one)
     assert not P.check_title_swap(P.tokenize("The company hired the specialist Ada Lund."), src)
+
+
+def test_with_no_and_without_say_the_same():
+    aligned = ["Ferries that moved their sailings to the morning cut fuel use by about a fifth without any loss "
+               "of service."]
+    right = "Ferries that shifted their sailings to the morning cut fuel use by roughly a fifth, with no loss of service."
+    wrong = "Ferries that shifted their sailings to the morning cut fuel use by roughly a fifth, with a loss of service."
+    assert not P.check_polarity(right, aligned)
+    assert P.check_polarity(wrong, aligned)
