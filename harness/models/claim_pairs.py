@@ -572,6 +572,17 @@ def _year_clash(u: NumberUse, claim_toks: list[Tok], occ: list[tuple[int, Number
     return ""
 
 
+def _other_year(u: NumberUse, claim_toks: list[Tok], src: "SourceIndex", aligned: list[int]) -> str:
+    """The year an aligned sentence gives where the claim gives ``u``, said of the same things."""
+    ctx = _flat(context(claim_toks, u.index, width=4))
+    for k in aligned:
+        for su in src.uses[k]:
+            if _num_kind(su.value) == "year" and su.value != u.value \
+                    and _overlap(ctx, _flat(context(src.toks[k], su.index, width=4))) >= 0.8:
+                return f"{u.value} where the source says {su.value}: \"{C_clip(src.sentences[k])}\""
+    return ""
+
+
 def _num_kind(value: str) -> str:
     if ":" in value:
         return "time"
@@ -618,6 +629,11 @@ def check_numbers(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]) -
     for u in uses:
         occ = src.occurrences(u.value)
         if not occ:
+            # a year no sentence of the source says (only a reference or a heading has it): the year
+            # the aligned sentence gives the same thing ("a 2019 survey" / "In a 2021 survey")
+            other = _other_year(u, claim_toks, src, aligned[:2]) if _num_kind(u.value) == "year" else ""
+            if other:
+                found.append(Finding("date", other))
             continue  # a number the source lacks: the caller reports it
         if u.value in approx and rounded_in(u.value, src, aligned[:3]):
             continue  # "about 4 degrees" where the aligned sentence says 4.2 degrees

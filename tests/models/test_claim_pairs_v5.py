@@ -121,3 +121,13 @@ def test_with_no_and_without_say_the_same():
     wrong = "Ferries that shifted their sailings to the morning cut fuel use by roughly a fifth, with a loss of service."
     assert not P.check_polarity(right, aligned)
     assert P.check_polarity(wrong, aligned)
+
+
+def test_a_year_only_a_reference_has_is_not_the_sentence_year():
+    text = ("In a 2021 survey of the islands, only 23 percent of crews said they slept eight hours.\n"
+            "Berg, A. (2019). Ferry crews.")
+    src = _index(text)
+    wrong, right = ("In a 2019 survey of the islands, only 23 percent of crews slept eight hours.",
+                    "In a 2021 survey of the islands, only 23 percent of crews slept eight hours.")
+    assert P.check_numbers(P.tokenize(wrong), src, [0])
+    assert not P.check_numbers(P.tokenize(right), src, [0])
