@@ -64,7 +64,7 @@ _CHANGE_WORDS = re.compile(r"\b(?:differ|differed|differs|different|changed|vari
                            re.I)
 
 # Direction and antonym groups: a claim word of one side against its aligned source clause.
-_UP = ("longer larger bigger rise rose risen rising rises increase increased increases increasing grew grow grows growing up gain "
+_UP = ("longer larger bigger rise rose risen rising rises increase increased increases increasing grew grow grows growing grown up gain "
        "gained gains boost boosted raise raised raises lift lifts lifted climbed jumped higher more doubled double "
        "expanded widened greater extend extended extends add added adding doubling widening expanding climbing "
        "jumping raising lifting boosting gaining growth increases surge surged soared")

@@ -131,3 +131,9 @@ def test_a_year_only_a_reference_has_is_not_the_sentence_year():
                     "In a 2021 survey of the islands, only 23 percent of crews slept eight hours.")
     assert P.check_numbers(P.tokenize(wrong), src, [0])
     assert not P.check_numbers(P.tokenize(right), src, [0])
+
+
+def test_grown_is_a_direction():
+    aligned = ["Ferry traffic has grown quickly on the northern route."]
+    assert P.check_polarity("Ferry traffic has been falling on the northern route.", aligned)
+    assert not P.check_polarity("Ferry traffic has been rising on the northern route.", aligned)
