@@ -1144,6 +1144,8 @@ def _neg_cues(text: str, quantities: bool = False) -> list[tuple[str, str]]:
             continue
         if w in ("no", "none") and i > 0 and words[i - 1] in _QUANT_NO and not quantities:
             continue
+        if w == "none" and ((i > 0 and words[i - 1] == "from") or words[i + 1:i + 2] == ["to"]):
+            continue  # "ranging from none to 65 percent": zero, a quantity
         target = ""
         for nxt in words[i + 1:i + 5]:
             if nxt not in _STOP and nxt not in _AUX and nxt not in _NEG_CUES:

@@ -137,3 +137,10 @@ def test_grown_is_a_direction():
     aligned = ["Ferry traffic has grown quickly on the northern route."]
     assert P.check_polarity("Ferry traffic has been falling on the northern route.", aligned)
     assert not P.check_polarity("Ferry traffic has been rising on the northern route.", aligned)
+
+
+def test_none_in_a_range_is_zero():
+    aligned = ["The 40 piers were chosen to cover every district, covering ferry use from 0 to 65 percent."]
+    assert not P.check_polarity("The piers cover every district, with ferry use ranging from none to 65 percent.",
+                                aligned)
+    assert P.check_polarity("The piers do not cover every district, with ferry use from 0 to 65 percent.", aligned)
