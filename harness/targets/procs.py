@@ -53,16 +53,6 @@ def start_time(pid: int) -> int | None:
     return int(f[19])  # field 22 of stat
 
 
-def _ppid(pid: int) -> int | None:
-    f = _stat(pid)
-    return int(f[1]) if f else None
-
-
-def _pgid(pid: int) -> int | None:
-    f = _stat(pid)
-    return int(f[2]) if f else None
-
-
 def _tagged(pid: int, tag: str) -> bool:
     try:
         env = Path(f"/proc/{pid}/environ").read_bytes()
@@ -110,13 +100,14 @@ class ProcessTree:
         for pid in _pids():
             if pid == me:
                 continue
-            st = start_time(pid)
-            if st is None:
+            f = _stat(pid)  # one read for the start time, the parent and the group
+            if not f or f[0] in ("Z", "X"):
                 continue
-            parents[pid] = _ppid(pid)
+            st = int(f[19])
+            parents[pid] = int(f[1])
             if pid in self.members and self.members[pid] == st:
                 found[pid] = st
-            elif _pgid(pid) == self.leader or _tagged(pid, self.tag):
+            elif int(f[2]) == self.leader or _tagged(pid, self.tag):
                 found[pid] = st
         changed = True
         while changed:  # descendants of anything found (a child that cleared its environment)
