@@ -143,4 +143,5 @@ def test_none_in_a_range_is_zero():
     aligned = ["The 40 piers were chosen to cover every district, covering ferry use from 0 to 65 percent."]
     assert not P.check_polarity("The piers cover every district, with ferry use ranging from none to 65 percent.",
                                 aligned)
-    assert P.check_polarity("The piers do not cover every district, with ferry use from 0 to 65 percent.", aligned)
+    assert P.check_polarity("The piers were not chosen to cover every district, with ferry use ranging from none to "
+                            "65 percent.", aligned)
