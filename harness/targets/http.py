@@ -84,7 +84,9 @@ class HttpTarget:
     def spawn(self, placeholders: dict[str, str]) -> None:
         """Start ``[target].command`` (once; nothing for a target that is already running).
         Synchronous and light (no aiohttp): ``harness run`` calls it right after the config
-        loads (``harness.run.early``); ``start`` calls it when nobody did."""
+        loads (``harness.run.early``); ``start`` calls it when nobody did. Call it from the
+        thread that outlives the target (the main thread): the guard's PR_SET_PDEATHSIG fires
+        when the thread that forked the target ends, not only the process."""
         if self._spawned or not self.t.command:
             return
         self._spawned = True
