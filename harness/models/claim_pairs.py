@@ -1333,6 +1333,24 @@ def _opposite_base(word: str) -> str | None:
     return None
 
 
+_ORDINAL = r"(?:second|third|fourth|fifth|2nd|3rd|4th|5th)"
+_SUPERLATIVE = r"(?:largest|biggest|highest|greatest|most|main|leading|top|costliest|heaviest|longest|lowest|smallest)"
+
+
+def check_rank(claim: str, sentences: list[str]) -> list[Finding]:
+    """A rank dropped or changed: "Energy is the largest cost" where the source says "Energy is the
+    second largest cost after staff"; "the third largest" where it says "the second largest"."""
+    c = claim.lower()
+    for x in sentences:
+        for m in re.finditer(rf"\b({_ORDINAL})[\s-]+({_SUPERLATIVE})\s+(\w+)", x.lower()):
+            rank, sup, noun = m.groups()
+            said = re.search(rf"\b(?:({_ORDINAL})[\s-]+)?{sup}\s+(?:\w+\s+){{0,2}}?{re.escape(noun)}", c)
+            if said and said.group(1) != rank:
+                return [Finding("polarity", f"{(said.group(1) + ' ') if said.group(1) else ''}{sup} {noun} where "
+                                            f"the source says {rank} {sup}: \"{C_clip(x)}\"")]
+    return []
+
+
 def check_opposite_word(claim: str, src: SourceIndex) -> list[Finding]:
     """A claim word of a plain opposites pair that the source never uses in any form, where it uses
     the opposite: "cold streets" against a source that speaks of "how hot the body feels" and

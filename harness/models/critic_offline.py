@@ -232,6 +232,7 @@ class OfflineCritic:
                     or P.check_code_binding(claim, index)
                     or P.check_word_swaps(toks, index, aligned)
                     or P.check_title_swap(toks, index)
+                    or P.check_rank(claim, [src[k] for k in aligned])
                     or P.check_number_direction(toks, index)
                     or P.check_moves(toks, index)
                     or P.check_versus(toks)

@@ -145,3 +145,11 @@ def test_none_in_a_range_is_zero():
                                 aligned)
     assert P.check_polarity("The piers were not chosen to cover every district, with ferry use ranging from none to "
                             "65 percent.", aligned)
+
+
+def test_a_rank_dropped_or_changed():
+    aligned = ["Fuel is the second largest cost after crew wages."]
+    assert P.check_rank("Fuel is the company's largest cost, ahead of wages.", aligned)
+    assert P.check_rank("Fuel is the third largest cost.", aligned)
+    assert not P.check_rank("Fuel is the company's second-largest cost.", aligned)
+    assert not P.check_rank("Crew wages cost more than fuel.", aligned)
