@@ -781,20 +781,22 @@ def _name_facts(claim: str, name: str, strict: bool = False) -> set[str]:
     part = next((c for c in clauses(claim) if name in c.lower()), claim)
     if strict:
         part = next((c for c in re.split(r"\s+and\s+", part) if name in c.lower()), part)
-    named = {stem(w) for w in C._WORD.findall(claim) if w[:1].isupper()}  # "Eastmere Regional Transport Authority"
+    named = {x for w in C._WORD.findall(claim) if w[:1].isupper()  # "Eastmere Regional Transport Authority"
+             for x in (stem(w), stem(lemma(w)))}
 
     def facts(text: str) -> set[str]:
         toks = tokenize(text)
-        return ({stem(t.low) for t in toks if t.kind == "word" and t.low not in _STOP and len(t.low) > 2
+        return ({stem(lemma(t.low)) for t in toks if t.kind == "word" and t.low not in _STOP and len(t.low) > 2
                  and not any(c.isdigit() for c in t.low)}
-                | {u.value for u in number_uses(toks)}) - {stem(w) for w in name.split()} - named
+                | {u.value for u in number_uses(toks)}) - {x for w in name.split() for x in (stem(w), stem(lemma(w)))} \
+            - named
 
     mine = facts(part)
     return mine if len(mine) >= 2 or strict else facts(claim)
 
 
 def _shared_facts(mine: set[str], src: SourceIndex, k: int) -> int:
-    return len(mine & (src.stems[k] | {u.value for u in src.uses[k]}))
+    return len(mine & (src.sentence_keys[k] | {u.value for u in src.uses[k]}))  # "helped" / "its help"
 
 
 def _fact_sentence(claim: str, name: str, src: SourceIndex, aligned: list[int]) -> int:

@@ -153,3 +153,13 @@ def test_a_rank_dropped_or_changed():
     assert P.check_rank("Fuel is the third largest cost.", aligned)
     assert not P.check_rank("Fuel is the company's second-largest cost.", aligned)
     assert not P.check_rank("Crew wages cost more than fuel.", aligned)
+
+
+def test_what_a_name_did_read_by_word_forms():
+    src = _index("Island Ferries 2025\nA report on the year's sailings.\nFerries ran daily. "
+                 "We thank the Nordby Harbour Board for its help with tide tables. "
+                 "Dr Ines Ekdal commented on an earlier draft of this report.")
+    names = C.names("Dr Ines Ekdal helped the crews with the tide tables.", src.names)
+    assert P.check_name_facts("Dr Ines Ekdal helped the crews with the tide tables.", names, src)
+    assert not P.check_name_facts("Dr Ines Ekdal commented on a draft of the report.",
+                                  C.names("Dr Ines Ekdal commented on a draft of the report.", src.names), src)
