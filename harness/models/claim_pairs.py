@@ -659,7 +659,10 @@ def check_numbers(claim_toks: list[Tok], src: SourceIndex, aligned: list[int]) -
         if moved:
             found.append(Finding("number", moved))
             continue
-        clash = _unit_clash(u, [su for _, su in occ]) or _year_clash(u, claim_toks, occ, src)
+        # the unit where the source says the number of the same things ("1 percent by weight of aluminium
+        # phosphate" for "1 kilogram of aluminium phosphate"), or where it says it at all
+        clash = (_unit_clash(u, [best[1]]) if best_score >= 1.0 else "") or _unit_clash(u, [su for _, su in occ]) \
+            or _year_clash(u, claim_toks, occ, src)
         if clash:
             found.append(Finding("number", clash))
             continue

@@ -163,3 +163,12 @@ def test_what_a_name_did_read_by_word_forms():
     assert P.check_name_facts("Dr Ines Ekdal helped the crews with the tide tables.", names, src)
     assert not P.check_name_facts("Dr Ines Ekdal commented on a draft of the report.",
                                   C.names("Dr Ines Ekdal commented on a draft of the report.", src.names), src)
+
+
+def test_a_unit_read_where_the_number_is_said_of_the_same_things():
+    src = _index("Island Ferries 2025\nA yearly report.\nEach hull was coated with 1 percent by weight of zinc "
+                 "phosphate using a spray process. The fleet had 1 spare engine.")
+    wrong = "Each hull received a coating of 1 kilogram of zinc phosphate, applied by a spray process."
+    right = "Each hull received a coating of 1 percent by weight of zinc phosphate, applied by a spray process."
+    assert P.check_numbers(P.tokenize(wrong), src, [2])
+    assert not P.check_numbers(P.tokenize(right), src, [2])
