@@ -30,3 +30,22 @@ async def test_calibration_catches_and_counts_false_alarms(tmp_path):
     html = (tmp_path / "calibration.html").read_text()
     assert "crash_on_empty" in html and "missed" in html
     assert any("MISSED" in line for line in matrix_lines(data))
+
+
+def test_calibration_files_pass_the_redactor(tmp_path, monkeypatch):
+    from harness import redact
+    from harness.night.calibrate import Calibration
+
+    key = "sk-" + "Q" * 30  # a key shape an agent's reply might echo into a failure's evidence
+    cal = Calibration(regressions=[], clean=[], noisy=[], broken=[], seconds=0.0)
+    plain = cal.to_dict()
+    monkeypatch.setattr(Calibration, "to_dict", lambda self: {**plain, "clean": {**plain["clean"], "errors": [key]}})
+    previous = redact.install(redact.Redactor({}))
+    try:
+        write_calibration(cal, tmp_path)
+    finally:
+        redact.install(previous)
+    for name in ("calibration.json", "calibration.html"):
+        text = (tmp_path / name).read_text()
+        assert key not in text and "QQQQQQQQ" not in text, name
+    assert "[redacted:" in (tmp_path / "calibration.json").read_text()

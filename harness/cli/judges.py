@@ -30,6 +30,9 @@ def run(args) -> int:
     if not 0 <= args.min_catch <= 1:
         raise UsageError("--min-catch must be between 0 and 1")
     config = load_config(args.config)
+    from harness import redact
+
+    redact.for_run(config)  # judges.json, judges.html and the console pass the config's redactor
     out = Path(args.out) if args.out else config.resolve("reports") / "judges"
     options = JudgeOptions(out=out, fixtures=Path(args.fixtures) if args.fixtures else None,
                            golden=Path(args.golden) if args.golden else None, min_catch=args.min_catch,

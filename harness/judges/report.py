@@ -31,9 +31,13 @@ def _atomic(path: Path, text: str) -> None:
 
 
 def write(out: Path, result: dict[str, Any]) -> None:
+    """judges.json and judges.html, through the run's redactor (a golden or a reply may quote a key)."""
+    from harness import redact
+
     out = Path(out)
-    _atomic(out / FILE, json.dumps(result, indent=1, ensure_ascii=False) + "\n")
-    _atomic(out / PAGE, render_html(result))
+    clean = redact.active().data(result)
+    _atomic(out / FILE, json.dumps(clean, indent=1, ensure_ascii=False) + "\n")
+    _atomic(out / PAGE, render_html(clean))
 
 
 def rate(kind: dict[str, int]) -> float | None:

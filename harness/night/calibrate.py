@@ -190,7 +190,11 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
 
 
 def write_calibration(cal: Calibration, out: Path) -> dict:
-    data = cal.to_dict()
+    """calibration.json and calibration.html, through the run's redactor (a failure's evidence
+    may quote what an agent said, keys included)."""
+    from harness import redact
+
+    data = redact.active().data(cal.to_dict())
     out.mkdir(parents=True, exist_ok=True)
     (out / "calibration.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     from harness.report.calibration_html import render_calibration_html

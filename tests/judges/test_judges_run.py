@@ -105,3 +105,18 @@ def test_caught_means_a_judged_check_failed(tmp_path):
     assert wrong_regex.caught_by == ["reply.regex"]  # pure check failed: services not asked (like the runner)
     assert all(e.check == "reply.regex" for e in wrong_regex.evidence)
     assert invented.caught and "critic.factuality" in invented.caught_by
+
+
+def test_judges_files_pass_the_redactor(tmp_path):
+    from harness import redact
+    from harness.judges.report import write
+
+    key = "sk-" + "Z" * 30
+    previous = redact.install(redact.Redactor({}))
+    try:
+        write(tmp_path, {"kinds": {}, "goldens": {"total": 1, "passed": 0}, "health": {},
+                         "cases": [{"id": "q", "kind": "stale", "mutation": f"reply quoting {key}", "caught_by": []}]})
+    finally:
+        redact.install(previous)
+    for name in ("judges.json", "judges.html"):
+        assert "ZZZZZZZZ" not in (tmp_path / name).read_text(), name
