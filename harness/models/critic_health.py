@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
-
 from harness.errors import FixtureError, FixtureErrors
+from harness.schema.files import InputProblem
+from harness.schema.yamlload import load_file as load_yaml, strip_lines
 
 EXAMPLE_KEYS = {"reply", "source", "source_text", "verdict", "note"}
 
@@ -114,10 +114,10 @@ def load_examples(directory: Path) -> list[LabelledExample]:
     out: list[LabelledExample] = []
     fix = "each example: {reply: '...', source: paper.pdf | source_text: '...', verdict: true|false, note: '...'}"
     for path in sorted(directory.glob("*.y*ml")) if directory.is_dir() else []:
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            errors.append(FixtureError(f"YAML syntax error: {exc}", file=str(path), fix="correct the YAML"))
+        try:  # the suite's YAML loader: duplicate keys, alias bombs and deep nesting refused
+            data = strip_lines(load_yaml(path))
+        except InputProblem as exc:
+            errors.append(FixtureError(exc.message, file=str(path), line=exc.line, fix=exc.fix or "correct the YAML"))
             continue
         items = data.get("examples") if isinstance(data, dict) else None
         if not isinstance(items, list) or not items:

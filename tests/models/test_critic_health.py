@@ -74,3 +74,21 @@ def test_accuracy_all_counts_undecided_as_wrong():
     assert d["kappa"] == pytest.approx(cohen_kappa(8, 1, 1, 8), abs=1e-4)
     assert d["kappa_all"] == pytest.approx(cohen_kappa(8, 2, 2, 8), abs=1e-4)
     assert "over all 20 examples" in describe("c@1", a)
+
+
+def test_a_hostile_health_file_is_refused_with_its_line(tmp_path):
+    import time
+
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(8)) + "examples: *i\n"
+    (tmp_path / "bomb.yaml").write_text(bomb)
+    (tmp_path / "dup.yaml").write_text("examples:\n- reply: 'a b c d'\n  reply: 'e f g h'\n  verdict: true\n"
+                                       "  source_text: 'a b c d'\n")
+    started = time.monotonic()
+    with pytest.raises(FixtureErrors) as info:
+        load_examples(tmp_path)
+    assert time.monotonic() - started < 5
+    text = info.value.render()
+    assert "bomb.yaml" in text and "dup.yaml" in text and "lines 2 and 3" in text
