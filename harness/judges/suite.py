@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
-
-import yaml
 
 from harness.judges import mutate as M
 from harness.judges.frames import Frame, frame_of, platform_in, title_of
+from harness.schema.files import InputProblem
+from harness.schema.yamlload import load_file as load_yaml, strip_lines
 from harness.types import Case
 
 
@@ -81,9 +80,9 @@ def raw_frames(case_files: set[str]) -> dict[str, dict]:
     """``judges:`` tables by case id, read from the case files (defaults applied)."""
     out: dict[str, dict] = {}
     for file in sorted(case_files):
-        try:
-            data = yaml.safe_load(Path(file).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError):
+        try:  # read with the suite's loader (the case loader has refused a hostile file already)
+            data = strip_lines(load_yaml(file)) or {}
+        except InputProblem:
             continue
         default = (data.get("defaults") or {}).get("judges")
         for raw in data.get("cases") or []:
