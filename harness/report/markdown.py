@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from harness.report.jsonfile import as_report_dict
 from harness.fileio import atomic_write_text
-from harness.report.format import code, format_cost, headline, md, pass_rate
+from harness.report.format import code, format_cost, headline, md, pass_rate, tonight_sentence
 from harness.report.cost_section import cost_markdown
 from harness.types import RunReport
 
@@ -59,6 +59,8 @@ def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any
     out = [f"## {VERDICT_ICONS.get(verdict, '⚠️')} harness: {md(verdict.upper(), 20)}"
            + (f" — {md(target_name, 80)}" if target_name else "")
            + f" · run {code(d.get('run_id'))}", ""]
+    sentence = tonight_sentence(d, diff)  # the night in one sentence, as report.html opens
+    out += [md(sentence[:1].upper() + sentence[1:], 400) + ".", ""]
     out.append(
         f"**{summary.get('failed', 0)} failed · {summary.get('errored', 0)} errored** · "
         f"{summary.get('passed', 0)} passed of {summary.get('decidable', 0)} decidable "
