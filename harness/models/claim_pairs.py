@@ -433,8 +433,7 @@ class SourceIndex:
         self.sentence_keys = [{key for t in ts if t.kind == "word" for part in t.low.split("-") for key in word_keys(part)}
                               for ts in self.toks]
         self.all_stems = set().union(*self.stems) if self.stems else set()
-        self.all_keys = {key for ts in self.toks for t in ts if t.kind == "word"
-                         for part in t.low.split("-") for key in word_keys(part)} | self.all_stems
+        self.all_keys = set().union(*self.sentence_keys) | self.all_stems
         self.lows = [{t.low for t in ts if t.kind == "word"} for ts in self.toks]
         self.negated = negated_stems(sentences)
         self.codes = {t.low for ts in self.toks for t in ts if t.kind == "word" and any(c.isdigit() for c in t.low)}
@@ -447,6 +446,13 @@ class SourceIndex:
         #: the names the document is about: in its title lines, or in three sentences or more (a claim
         #: may name them where its sentence says "the company"); any other name belongs to its own sentences
         self._head = set().union(*self.lows[:2]) if self.lows else set()
+
+    @functools.cached_property
+    def plain(self) -> set[str]:
+        """Every word some sentence says plainly, not as what a negation negates (stems)."""
+        return {stem(t.low) for x in self.sentences
+                for targets in [{j for j, _ in _targets(x)}]
+                for j, t in enumerate(tokenize(_SAME.sub(" SAMEMARK ", x))) if t.kind == "word" and j not in targets}
 
     def main_name(self, name: str) -> bool:
         return name in self._head or sum(1 for lw in self.lows if name in lw) >= 3
@@ -1327,7 +1333,7 @@ _OPPOSITES = {a: b for x, y in (("hot", "cold"), ("warm", "cool"), ("wet", "dry"
 
 
 def _opposite_base(word: str) -> str | None:
-    """The plain word of an opposites pair a form belongs to: "colder" -> "cold", "earlier" -> "early"."""
+    """The plain word of an opposites pair a form belongs to: "colder" -> "cold", "drier" -> "dry"."""
     if word in _OPPOSITES:
         return word
     for base in _OPPOSITES:
@@ -1430,12 +1436,13 @@ def check_moves(claim_toks: list[Tok], src: SourceIndex) -> list[Finding]:
     if not mine:
         return []
     uses = number_uses(claim_toks)
-    for k, u in enumerate(uses):  # the claim against itself: "fell from 21 to 39 percent"
-        if u.value in mine and k > 0 and claim_toks[u.index - 1].low == "to":
-            verb = [t.low for t in claim_toks[max(0, uses[k - 1].index - 3):uses[k - 1].index] if t.kind == "word"]
-            if "from" in verb and verb.index("from") > 0 and verb[verb.index("from") - 1] in _SIGN \
-                    and _SIGN[verb[verb.index("from") - 1]] != mine[u.value]:
-                return [Finding("polarity", f"{verb[verb.index('from') - 1]!r} from {uses[k - 1].value} to {u.value}")]
+    for k, u in enumerate(uses[1:], 1):  # the claim against itself: "fell from 21 to 39 percent"
+        if u.value not in mine or claim_toks[u.index - 1].low != "to":
+            continue
+        before = [t.low for t in claim_toks[max(0, uses[k - 1].index - 3):uses[k - 1].index] if t.kind == "word"]
+        at = before.index("from") if "from" in before else 0
+        if at > 0 and _SIGN.get(before[at - 1], mine[u.value]) != mine[u.value]:
+            return [Finding("polarity", f"{before[at - 1]!r} from {uses[k - 1].value} to {u.value}")]
     theirs: dict[str, set[int]] = {}
     for toks in src.toks:
         for value, sign in _moves(toks).items():
@@ -1685,9 +1692,7 @@ def check_only_negated(claim: str, src: SourceIndex) -> list[Finding]:
         st = stem(t.low)
         if st in negated_here or st not in src.negated or st in _NO_TARGET:
             continue
-        plain = sum(1 for k, toks in enumerate(src.toks) for j, x in enumerate(toks)
-                    if x.kind == "word" and stem(x.low) == st and j not in {a for a, _ in _targets(src.sentences[k])})
-        if not plain:
+        if st not in src.plain:
             return [Finding("negation", f"the claim says {t.low!r}; the source only ever says it is not")]
     return []
 
