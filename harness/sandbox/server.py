@@ -33,6 +33,11 @@ class Listening:
         await self.runner.cleanup()
 
 
+def _cannot_listen(name: str, port: int, exc: OSError) -> SandboxError:
+    return SandboxError(f"the {name} server could not listen on {HOST}:{port}: {exc}",
+                        fix="free the port, or set it to 0 in [sandbox] to pick a free one")
+
+
 def reserve(name: str, port: int = 0) -> socket.socket:
     """A listening socket on 127.0.0.1 (port 0: a free one) for the ``name`` server, served later
     by ``listen(app, name, sock=...)``; the caller closes it if it is never handed over."""
@@ -44,10 +49,7 @@ def reserve(name: str, port: int = 0) -> socket.socket:
         sock.setblocking(False)
     except OSError as exc:
         sock.close()
-        raise SandboxError(
-            f"the {name} server could not listen on {HOST}:{port}: {exc}",
-            fix="free the port, or set it to 0 in [sandbox] to pick a free one",
-        ) from exc
+        raise _cannot_listen(name, port, exc) from exc
     return sock
 
 
@@ -69,10 +71,7 @@ async def listen(app: "web.Application", name: str, port: int = 0, sock: socket.
         await runner.cleanup()
         if sock is not None:
             sock.close()
-        raise SandboxError(
-            f"the {name} server could not listen on {HOST}:{port}: {exc}",
-            fix="free the port, or set it to 0 in [sandbox] to pick a free one",
-        ) from exc
+        raise _cannot_listen(name, port, exc) from exc
     sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
     actual = sockets[0].getsockname()[1] if sockets else port
     return Listening(runner=runner, base_url=f"http://{HOST}:{actual}", port=actual)

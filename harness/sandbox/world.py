@@ -10,7 +10,7 @@ from harness.config import Config
 from harness.sandbox.docs import DocumentServer
 from harness.sandbox.faults import FaultBook
 from harness.sandbox.gateway import LlmGateway
-from harness.sandbox.ports import Reserved, placeholders
+from harness.sandbox.ports import SERVERS, Reserved, placeholders
 from harness.sandbox.router import Router
 from harness.sandbox.server import Listening, listen
 from harness.sandbox.spy import ToolSpy
@@ -43,19 +43,19 @@ class Sandbox:
         cfg, sec = self.config, self.config.secrets
         sink = self.router.record
 
-        def sock(key: str):
-            return reserved.take(key) if reserved is not None else None
+        def at(key: str) -> dict:  # the server's name in messages, and its socket when bound ahead
+            return {"name": SERVERS[key], "sock": reserved.take(key) if reserved is not None else None}
 
         try:
             self.telegram = BotApiEmulator(sec.bot_token, sink)
             self.telegram.case_faults = self.faults
-            srv = await listen(self.telegram.app(), "Telegram Bot API emulator", sock=sock("telegram"))
+            srv = await listen(self.telegram.app(), **at("telegram"))
             self._servers.append(srv)
             self.telegram_api = srv.base_url
 
             self.whatsapp = GraphApiEmulator(cfg.sandbox.phone_number_id, sec.whatsapp_token, sink)
             self.whatsapp.case_faults = self.faults
-            srv = await listen(self.whatsapp.app(), "WhatsApp Graph API emulator", sock=sock("whatsapp"))
+            srv = await listen(self.whatsapp.app(), **at("whatsapp"))
             self._servers.append(srv)
             self.whatsapp_api = srv.base_url
 
@@ -66,18 +66,18 @@ class Sandbox:
 
             for name, hook in gateway_hooks(cfg, self._upstream()).items():  # meter, cassette (cost layer)
                 setattr(gateway, name, hook)
-            srv = await listen(gateway.app(), "LLM gateway", sock=sock("llm"))
+            srv = await listen(gateway.app(), **at("llm"))
             self._servers.append(srv)
             self.llm_base_url = srv.base_url + "/v1"
 
             docs = DocumentServer(Path(cfg.resolve(cfg.sandbox.docs_dir)), sink)
             docs.faults = self.faults
-            srv = await listen(docs.app(), "document server", sock=sock("docs"))
+            srv = await listen(docs.app(), **at("docs"))
             self._servers.append(srv)
             self.docs_base = srv.base_url
 
             spy = ToolSpy(sink)
-            srv = await listen(spy.app(), "tool spy", sock=sock("tools"))
+            srv = await listen(spy.app(), **at("tools"))
             self._servers.append(srv)
             self.tools_url = srv.base_url
         except BaseException:
