@@ -44,6 +44,8 @@ REPLY_KINDS: dict[str, str] = {
     "sendPhoto": "photo",
     "editMessageText": "edit",
 }
+#: Methods that send a message (a reply to a missing message is refused).
+_SEND_METHODS = {"sendMessage", "sendDocument", "sendPhoto"}
 _CHAT_METHODS = {
     "sendMessage", "sendChatAction", "sendDocument", "sendPhoto", "deleteMessage", "getChat",
     "setMessageReaction",
@@ -108,7 +110,7 @@ def normalize_params(raw: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(out[key], str):
             try:
                 out[key] = json.loads(out[key])
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass  # left as is; validation reports what Telegram would
     return out
 
@@ -209,6 +211,19 @@ def _int(value: Any, default: int = 0) -> int:
         raise _bad("wrong parameter in request") from None
 
 
+def _seconds(value: Any) -> float:
+    """A number of seconds (``timeout``); Telegram rejects what is not a number."""
+    if value in (None, ""):
+        return 0.0
+    try:
+        out = float(str(value).strip())
+    except ValueError:
+        raise _bad("wrong parameter timeout in request") from None
+    if out != out or out in (float("inf"), float("-inf")):
+        raise _bad("wrong parameter timeout in request")
+    return out
+
+
 def _int_chat(value: Any) -> int:
     """A numeric chat id; Telegram answers "chat not found" to anything else."""
     try:
@@ -217,8 +232,43 @@ def _int_chat(value: Any) -> int:
         raise _bad("chat not found") from None
 
 
+def _not_utf8(value: Any, depth: int = 0) -> bool:
+    """True when a string anywhere in ``value`` holds a lone surrogate (a JSON ``"\\ud800"`` escape):
+    such text is not UTF-8, and the Bot API refuses it."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if depth > 32:
+        return False
+    if isinstance(value, Mapping):
+        return any(_not_utf8(k, depth + 1) or _not_utf8(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_not_utf8(v, depth + 1) for v in value)
+    return False
+
+
+#: Parameters that must be a string (or a number Telegram reads as one) when given.
+_SCALARS = ("chat_id", "message_id", "text", "caption", "parse_mode", "action", "offset", "limit", "timeout",
+            "callback_query_id", "inline_message_id", "url", "secret_token", "file_id")
+
+
 def validate_call(method: str, params: Mapping[str, Any]) -> None:
     """Stateless checks Telegram makes before acting; raises ``ApiError`` like it would."""
+    for key, value in params.items():
+        if _not_utf8(value):
+            raise _bad(f"{'text' if key in ('text', 'caption') else 'strings'} must be encoded in UTF-8")
+    for key in _SCALARS:
+        if isinstance(params.get(key), (Mapping, list)):
+            raise _bad(f"field \"{key}\" must be of type {'Integer' if key in ('offset', 'limit', 'timeout', 'message_id') else 'String'}")
+    for key in ("reply_parameters", "link_preview_options"):
+        if key in params and params[key] is not None and not isinstance(params[key], Mapping):
+            raise _bad(f"can't parse {key} JSON object")
+    for key in ("entities", "caption_entities"):
+        if key in params and params[key] is not None:
+            _check_entities(params[key])
     if method in _CHAT_METHODS:
         if params.get("chat_id") in (None, ""):
             raise _bad("chat_id is empty")
@@ -259,6 +309,18 @@ def validate_call(method: str, params: Mapping[str, Any]) -> None:
         raise _bad("can't parse reply keyboard markup JSON object")
     if isinstance(markup, Mapping) and "inline_keyboard" in markup:
         _check_inline_keyboard(markup["inline_keyboard"])
+
+
+def _check_entities(entities: Any) -> None:
+    """Explicit ``entities``: a list of objects with a type and integer offset and length."""
+    if not isinstance(entities, list):
+        raise _bad("can't parse entities JSON object")
+    for e in entities:
+        if not isinstance(e, Mapping) or not isinstance(e.get("type"), str):
+            raise _bad("can't parse MessageEntity: field \"type\" must be of type String")
+        for field in ("offset", "length"):
+            if isinstance(e.get(field), bool) or not isinstance(e.get(field), int):
+                raise _bad(f"can't parse MessageEntity: field \"{field}\" must be of type Number")
 
 
 def _parsed(method: str, params: Mapping[str, Any]) -> Formatted:
@@ -420,6 +482,7 @@ class BotApiEmulator:
         self._faults: dict[str, list[_Fault]] = {}
         self.case_faults = None  # a harness.sandbox.faults.FaultBook, set by the sandbox
         self._state = _State()
+        self._deleted: set[tuple[int, int]] = set()
         #: Telegram's flood limits for every chat (None: only where a case's ``fault: {telegram:
         #: flood}`` asks for them, in that case's chats)
         self.flood: FloodLimits | None = None
@@ -486,9 +549,13 @@ class BotApiEmulator:
                 fault = faults.pop(0)
                 raise ApiError(fault.code, fault.description, fault.retry_after)
             validate_call(method, params)
+            self._check_reply_target(method, params)
             result = await getattr(self, f"_m_{method}")(params, at)
         except ApiError as exc:
             error = exc
+        except Exception as exc:  # noqa: BLE001 - a malformed call Telegram answers 400, never a 500
+            log.debug("telegram emulator: %s refused as malformed", method, exc_info=True)
+            error = _bad(f"invalid request ({type(exc).__name__})")
         if error is None:
             body: dict[str, Any] = {"ok": True, "result": result}
             if method == "setWebhook":
@@ -517,6 +584,37 @@ class BotApiEmulator:
         )
         return web.json_response(body, status=status)
 
+    def _check_reply_target(self, method: str, params: Mapping[str, Any]) -> None:
+        """A reply must name a message of the chat (``reply_parameters.message_id`` or the older
+        ``reply_to_message_id``): Telegram refuses it otherwise, unless the bot allowed sending
+        without the reply."""
+        if method not in _SEND_METHODS:
+            return
+        rp = params.get("reply_parameters")
+        target, allow = None, bool(params.get("allow_sending_without_reply"))
+        if isinstance(rp, Mapping) and rp.get("message_id") is not None:
+            target, allow = rp.get("message_id"), allow or bool(rp.get("allow_sending_without_reply"))
+            if rp.get("chat_id") not in (None, "", params.get("chat_id")):
+                return  # a reply into another chat: not this emulator's to judge
+        elif params.get("reply_to_message_id") not in (None, ""):
+            target = params.get("reply_to_message_id")
+        if target is None:
+            return
+        chat, mid = _int_chat(params.get("chat_id")), _int(target)
+        if self._message_exists(chat, mid):
+            return
+        if not allow:
+            raise _bad("message to be replied not found")
+
+    def _message_exists(self, chat: int, mid: int) -> bool:
+        """Sent by the bot and not deleted, or issued to the user's side of the chat (the driver's
+        updates draw their ids from the same per-chat counter)."""
+        if (chat, mid) in self._state.messages:
+            return True
+        if (chat, mid) in self._deleted:
+            return False
+        return 0 < mid <= self.message_ids.last(chat)
+
     def _emit(self, event: Event) -> None:
         try:
             self.sink(event)
@@ -532,30 +630,24 @@ class BotApiEmulator:
         ctype = request.content_type
         if ctype == "application/json":
             try:
-                data = await request.json()
-            except ValueError:
+                data = json.loads(await request.read())
+            except (ValueError, RecursionError):  # bad UTF-8, not JSON, nested past the parser's depth
                 raise _bad("can't parse JSON") from None
             if not isinstance(data, dict):
                 raise _bad("can't parse JSON")
             params.update(data)
         elif ctype == "multipart/form-data":
-            reader = await request.multipart()
-            async for part in reader:
-                if part.name is None:
-                    continue
-                if part.filename is not None:
-                    size = 0
-                    while chunk := await part.read_chunk():
-                        size += len(chunk)
-                    params[part.name] = {
-                        "upload": part.filename,
-                        "size": size,
-                        "content_type": part.headers.get("Content-Type", ""),
-                    }
-                else:
-                    params[part.name] = await part.text()
+            try:
+                await _read_multipart(request, params)
+            except ApiError:
+                raise
+            except Exception:  # truncated parts, a missing boundary, undecodable text
+                raise _bad("can't parse multipart/form-data request") from None
         else:  # urlencoded, or a body without a usable type: Telegram reads it as a form
-            raw = await request.text()
+            try:
+                raw = (await request.read()).decode("utf-8")
+            except UnicodeDecodeError:
+                raise _bad("can't parse request: not UTF-8") from None
             params.update(parse_qsl(raw, keep_blank_values=True))
         return params
 
@@ -576,6 +668,13 @@ class BotApiEmulator:
         }
         if isinstance(params.get("reply_markup"), Mapping) and "inline_keyboard" in params["reply_markup"]:
             msg["reply_markup"] = params["reply_markup"]  # only inline keyboards are echoed
+        rp = params.get("reply_parameters")
+        target = rp.get("message_id") if isinstance(rp, Mapping) else params.get("reply_to_message_id")
+        if target not in (None, "") and (not isinstance(rp, Mapping) or rp.get("chat_id") in (None, "", params["chat_id"])):
+            mid = _int(target)
+            if self._message_exists(chat_id, mid):  # (_check_reply_target refused a missing one unless allowed)
+                msg["reply_to_message"] = self._state.messages.get(
+                    (chat_id, mid), {"message_id": mid, "date": int(at), "chat": self._chat(chat_id)})
         return msg
 
     def _store(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -673,7 +772,7 @@ class BotApiEmulator:
             self._pending = [u for u in self._pending if u["update_id"] >= offset]
         limit = max(1, min(100, _int(params.get("limit"), 100)))
         # long polling: wait a little for updates, capped so servers stop promptly
-        wait = min(float(params.get("timeout") or 0), 5.0)
+        wait = min(max(0.0, _seconds(params.get("timeout"))), 5.0)
         if not self._pending and wait > 0:
             self._pending_changed.clear()
             try:
@@ -764,6 +863,7 @@ class BotApiEmulator:
         key = (_int_chat(params["chat_id"]), _int(params["message_id"]))
         if self._state.messages.pop(key, None) is None:
             raise _bad("message to delete not found")
+        self._deleted.add(key)
         return True
 
     async def _m_getFile(self, params: Mapping[str, Any], at: float) -> Any:
@@ -802,3 +902,19 @@ __all__ = [
     "call_keys", "canonical_method", "make_reply", "normalize_params", "reply_buttons",
     "validate_call", "webhook_reply_event",
 ]
+
+
+async def _read_multipart(request: web.Request, params: dict[str, Any]) -> None:
+    """A multipart body's fields into ``params`` (uploads summarized by name and size, never kept)."""
+    reader = await request.multipart()
+    async for part in reader:
+        if part.name is None:
+            continue
+        if part.filename is not None:
+            size = 0
+            while chunk := await part.read_chunk():
+                size += len(chunk)
+            params[part.name] = {"upload": part.filename, "size": size,
+                                 "content_type": part.headers.get("Content-Type", "")}
+        else:
+            params[part.name] = await part.text()

@@ -98,6 +98,10 @@ class MessageIds:
         self._last[chat_id] = n
         return n
 
+    def last(self, chat_id: int) -> int:
+        """The highest id issued in ``chat_id`` so far (0 when none)."""
+        return self._last.get(chat_id, 0)
+
     def observe(self, chat_id: int, message_id: int) -> None:
         """Make sure later ids in ``chat_id`` are above an explicitly chosen one."""
         if message_id > self._last.get(chat_id, self._start - 1):

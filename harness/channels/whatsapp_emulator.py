@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import re
 import secrets
 import string
@@ -41,6 +42,8 @@ LIMITS = {
     "button_title": 20, "button_id": 256, "buttons": 3, "list_button": 20, "sections": 10, "rows": 10,
     "row_title": 24, "row_description": 72, "row_id": 200, "section_title": 24, "cta_display_text": 20,
 }
+
+log = logging.getLogger("harness.whatsapp_emulator")
 
 
 def _fbtrace_id() -> str:
@@ -260,8 +263,14 @@ class GraphApiEmulator:
                         raise _Rejected(fault.status, graph_error(f"Injected fault: {fault.describe()}",
                                                                   130429 if fault.status == 429 else 131000))
                 answer, keys, reply = self._send(body, at)
-        except _Rejected as rej:
-            keys = self._keys_of_refused(body)
+        except Exception as exc:  # noqa: BLE001 - a malformed call: the Graph API answers 400, never 500
+            rej = exc if isinstance(exc, _Rejected) else _invalid(f"malformed request ({type(exc).__name__})")
+            if not isinstance(exc, _Rejected):
+                log.debug("whatsapp emulator: send refused as malformed", exc_info=True)
+            try:
+                keys = self._keys_of_refused(body)
+            except Exception:  # noqa: BLE001 - the body that broke the send may break this too
+                keys = ()
             self._emit(name, started, at, rej.status, body, rej.body, keys, error=str(rej), meta=meta)
             return web.json_response(rej.body, status=rej.status)
         self._emit(name, started, at, 200, body, answer, keys, reply, meta=meta)
@@ -424,15 +433,35 @@ async def _read_body(request: web.Request) -> Any:
                 continue  # a secret: never recorded
             try:
                 params[key] = json.loads(value) if isinstance(value, str) and value[:1] in "{[" else value
-            except ValueError:
-                params[key] = value
-        return params
+            except (ValueError, RecursionError):
+                raise _invalid(f"parameter {key} is not valid JSON") from None
+        return _utf8_only(params)
     if not raw:
         return {}
     try:
-        return json.loads(raw)
+        return _utf8_only(json.loads(raw))
+    except RecursionError:
+        raise _invalid("the request body is nested too deeply") from None
     except ValueError:
         return raw.decode("utf-8", errors="replace")[:2000]
+
+
+def _utf8_only(value: Any, depth: int = 0) -> Any:
+    """``value`` unchanged, or a (#100) refusal when a string in it is not UTF-8 (a lone surrogate
+    from a ``"\\udc00"`` escape): the Graph API refuses such text."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _invalid("a string parameter is not valid UTF-8") from None
+    elif depth <= 32 and isinstance(value, dict):
+        for k, v in value.items():
+            _utf8_only(k, depth + 1)
+            _utf8_only(v, depth + 1)
+    elif depth <= 32 and isinstance(value, list):
+        for v in value:
+            _utf8_only(v, depth + 1)
+    return value
 
 
 def _wa_id(to: str) -> str:

@@ -22,8 +22,17 @@ TYPES = ("bold", "italic", "underline", "strikethrough", "spoiler", "code", "pre
 def entity_text(text: str, entity: dict) -> str:
     """The part of ``text`` an entity covers (offsets are UTF-16 code units)."""
     raw = text.encode("utf-16-le", errors="surrogatepass")
-    start, length = int(entity.get("offset", 0)), int(entity.get("length", 0))
+    start, length = _count(entity.get("offset")), _count(entity.get("length"))
+    if start is None or length is None:  # an entity the agent stored by hand, not as Telegram would
+        return ""
     return raw[2 * start: 2 * (start + length)].decode("utf-16-le", errors="replace")
+
+
+def _count(value: Any) -> int | None:
+    """A non-negative integer offset or length; None for anything else ("0", 1.5, None, True)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
 
 
 def found(replies: tuple[Reply, ...], kind: str) -> list[str]:

@@ -1,0 +1,142 @@
+"""Malformed calls to the channel emulators get the 400 the real APIs give, never a 500 with a
+traceback (issue 24): a lone surrogate in ``text``, a non-number ``timeout``, a list ``action``,
+JSON nested past any parser's depth, broken multipart; and a reply to a message the chat does
+not have, which real Telegram refuses unless ``allow_sending_without_reply`` is set."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import aiohttp
+import pytest
+
+from harness.channels.telegram import BotApiEmulator
+from harness.channels.whatsapp import GraphApiEmulator
+from harness.sandbox.server import listen
+
+TOKEN = "123456:ABC-def_ghi"
+CHAT = 777
+DEEP = "[" * 100_000 + "]" * 100_000
+BROKEN_MULTIPART = (b"--XyZ\r\nContent-Disposition: form-data; name=\"chat_id\"\r\n\r\n777\r\n"
+                    b"--XyZ\r\nContent-Disposition: form-data; name=\"text\"\r\n")  # no end, no boundary close
+
+
+@pytest.fixture
+async def telegram():
+    events: list = []
+    em = BotApiEmulator(TOKEN, events.append)
+    srv = await listen(em.app(), "telegram")
+    async with aiohttp.ClientSession() as session:
+        async def call(method, *, data=None, headers=None):
+            async with session.post(f"{srv.base_url}/bot{TOKEN}/{method}", data=data, headers=headers) as resp:
+                return resp.status, await resp.json(content_type=None)
+        yield call, events
+    await srv.stop()
+
+
+@pytest.mark.parametrize("method, body, ctype", [
+    ("sendMessage", '{"chat_id": 777, "text": "hi \\ud800 there"}', "application/json"),
+    ("getUpdates", '{"timeout": "soon"}', "application/json"),
+    ("getUpdates", '{"timeout": [1]}', "application/json"),
+    ("getUpdates", '{"offset": {"a": 1}}', "application/json"),
+    ("sendChatAction", '{"chat_id": 777, "action": ["typing"]}', "application/json"),
+    ("sendChatAction", '{"chat_id": 777, "action": {"x": 1}}', "application/json"),
+    ("sendMessage", '{"chat_id": [777], "text": "hi"}', "application/json"),
+    ("sendMessage", '{"chat_id": 777, "text": ["hi"]}', "application/json"),
+    ("sendMessage", '{"chat_id": 777, "text": "hi", "parse_mode": ["HTML"]}', "application/json"),
+    ("sendMessage", '{"chat_id": 777, "text": "hi", "reply_parameters": "nope"}', "application/json"),
+    ("sendMessage", '{"chat_id": 777, "text": "hi", "reply_parameters": {"message_id": "x"}}', "application/json"),
+    ("sendMessage", '{"chat_id": 777, "text": "hi", "entities": [{"type": "bold", "offset": "0", "length": 2}]}',
+     "application/json"),
+    ("sendMessage", '{"chat_id": 777, "text": "hi", "reply_markup": {"inline_keyboard": "x"}}', "application/json"),
+    ("editMessageText", '{"chat_id": 777, "message_id": [1], "text": "x"}', "application/json"),
+    ("sendMessage", '{"chat_id": 777, "text": ' + DEEP + '}', "application/json"),
+    ("sendMessage", '{"chat_id": 777, "reply_markup": ' + DEEP + ', "text": "x"}', "application/json"),
+    ("sendMessage", "chat_id=777&reply_markup=" + DEEP + "&text=x", "application/x-www-form-urlencoded"),
+    ("sendMessage", BROKEN_MULTIPART, "multipart/form-data; boundary=XyZ"),
+    ("sendMessage", b"\xff\xfe\x00garbage", "application/json"),
+])
+async def test_telegram_answers_400_not_500(telegram, caplog, method, body, ctype):
+    call, events = telegram
+    with caplog.at_level(logging.ERROR):
+        status, answer = await call(method, data=body, headers={"Content-Type": ctype})
+    assert status == 400, answer
+    assert answer["ok"] is False and answer["error_code"] == 400
+    assert answer["description"].startswith("Bad Request: ")
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    assert events and events[-1].status == 400  # still recorded: the agent's bad call is a finding
+
+
+async def test_telegram_reply_to_a_missing_message_is_refused(telegram):
+    call, _ = telegram
+    body = {"chat_id": CHAT, "text": "hi", "reply_parameters": {"message_id": 4242}}
+    status, answer = await call("sendMessage", data=json.dumps(body), headers={"Content-Type": "application/json"})
+    assert (status, answer["description"]) == (400, "Bad Request: message to be replied not found")
+    body["reply_parameters"]["allow_sending_without_reply"] = True
+    status, answer = await call("sendMessage", data=json.dumps(body), headers={"Content-Type": "application/json"})
+    assert status == 200 and "reply_to_message" not in answer["result"]
+    # the old-style parameter is refused the same way
+    old = {"chat_id": CHAT, "text": "hi", "reply_to_message_id": 4242}
+    status, answer = await call("sendMessage", data=json.dumps(old), headers={"Content-Type": "application/json"})
+    assert (status, answer["description"]) == (400, "Bad Request: message to be replied not found")
+
+
+async def test_telegram_reply_to_an_existing_message_is_accepted(telegram):
+    call, _ = telegram
+    status, first = await call("sendMessage", data=json.dumps({"chat_id": CHAT, "text": "one"}),
+                               headers={"Content-Type": "application/json"})
+    assert status == 200
+    mid = first["result"]["message_id"]
+    body = {"chat_id": CHAT, "text": "two", "reply_parameters": {"message_id": mid}}
+    status, answer = await call("sendMessage", data=json.dumps(body), headers={"Content-Type": "application/json"})
+    assert status == 200 and answer["result"]["reply_to_message"]["message_id"] == mid
+
+
+@pytest.fixture
+async def whatsapp():
+    events: list = []
+    em = GraphApiEmulator("1234567890", "wa-token", events.append)
+    srv = await listen(em.app(), "whatsapp")
+    async with aiohttp.ClientSession() as session:
+        async def call(path, *, data, ctype="application/json"):
+            async with session.post(f"{srv.base_url}{path}", data=data,
+                                    headers={"Content-Type": ctype, "Authorization": "Bearer wa-token"}) as resp:
+                return resp.status, await resp.json(content_type=None)
+        yield call, events
+    await srv.stop()
+
+
+@pytest.mark.parametrize("body, ctype", [
+    ('{"messaging_product": "whatsapp", "to": "447", "type": "text", "text": ' + DEEP + '}', "application/json"),
+    ("messaging_product=whatsapp&to=447&type=text&text=" + DEEP, "application/x-www-form-urlencoded"),
+    ('{"messaging_product": "whatsapp", "to": "447", "type": "text", "text": {"body": "a \\udc00 b"}}',
+     "application/json"),
+    ('{"messaging_product": "whatsapp", "to": ["447"], "type": "text", "text": {"body": "x"}}', "application/json"),
+    ('{"messaging_product": "whatsapp", "to": "447", "type": ["text"], "text": {"body": "x"}}', "application/json"),
+    ('{"messaging_product": "whatsapp", "to": "447", "type": "text", "text": "x"}', "application/json"),
+    (b"\xff\xfe\x00", "application/json"),
+])
+async def test_whatsapp_answers_400_not_500(whatsapp, caplog, body, ctype):
+    call, events = whatsapp
+    with caplog.at_level(logging.ERROR):
+        status, answer = await call("/v21.0/1234567890/messages", data=body, ctype=ctype)
+    assert status == 400, answer
+    assert isinstance(answer.get("error"), dict) and answer["error"].get("message")
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+
+
+@pytest.mark.parametrize("entity", [{"type": "bold", "offset": "0", "length": 2}, {"type": "bold", "offset": 0},
+                                    {"type": "bold", "offset": None, "length": "x"}, {"type": "bold", "offset": -1,
+                                                                                      "length": 2}])
+def test_a_stored_entity_of_the_wrong_shape_does_not_crash_reply_entities(entity):
+    from harness.checks.entities import entities
+    from harness.types import Case, Observation, Reply, Turn, TurnObservation
+
+    reply = Reply(channel="telegram", chat="1", text="hi there", at=1.0, method="sendMessage", entities=(entity,))
+    obs = Observation(case_id="c", channel="telegram", chat_id="1", started_at=0.0, finished_at=1.0,
+                      turns=(TurnObservation(index=0, sent_at=0.0, delivery_status=200, delivery_error="",
+                                             replies=(reply,), events=(), settled_after_s=0.1),))
+    case = Case(id="c", layer="robustness", channel="telegram", turns=(Turn(send="x"),))
+    ev = entities(case, obs, 0, {"bold": "hi"})
+    assert ev.passed is False and "missing bold 'hi'" in ev.reason
