@@ -301,6 +301,24 @@ def active() -> Redactor:
     return _active
 
 
+#: Terminal control sequences an agent's output may carry: CSI (colours, screen clears, cursor
+#: moves, queries), OSC (window titles, OSC 8 links, clipboard writes) ended by BEL or ST, other
+#: two-byte ESC sequences, and the C1 forms of CSI/OSC.
+_TERMINAL_SEQUENCES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"            # CSI ... final byte
+    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f]).*?(?:\x07|\x1b\\|\x9c|$)"  # OSC/DCS/SOS/PM/APC ... BEL or ST
+    r"|\x1b[ -/]*[0-~]?",                            # other ESC sequences, or a lone ESC
+    re.S)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def inert(text: str) -> str:
+    """``text`` safe to echo on a terminal: control sequences and control characters removed
+    (newlines and tabs kept). Whatever the agent printed cannot clear the screen, retitle the
+    window, plant a link or query the terminal through the harness's own messages."""
+    return _CONTROL.sub("", _TERMINAL_SEQUENCES.sub("", text))
+
+
 class RedactingStream(io.TextIOBase):
     """A text stream that redacts what is written with the active redactor (the console)."""
 

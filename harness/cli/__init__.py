@@ -426,7 +426,7 @@ def _main(argv: list[str] | None) -> int:
         args.main = main  # for the scheduler's in-process runs (harness.night.schedule.run_cycle)
         return handlers[args.command](args)
     except HarnessError as exc:
-        print(f"harness: {exc.render()}", file=sys.stderr)
+        print(f"harness: {redact.inert(exc.render())}", file=sys.stderr)  # may quote the agent's output
         return exc.exit_code
     except KeyboardInterrupt:
         print("harness: interrupted; finished cases are in the run's results.jsonl", file=sys.stderr)

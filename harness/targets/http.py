@@ -19,7 +19,7 @@ from typing import IO
 
 from harness.config import Config, python_command
 from harness.errors import TargetError
-from harness.redact import active
+from harness.redact import active, inert
 from harness.targets import procs
 from harness.targets.base import Endpoints
 
@@ -210,7 +210,7 @@ class HttpTarget:
             self._log.flush()
         if not self.log_path or not self.log_path.exists():
             return ""
-        text = self.log_path.read_text(errors="replace").splitlines()[-lines:]
+        text = inert(self.log_path.read_text(errors="replace")).splitlines()[-lines:]
         return "target log (last lines):\n" + "\n".join("  " + line for line in text)
 
 

@@ -1,0 +1,57 @@
+"""What the agent printed reaches the user's terminal inert (issue 24): a target's log tail on
+exit 4 and any error that quotes it carry no screen clears, window titles, OSC 8 links or
+terminal queries."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.redact import inert
+
+HOSTILE = ("\x1b[2J\x1b[H"            # clear the screen, cursor home
+           "\x1b]0;pwned\x07"          # window title
+           "\x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\"   # OSC 8 link
+           "\x1b[6n"                   # cursor position query (the terminal answers on stdin)
+           "\x9b31m\x1bP+q544e\x1b\\"  # C1 CSI, DCS query
+           "bell\x07 back\x08space\r")
+
+
+@pytest.mark.parametrize("text, kept", [
+    (HOSTILE, "clickbell backspace"),
+    ("plain text\n\twith tabs", "plain text\n\twith tabs"),
+    ("Zoë Müller 🙂 ✓", "Zoë Müller 🙂 ✓"),
+    ("a\x00b\x7fc", "abc"),
+    ("ends with a lone escape \x1b", "ends with a lone escape "),
+])
+def test_inert_strips_every_control_sequence(text, kept):
+    assert inert(text) == kept
+
+
+def test_the_log_tail_on_exit_4_is_inert(tmp_path: Path):
+    bot = tmp_path / "bot.py"
+    bot.write_text(f"import sys\nsys.stdout.write({HOSTILE!r} + '\\nstarting\\n')\nsys.stdout.flush()\nsys.exit(3)\n")
+    (tmp_path / "fixtures" / "robustness").mkdir(parents=True)
+    (tmp_path / "fixtures" / "robustness" / "a.yaml").write_text(
+        "layer: robustness\ncases:\n  - id: a\n    send: hi\n    expect: {replies: {min: 1}}\n")
+    (tmp_path / "harness.toml").write_text(textwrap.dedent(f"""
+        [target]
+        name = "hostile-log"
+        command = ["python", "{bot}"]
+        port = 0
+        telegram_webhook = "http://127.0.0.1:{{port}}/telegram"
+        ready_url = "http://127.0.0.1:{{port}}/healthz"
+        ready_timeout_s = 5
+    """))
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--out", str(tmp_path / "reports")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "HOME": str(tmp_path)})
+    assert done.returncode == 4, done.stderr
+    assert "starting" in done.stderr  # the tail is still shown
+    for seq in ("\x1b", "\x9b", "\x07", "\x08"):
+        assert seq not in done.stderr + done.stdout, repr(done.stderr)
