@@ -94,6 +94,7 @@ class HttpTarget:
         ended = procs.reap_leftovers(self.state_dir)  # what a killed run left behind
         if ended:
             log.warning("ended %d leftover target process(es) of a killed run: %s", len(ended), ended)
+        self._refuse_taken_ports(values)
         tag = secrets.token_hex(8)
         env = dict(os.environ)
         env.update({k: fill(v, values) for k, v in self.t.env.items()})
@@ -117,6 +118,34 @@ class HttpTarget:
         except BaseException:
             self.stop_now()
             raise
+
+    def _refuse_taken_ports(self, values: dict[str, str]) -> None:
+        """Before the target starts, nothing may answer where the harness will look for it: a
+        process already there (yesterday's bot on a fixed ``port``) would answer ``ready_url``
+        and be judged in the target's place while the target dies on "address in use"."""
+        from urllib.parse import urlsplit
+
+        seen = set()
+        for key in ("ready_url", "telegram_webhook", "whatsapp_webhook", "state_url"):
+            url = fill(getattr(self.t, key) or "", values)
+            try:
+                parts = urlsplit(url)
+                host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+            except ValueError:
+                continue
+            if not url or host not in ("127.0.0.1", "localhost", "::1") or (host, port) in seen:
+                continue
+            seen.add((host, port))
+            try:
+                with socket.create_connection((host, port), timeout=0.5):
+                    pass
+            except OSError:
+                continue
+            raise TargetError(
+                f"something already answers at {host}:{port} ([target].{key} {url}) before the target has "
+                "started: another process holds the port, and the harness would judge it instead of the target",
+                fix=f"stop the process listening on port {port} (e.g. `ss -ltnp 'sport = :{port}'`), "
+                    "or set [target].port = 0 for a free port each run")
 
     async def start(self, placeholders: dict[str, str]) -> Endpoints:
         values = self._values(placeholders)
