@@ -46,7 +46,10 @@ SHAPES: tuple[tuple[str, str], ...] = (
     ("aws-key", r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
     ("github-token", r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{30,}"),
     ("slack-token", r"(?<![A-Za-z0-9_-])xox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("query-key", r"(?P<keep>[?&](?:api[_-]?key|access_token|token|key|secret)=)[^&\s\"'<>]{8,}"),
+    ("query-key", r"(?P<keep>[?&;](?:[A-Za-z0-9_.-]*?(?i:key|token|secret|passw(?:or)?d|pwd|pass|sig|signature|auth"
+                  r"|credential|session|code_verifier|private)[A-Za-z0-9_.-]*)=)[^&\s\"'<>#]{4,}"),
+    ("url-password", r"(?P<keep>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/@:\"'<>]*:)[^\s/@\"'<>]+(?=@)"),
+    ("basic-auth", r"(?P<keep>\b[Bb]asic\s+)[A-Za-z0-9+/]{8,}={0,2}"),
 )
 
 
@@ -54,9 +57,28 @@ SHAPES: tuple[tuple[str, str], ...] = (
 #: aws-key "AKIA" or "ASIA", query-key "key=", "token=" or "secret="; github-token and
 #: slack-token their fixed start (``_NEEDED_RE``); telegram-token ``_TELEGRAM_TAIL`` after
 #: five digits.
-_NEEDED_PARTS: tuple[str, ...] = ("earer", "sk-", "AKIA", "ASIA", "key=", "token=", "secret=")
-_NEEDED_RE = re.compile(r"gh[pousr]_|xox[abposr]-")
+_NEEDED_PARTS: tuple[str, ...] = ("earer", "sk-", "AKIA", "ASIA", "asic")
+_NEEDED_RE = re.compile(r"gh[pousr]_|xox[abposr]-|://[^\s/@]*@"
+                        r"|(?i:key|token|secret|pass|pwd|sig|auth|credential|session|verifier|private)[A-Za-z0-9_.-]*=")
 _TELEGRAM_TAIL = re.compile(r":[A-Za-z0-9_-]{35}")
+
+
+def _forms(value: str) -> tuple[str, ...]:
+    """Every form a secret takes in an artifact: as is, URL-encoded (query, path), JSON-escaped
+    (a ``"`` or ``\\`` in it, or non-ASCII written as ``\\uXXXX``), HTML-escaped, and base64
+    (as an ``Authorization: Basic`` value or a header of its own carries it)."""
+    import base64
+    import html
+    import json
+
+    forms = [value, quote(value, safe=""), quote(value, safe="/:"), quote(value, safe="/:@"),
+             json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
+             html.escape(value), html.escape(value, quote=False),
+             html.escape(json.dumps(value, ensure_ascii=False)[1:-1])]
+    raw = value.encode("utf-8")
+    for b64 in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
+        forms += [b64, b64.rstrip("=")]
+    return tuple(f for f in dict.fromkeys(forms) if len(f) >= MIN_SECRET_LEN)
 
 
 def _is_secret_name(name: str) -> bool:
@@ -80,7 +102,7 @@ class Redactor:
             value = str(value or "")
             if len(value.strip()) < MIN_SECRET_LEN:
                 continue
-            for variant in dict.fromkeys((value, quote(value, safe=""), quote(value, safe="/:"))):
+            for variant in _forms(value):
                 by_value.setdefault(variant, name)
         self.secrets: dict[str, str] = by_value
         """Each literal secret (and its URL-encoded forms) -> its name."""

@@ -280,3 +280,41 @@ def test_upload_refuses_a_folder_outside_the_reports_folder(tmp_path, s3, monkey
         code = cli.main(["upload", name, "--config", str(cfg), "--out", str(reports)])
         assert code == 2, name
     assert s3.keys() == []
+
+
+@pytest.mark.parametrize("text, leaked", [
+    ("GET /cb?client_secret=s3cr3t-value-99&state=1", "s3cr3t-value-99"),
+    ("https://hooks.example/x?password=hunter2hunter2", "hunter2hunter2"),
+    ("https://blob.example/a.pdf?sv=2024&sig=AbCdEf0123456789%3D", "AbCdEf0123456789"),
+    ("https://x.example/y?X-Amz-Signature=0123456789abcdef0123", "0123456789abcdef0123"),
+    ("postgres://admin:pa55w0rd-long@db.internal:5432/app", "pa55w0rd-long"),
+    ("http://user:pw1234567@host/path", "pw1234567"),
+    ("Authorization: Basic dXNlcjpodW50ZXIyaHVudGVyMg==", "dXNlcjpodW50ZXIyaHVudGVyMg"),
+])
+def test_secret_shapes_round_3(text, leaked):
+    """Issue 24: query values by secret-looking names, a URL's password, Basic credentials."""
+    cleaned = redact.Redactor({}).text(text)
+    assert leaked not in cleaned and "[redacted:" in cleaned, cleaned
+    assert redact.Redactor({}, shapes=()).text(text) == text
+
+
+@pytest.mark.parametrize("secret", ['quote"and\\backslash-secret', "ünïcödé-sécret-válue", "plain-secret-value-1"])
+def test_every_form_of_a_known_secret_is_redacted(secret):
+    import base64
+    import html
+    from urllib.parse import quote
+
+    r = redact.Redactor({"MY_KEY": secret})
+    forms = {"json": json.dumps({"k": secret})[7:-2], "json-ascii": json.dumps(secret)[1:-1],
+             "json-utf8": json.dumps(secret, ensure_ascii=False)[1:-1], "url": quote(secret, safe=""),
+             "html": html.escape(secret), "base64": base64.b64encode(secret.encode()).decode()}
+    for name, form in forms.items():
+        cleaned = r.text(f"before {form} after")
+        assert form not in cleaned and "[redacted:MY_KEY]" in cleaned, (name, cleaned)
+    blob = json.dumps({"reply": f"the key is {secret}"})  # what results.json writes
+    assert secret not in r.text(blob) and json.dumps(secret)[1:-1] not in r.text(blob)
+
+
+def test_ordinary_urls_keep_their_query():
+    text = "see https://example.com/a?page=2&lang=en and http://host:8080/x"
+    assert redact.Redactor({}).text(text) == text
