@@ -186,6 +186,42 @@ class S3Store:
         except Exception as exc:
             raise self._error(f"put {key}", exc) from None
 
+    def get_tagged(self, key: str) -> tuple[bytes | None, str]:
+        """An object's bytes and its ETag (None and '' when it is not there)."""
+        from botocore.exceptions import ClientError
+
+        try:
+            r = self.client.get_object(Bucket=self.sc.bucket, Key=key)
+            return r["Body"].read(), str(r.get("ETag", ""))
+        except ClientError as exc:
+            if str(exc.response.get("Error", {}).get("Code", "")) in ("404", "NoSuchKey", "NotFound"):
+                return None, ""
+            raise self._error(f"get {key}", exc) from None
+        except Exception as exc:
+            raise self._error(f"get {key}", exc) from None
+
+    def put_if(self, key: str, data: bytes, etag: str, content_type: str = "application/json") -> bool | None:
+        """Put ``key`` only if it is still the version read (``etag``; '' = only if it is still
+        missing): True written, False someone else wrote first (412), None the endpoint does not
+        do conditional writes (OCI's compatibility API, older MinIO): the caller falls back."""
+        from botocore.exceptions import ClientError
+
+        data = active().binary(data)
+        cond = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
+        try:
+            self.client.put_object(Bucket=self.sc.bucket, Key=key, Body=data, ContentType=content_type, **cond)
+            return True
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if code in ("PreconditionFailed", "ConditionalRequestConflict") or status in (409, 412):
+                return False
+            if code in ("NotImplemented", "InvalidArgument", "InvalidRequest") or status in (400, 501):
+                return None
+            raise self._error(f"put {key}", exc) from None
+        except Exception as exc:
+            raise self._error(f"put {key}", exc) from None
+
     def get(self, key: str) -> bytes | None:
         from botocore.exceptions import ClientError
 
@@ -526,16 +562,29 @@ def upload_pending(config: Any, out_dir: Path, store: S3Store | None = None) -> 
 
 
 def read_index(store: S3Store) -> dict[str, Any]:
-    raw = store.get(store.sc.key("index.json"))
+    """The stored index (a new, empty one only when there is none)."""
+    return _parse_index(store, store.get(store.sc.key("index.json")))
+
+
+def _parse_index(store: S3Store, raw: bytes | None) -> dict[str, Any]:
+    """``raw`` as the index. Anything that is there but is not an index (a proxy's or captive
+    portal's HTML page answered with 200, a truncated body) is refused: starting a new index
+    over it would drop every earlier night from history, diff and the baseline."""
     if raw is None:
         return {"schema": INDEX_SCHEMA, "runs": []}
     try:
         data = json.loads(raw)
-    except ValueError:
-        log.warning("storage index.json is not JSON; starting a new one (harness upload --reindex rebuilds it)")
-        return {"schema": INDEX_SCHEMA, "runs": []}
+    except (ValueError, RecursionError):
+        data = None
     if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
-        return {"schema": INDEX_SCHEMA, "runs": []}
+        from harness.redact import inert
+
+        start = inert(raw[:80].decode("utf-8", "replace")).replace("\n", " ")
+        raise StorageError(
+            f"{store.sc.url}/index.json is not a harness index (it starts {start!r}); refusing to write a new "
+            "index over it, which would drop every earlier night",
+            fix="check [storage] endpoint_url (a proxy or captive portal may be answering in its place); "
+                "if the object is really damaged, `harness upload --reindex` rebuilds it from the stored runs")
     return data
 
 
@@ -581,11 +630,20 @@ def update_index(store: S3Store, entry: Mapping[str, Any], tries: int = 6) -> No
     """
     key = store.sc.key("index.json")
     for attempt in range(tries):
-        index = read_index(store)
+        raw, etag = store.get_tagged(key)
+        index = _parse_index(store, raw)
         _upsert(index, entry)
         index["schema"] = INDEX_SCHEMA
         index["updated_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        store.put(key, json.dumps(index, indent=1).encode("utf-8"), "application/json; charset=utf-8")
+        body = json.dumps(index, indent=1).encode("utf-8")
+        # a conditional write where the endpoint has one (S3, recent MinIO): written only over
+        # the version read; otherwise the write is checked by reading it back
+        written = store.put_if(key, body, etag, "application/json; charset=utf-8")
+        if written is False:
+            time.sleep(random.uniform(0.05, 0.3))
+            continue
+        if written is None:
+            store.put(key, body, "application/json; charset=utf-8")
         time.sleep(random.uniform(0.05, 0.2) if attempt else 0.0)
         if _holds(read_index(store), entry):
             return

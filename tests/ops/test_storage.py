@@ -149,3 +149,47 @@ def test_oci_style_config_parses_with_path_addressing_and_when_required_checksum
     assert meta.config.s3["addressing_style"] == "path"
     assert meta.config.request_checksum_calculation == "when_required"
     assert meta.config.response_checksum_validation == "when_required"
+
+
+def test_an_index_that_is_not_an_index_is_never_overwritten(tmp_path, s3, capsys):
+    """Issue 24: one 200 answer with an HTML body for index.json (a captive portal) must not start
+    a new index holding only tonight: the run's upload is refused, kept pending, and says why."""
+    cfg = make_project(tmp_path, storage=s3)
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", RUN_ID]) == 0
+    _no_secret(capsys)
+    portal = b"<html><head><title>Sign in to the hotel Wi-Fi</title></head><body>...</body></html>"
+    s3.client().put_object(Bucket=s3.bucket, Key="chatbot/index.json", Body=portal)
+    second = "20250103-030405-abcd"
+    cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", second])
+    out = _no_secret(capsys)
+    assert "is not a harness index" in out and "--reindex" in out, out
+    stored = s3.client().get_object(Bucket=s3.bucket, Key="chatbot/index.json")["Body"].read()
+    assert stored == portal  # untouched
+    assert [p.run_id for p in list_pending(tmp_path / "reports")] == [second]  # nothing lost
+    # Once the real index is back, the kept upload goes through and both nights are there.
+    assert cli.main(["upload", "--reindex", "--config", str(cfg)]) == 0
+    assert cli.main(["upload", "--pending", "--config", str(cfg)]) == 0
+    assert [e["run_id"] for e in s3.get_json("chatbot/index.json")["runs"]] == [RUN_ID, second]
+
+
+def test_concurrent_index_writers_use_conditional_puts(tmp_path, s3):
+    """A write over a version that changed since it was read is refused by the server (If-Match),
+    so the writer reads again instead of dropping the other writer's entry."""
+    from harness.night.storage import read_index, update_index
+
+    cfg = make_project(tmp_path, storage=s3)
+    store = S3Store(storage_config(load_config(cfg, environ={})),
+                    environ={"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY})
+    real_get = store.get_tagged
+    raced = []
+
+    def get_then_other_writer(key):
+        raw, etag = real_get(key)
+        if not raced:  # another shard writes its entry between our read and our write
+            raced.append(1)
+            update_index(store, {"run_id": "other", "prefix": "p/other", "started_at": "2025-01-01T00:00:00"})
+        return raw, etag
+
+    store.get_tagged = get_then_other_writer
+    update_index(store, {"run_id": "ours", "prefix": "p/ours", "started_at": "2025-01-02T00:00:00"})
+    assert [e["run_id"] for e in read_index(store)["runs"]] == ["other", "ours"]
