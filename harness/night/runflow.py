@@ -37,6 +37,8 @@ class RunFlow:
         self.run_id = ""
         self.shard: tuple[int, int] | None = None
         self.prior: dict[str, Any] = {}
+        self.changed_on_resume: list[str] = []
+        """Finished cases of a resumed run whose definition changed since: they run again."""
         """Finished cases of a resumed run, as CaseResults, by id."""
         self.prior_records: dict[str, dict[str, Any]] = {}
         """The same, as their journal lines (which keep the turns' transcripts)."""
@@ -92,6 +94,17 @@ class RunFlow:
         if self._lock is None:
             self._lock = RunLock(self.out, command=" ".join(["harness", *self._argv()])).acquire()
         self.manifest.setdefault("started_at", datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        before = self.manifest.get("case_hashes") if isinstance(self.manifest.get("case_hashes"), dict) else {}
+        now = {c.id: case_hash(c) for c in cases}
+        changed = sorted(cid for cid in self.prior if cid in now and before.get(cid) != now[cid])
+        if changed:  # a verdict on another definition is stale: those cases run again
+            for cid in changed:
+                self.prior.pop(cid, None)
+                self.prior_records.pop(cid, None)
+            self.changed_on_resume = changed
+            print(f"harness: resume: {len(changed)} case(s) changed since the run was started and run again: "
+                  f"{', '.join(changed[:10])}{' ...' if len(changed) > 10 else ''}", file=sys.stderr)
+        self.manifest["case_hashes"] = {**before, **now}
         run_dir = self.out / self.run_id
         run_dir.mkdir(parents=True, exist_ok=True)
         self._write_manifest(run_dir)
@@ -121,8 +134,9 @@ class RunFlow:
                              fix="--resume takes a run id from the --out folder (default reports/)")
         try:
             manifest = json.loads((run_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             manifest = {}
+        manifest = _readable_manifest(manifest, run_dir / MANIFEST_FILE)
         selection = manifest.get("selection") or {}
         # The resumed run keeps the original's selection unless the command line gives one.
         if not args.layer:
@@ -190,6 +204,11 @@ class RunFlow:
             resumed = sum(1 for c in d["cases"] if c["id"] in self.prior_records)
             d["notes"] = list(d.get("notes") or []) + [
                 f"resumed: {resumed} case(s) kept from the journal, {len(d['cases']) - resumed} run now"]
+        if self.changed_on_resume:
+            d["notes"] = list(d.get("notes") or []) + [
+                f"resumed: {len(self.changed_on_resume)} case(s) changed since the run was started "
+                f"(their definitions differ), so their earlier verdicts were dropped and they ran again: "
+                f"{', '.join(self.changed_on_resume)}"]
         if self.shard:
             d["shard"] = {"index": self.shard[0], "count": self.shard[1],
                           "cases": [c["id"] for c in d["cases"]]}
@@ -219,3 +238,51 @@ class RunFlow:
                 print(f"harness: storage: {r.line()}; kept in {self.out / '.pending'} "
                       "(harness upload --pending retries)", file=sys.stderr)
         return results
+
+
+def case_hash(case: Any) -> str:
+    """A case's definition as a short hash: its turns, checks, faults and scripts as loaded
+    (``--resume`` keeps a finished case's verdict only while this is unchanged)."""
+    import hashlib
+
+    fields = {k: v for k, v in vars(case).items() if k not in ("file",)} if hasattr(case, "__dict__") else case
+    return hashlib.sha256(repr(fields).encode("utf-8", "replace")).hexdigest()[:16]
+
+
+#: Selection fields of a manifest and the type each must have.
+_SELECTION_TYPES = {"layers": list, "cases": list, "shard": str, "repeat": int, "fixtures": str}
+
+
+def _readable_manifest(manifest: Any, path: Path) -> dict[str, Any]:
+    """The manifest as the harness wrote it, or a refusal that names what was changed by hand."""
+    problems = []
+    if not isinstance(manifest, dict):
+        problems.append(f"it holds a {type(manifest).__name__}, not a JSON object")
+    else:
+        selection = manifest.get("selection", {})
+        if not isinstance(selection, dict):
+            problems.append("selection is not a table")
+        else:
+            for key, kind in _SELECTION_TYPES.items():
+                value = selection.get(key)
+                if value is None:
+                    continue
+                if kind is int and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000):
+                    problems.append(f"selection.{key} is {value!r}, not a number of repeats (1-1000)")
+                elif kind is list and (not isinstance(value, list) or not all(isinstance(v, (str, int)) for v in value)):
+                    problems.append(f"selection.{key} is {value!r}, not a list")
+                elif kind is str and not isinstance(value, str):
+                    problems.append(f"selection.{key} is {value!r}, not a path")
+            shard = selection.get("shard")
+            if isinstance(shard, str) and not re.fullmatch(r"\d{1,6}/\d{1,6}", shard.strip()):
+                problems.append(f"selection.shard is {shard!r}, not I/N")
+        for key in ("resumed",):
+            if key in manifest and not isinstance(manifest[key], list):
+                problems.append(f"{key} is not a list")
+        if "case_hashes" in manifest and not isinstance(manifest["case_hashes"], dict):
+            problems.append("case_hashes is not a table")
+    if problems:
+        raise UsageError(f"{path} is not the manifest the harness wrote: {'; '.join(problems)}",
+                         fix="restore it, or delete it to resume with the command line's own --layer/--case "
+                             "selection (every finished case in results.jsonl is then kept as it is)")
+    return manifest

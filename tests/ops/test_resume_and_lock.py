@@ -118,3 +118,36 @@ def test_lock_is_reentrant_in_process_and_exclusive_across_processes(tmp_path):
         assert other.returncode == 4 and f"(pid {os.getpid()}," in other.stdout
     assert not lock_path(tmp_path).exists()  # released: the reports folder holds only runs again
     assert RunLocked.exit_code == 4
+
+
+def test_resume_runs_again_the_cases_whose_definition_changed(tmp_path, capsys):
+    """Issue 24: a verdict kept by --resume must be a verdict on tonight's definition."""
+    cfg = make_project(tmp_path, cases=echo_cases(3))
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "edit"]) == 0
+    fixture = tmp_path / "fixtures" / "robustness" / "echo.yaml"
+    fixture.write_text(fixture.read_text().replace('contains: "echo: m1"', 'contains: "something else"'))
+    capsys.readouterr()
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--resume", "edit"]) == 1  # the new definition fails
+    assert "1 case(s) changed since the run was started and run again: echo-1" in capsys.readouterr().err
+    results = json.loads((tmp_path / "reports" / "edit" / "results.json").read_text())
+    by = {c["id"]: c for c in results["cases"]}
+    assert by["echo-1"]["status"] == "fail" and by["echo-0"]["status"] == "pass"
+    assert any("changed since the run was started" in n and "echo-1" in n for n in results["notes"])
+    counts = Counter(r["id"] for r in read_journal(tmp_path / "reports" / "edit" / "results.jsonl"))
+    assert counts == {"echo-0": 1, "echo-1": 2, "echo-2": 1}
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("manifest", ['[1, 2]', '{"selection": {"repeat": "many"}}', '{"selection": [1]}',
+                                      '{"selection": {"layers": "robustness"}}', '{"selection": {"shard": "x/y"}}',
+                                      '{"case_hashes": [1]}', '{"resumed": 3}'])
+def test_a_hand_edited_manifest_is_a_clear_error_not_a_crash(tmp_path, capsys, manifest):
+    cfg = make_project(tmp_path, cases=echo_cases(2))
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "man"]) == 0
+    (tmp_path / "reports" / "man" / "manifest.json").write_text(manifest)
+    capsys.readouterr()
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--resume", "man"]) == 2
+    err = capsys.readouterr().err
+    assert "is not the manifest the harness wrote" in err and "fix:" in err, err
