@@ -11,6 +11,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` so readers see the old file or the new one, never half of one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _clear_squatter(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
@@ -25,3 +26,17 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
             pass
         raise
     return path
+
+
+def _clear_squatter(path: Path) -> None:
+    """Something that is not a file where a report goes (an agent that made ``results.json`` a
+    folder, a symlink to elsewhere) is moved aside, never written through: the report still lands
+    where readers look, and what was there is kept under ``<name>.not-a-file[.N]``."""
+    if not os.path.lexists(path) or (path.is_file() and not path.is_symlink()):
+        return
+    for n in range(100):
+        aside = path.with_name(f"{path.name}.not-a-file" + (f".{n}" if n else ""))
+        if not os.path.lexists(aside):
+            os.replace(path, aside) if not path.is_dir() or path.is_symlink() else os.rename(path, aside)
+            return
+    raise IsADirectoryError(f"{path} is not a file and could not be moved aside")

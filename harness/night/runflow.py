@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.errors import ConfigError, UsageError
+from harness.fileio import atomic_write_text
 from harness.redact import active
 from harness.night.manifest import MANIFEST_FILE, finish_manifest, llm_models, start_manifest
 from harness.night.runlock import RunLock
@@ -220,7 +221,7 @@ class RunFlow:
 
     def _write_manifest(self, run_dir: Path) -> None:
         """The manifest's one write point, redacted (harness.redact)."""
-        (run_dir / MANIFEST_FILE).write_text(active().text(json.dumps(self.manifest, indent=1)), encoding="utf-8")
+        atomic_write_text(run_dir / MANIFEST_FILE, active().text(json.dumps(self.manifest, indent=1)))
 
     def upload(self, run_dir: Path, quiet: bool = False) -> list[Any]:  # noqa: ARG002 - quiet kept for callers
         """Upload this run, then retry the spool; never changes the run's exit code."""
