@@ -6,12 +6,14 @@ once with its file, line, case id and a fix: a bad suite exits 2 and runs nothin
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import math
+import os
 import re
 import string
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from pydantic import ValidationError
 
@@ -560,6 +562,47 @@ def load_file(path: Path, out: _Collector, display: str | None = None, docs_dir:
                         for i, rc in enumerate(raw_cases) if i not in bad) if c]
 
 
+#: Folders of a fixtures folder that hold no case files by design.
+NOT_CASE_FOLDERS = ("documents",)
+
+
+def _is_yaml(path: Path) -> bool:
+    """A case file by its name (``x.YAML`` too). What is not a regular file under such a name (a
+    folder, a link loop, a dangling link) is still returned: the loader refuses it by name."""
+    return path.suffix.lower() in (".yaml", ".yml") and not path.name.startswith(".")
+
+
+def _walk_yaml(folder: Path) -> list[Path]:
+    """YAML names under ``folder``, sub-folders included (symlinked folders are not entered: no loops)."""
+    found = []
+    for here, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found += [Path(here) / n for n in names + [d for d in dirs if _is_yaml(Path(d))] if _is_yaml(Path(n))]
+    return sorted(set(found))
+
+
+def _case_files(root: Path, folders: Mapping[str, str], out: "_Collector") -> list[Path]:
+    """Every case file of the layer folders, sub-folders included, whatever the case of its
+    ``.yaml``/``.yml`` suffix. YAML files where no layer looks (a misspelt layer folder such as
+    ``robustnes/``, or at the top next to the layer folders) are reported, never silently skipped."""
+    files: list[Path] = []
+    for child in sorted(root.iterdir()):
+        if child.is_dir() and child.name in folders:
+            files += _walk_yaml(child)
+        elif child.is_dir() and child.name not in NOT_CASE_FOLDERS and not child.name.startswith("."):
+            stray = _walk_yaml(child)
+            if stray:
+                close = difflib.get_close_matches(child.name, list(folders), n=1, cutoff=0.6)
+                out.add(f"{child.name}/ holds {len(stray)} YAML file(s) but is no layer's folder, so they would "
+                        "not be loaded", file=str(stray[0]),
+                        fix=(f"rename it to {close[0]}/" if close else
+                             f"case files go in one of {', '.join(f + '/' for f in folders)}"))
+        elif _is_yaml(child) and child.name.lower() not in ("quarantine.yaml", "quarantine.yml"):
+            out.add("a YAML file at the top of the fixtures folder is not loaded as cases", file=str(child),
+                    fix=f"move it into the folder of its layer ({', '.join(f + '/' for f in folders)})")
+    return files
+
+
 def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Iterable[str] = (),
                derive: bool = True, docs_dir: str | Path | None = None) -> list[Case]:
     """Load and validate every case file under ``fixtures``; select by layer and id glob.
@@ -583,14 +626,15 @@ def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Itera
         raise FixtureError("fixtures folder not found", file=str(root), fix="pass --fixtures DIR")
     docs = Path(docs_dir) if docs_dir is not None and Path(docs_dir).is_dir() else None
     folders = {layer.folder: layer.name for layer in layer_registry.all_layers()}
-    files = sorted(p for p in root.glob("*/*.y*ml") if p.parent.name in folders)
+    files = _case_files(root, folders, out)
     cases: list[Case] = []
     for path in files:
+        home_folder = path.relative_to(root).parts[0]
         loaded = load_file(path, out, docs_dir=docs)
         for case in loaded:
-            if case.layer != folders[path.parent.name]:
+            if case.layer != folders[home_folder]:
                 home = layer_registry.get(case.layer)
-                out.add(f"file says layer {case.layer!r} but lives in fixtures/{path.parent.name}/", file=str(path),
+                out.add(f"file says layer {case.layer!r} but lives in fixtures/{home_folder}/", file=str(path),
                         fix=f"move it to fixtures/{home.folder if home else case.layer}/ or correct layer:")
                 break
         cases.extend(loaded)

@@ -22,6 +22,10 @@ from harness import layer as layer_registry
 from harness import redact
 
 
+#: The most repeats a run or a calibration takes (each repeat runs the whole selection again).
+MAX_REPEAT = 1000
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="harness", description="Nightly regression harness for LLM chat agents.")
     p.add_argument("--version", action="version", version=f"harness {__version__}")
@@ -98,8 +102,9 @@ def _cmd_calibrate(args) -> int:
     from harness.cases import load_cases
     from harness.config import load_config
 
-    if args.repeat < 1 or args.parallel < 1:
-        raise UsageError("--repeat and --parallel must be at least 1")
+    if not (1 <= args.repeat <= MAX_REPEAT and 1 <= args.parallel <= 64):
+        raise UsageError(f"--repeat must be 1-{MAX_REPEAT} and --parallel 1-64",
+                         fix="--repeat 3 --parallel 2, for example")
     config = load_config(args.config)
     redact.for_run(config)
     cases = load_cases(_fixtures_dir(args, config), layers=args.layer)
@@ -155,8 +160,12 @@ def _validate_suite(args, config):
     problem = output_dir_problem(out)
     if problem:
         raise UsageError(problem, fix="--out names a folder for the runs (created if missing), with no folder named .harness.lock in it")
-    cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case,
+    fixtures = _fixtures_dir(args, config)
+    cases = load_cases(fixtures, layers=args.layer, globs=args.case,
                        docs_dir=config.resolve(config.sandbox.docs_dir))
+    if not cases:
+        message, fix = _no_case(fixtures, args)
+        raise UsageError(message, fix=fix)
     quarantine = load_run_quarantine(_fixtures_dir(args, config))
     validate_reasoning_settings(config)
     validate_alerts(config)
@@ -164,8 +173,25 @@ def _validate_suite(args, config):
     storage_config(config)
     _validate_files(config)
     golden_dir = Path(args.golden) if getattr(args, "golden", None) else config.golden_dir()  # [suite] golden
+    if getattr(args, "golden", None) and not golden_dir.is_dir():
+        raise UsageError(f"--golden {args.golden}: {'no such folder' if not golden_dir.exists() else 'not a folder'}",
+                         fix="--golden names the folder of approved answers (default: golden/ next to the config)")
     goldens = load_goldens(golden_dir)
     return cases, quarantine, golden_dir, goldens
+
+
+def _no_case(fixtures: Path, args) -> tuple[str, str]:
+    """Why nothing was selected, and the fix: an empty or wrong folder, or a selection matching nothing."""
+    names = layer_registry.names()
+    if not fixtures.is_dir():
+        return (f"the fixtures folder {fixtures} {'does not exist' if not fixtures.exists() else 'is not a folder'}",
+                "--fixtures names the folder holding one sub-folder per layer (default: fixtures/)")
+    if not any((fixtures / n).is_dir() for n in names):
+        return (f"{fixtures} holds no case folder ({', '.join(n + '/' for n in names)})",
+                "--fixtures names the folder holding one sub-folder per layer, each with *.yaml case files")
+    wanted = ", ".join([*(f"--layer {x}" for x in args.layer), *(f"--case {c}" for c in args.case)])
+    return (f"no case matches the selection{' (' + wanted + ')' if wanted else ''} in {fixtures}",
+            "check --layer and --case (harness check lists cases)")
 
 
 def _validate_files(config) -> None:
@@ -220,8 +246,9 @@ def _cmd_check(args) -> int:
 def _cmd_run(args) -> int:
     from harness.config import load_config
 
-    if args.repeat < 1:
-        raise UsageError("--repeat must be at least 1", fix="--repeat 3 runs every case three times")
+    if not 1 <= args.repeat <= MAX_REPEAT:
+        raise UsageError(f"--repeat {args.repeat} is not between 1 and {MAX_REPEAT}",
+                         fix="--repeat 3 runs every case three times")
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1", fix="--concurrency 1 runs one case at a time")
     if args.budget_usd is not None and not (math.isfinite(args.budget_usd) and args.budget_usd >= 0):
@@ -263,8 +290,6 @@ def _run(args, config, out: Path, early) -> int:
     def load():  # in a worker thread, while the sandbox and the target come up (run_loading)
         nonlocal quarantine
         cases, quarantine, _golden_dir, goldens = _validate_suite(args, config)
-        if not cases:
-            raise UsageError("no case matches the selection", fix="check --layer and --case (harness check lists cases)")
         cases = args.flow.select(cases)  # --shard (harness.night.runflow)
         options.golden_version, options.prior = goldens.version, args.flow.begin(cases)  # lock, manifest, --resume
         return cases
@@ -310,7 +335,11 @@ def _cmd_report(args) -> int:
     from harness.night.context import nights_around
     from harness.report import render
 
-    path = render(Path(args.run_dir), args.format, context=nights_around)
+    where = Path(args.run_dir)
+    if where.exists() and not where.is_dir():
+        raise UsageError(f"{where} is a file, not a run folder",
+                         fix="harness report RUN_DIR names a folder written by `harness run` (reports/<run_id>)")
+    path = render(where, args.format, context=nights_around)
     if args.format in ("md", "github"):
         sys.stdout.write(path.read_text(encoding="utf-8"))
     # github: stdout is the Markdown alone (>> $GITHUB_STEP_SUMMARY, gh pr comment --body-file -)

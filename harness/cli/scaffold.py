@@ -186,6 +186,12 @@ def init_project(directory: str | Path, channel: str, llm: bool = True) -> list[
     if channel not in ("telegram", "whatsapp"):
         raise UsageError(f"unknown channel {channel!r}", fix="--channel telegram or --channel whatsapp")
     root = Path(directory)
+    from harness.schema.files import output_dir_problem
+
+    problem = output_dir_problem(root)
+    if problem:
+        raise UsageError(problem.replace("--out", "the project folder"), fix="harness init DIR names a folder "
+                         "you can write (created if missing)")
     files = files_for(channel, llm)
     existing = [rel for rel in files if (root / rel).exists()]
     if existing:
@@ -194,7 +200,12 @@ def init_project(directory: str | Path, channel: str, llm: bool = True) -> list[
     written = []
     for rel, text in files.items():
         path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}" + (
+                f" (written before it: {', '.join(map(str, written))})" if written else ""),
+                fix="harness init DIR names a folder you can write") from None
         written.append(path)
     return written

@@ -67,11 +67,23 @@ def output_dir_problem(path: str | os.PathLike, lock_name: str = ".harness.lock"
     loop, or its lock file is a folder."""
     p = Path(path)
     try:
+        if os.path.lexists(p) and not p.exists():
+            return f"--out {str(p)!r} is a symlink to nothing ({os.readlink(p)!r})"
         if p.exists() and not p.is_dir():
             return f"--out {str(p)!r} is a file, not a folder"
+        full = p.resolve()
+        if full == Path(full.anchor):
+            return f"--out {str(p)!r} is the root of the file system"
+        if full.parts[1:2] in (("proc",), ("sys",), ("dev",)):
+            return f"--out {str(p)!r} is on the kernel's /{full.parts[1]} file system, where no report can be written"
         lock = p / lock_name
         if lock.is_dir():
             return f"the run lock {str(lock)!r} is a folder"
+        existing = next((a for a in (full, *full.parents) if a.exists()), None)
+        if existing is not None and not existing.is_dir():
+            return f"--out {str(p)!r} cannot be created: {str(existing)!r} is a file"
+        if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+            return f"--out {str(p)!r} cannot be written: {str(existing)!r} is read-only"
     except OSError as exc:  # ELOOP and friends
         return f"--out {str(p)!r} cannot be used: {exc.strerror or exc}"
     return None

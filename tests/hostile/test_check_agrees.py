@@ -1,0 +1,88 @@
+"""`harness check` and `harness run` agree, and bad paths are clear exit-2 errors (issue 24): case
+files are never silently not loaded, a selection matching nothing is an error for both, --out on
+a kernel file system or the root, a missing --golden, a file given to `report`, --repeat past
+any sense."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
+
+from ops_support import echo_cases, make_project  # noqa: E402
+
+from harness import cli  # noqa: E402
+from harness.cases import load_cases  # noqa: E402
+from harness.errors import FixtureErrors  # noqa: E402
+
+CASE = 'layer: robustness\ncases:\n  - id: {id}\n    send: "hi"\n    expect: {{replies: {{min: 1}}}}\n'
+
+
+def test_upper_case_suffixes_and_sub_folders_are_loaded(tmp_path):
+    (tmp_path / "robustness" / "more" / "deeper").mkdir(parents=True)
+    (tmp_path / "robustness" / "A.YAML").write_text(CASE.format(id="upper"))
+    (tmp_path / "robustness" / "more" / "b.Yml").write_text(CASE.format(id="nested"))
+    (tmp_path / "robustness" / "more" / "deeper" / "c.yaml").write_text(CASE.format(id="deeper"))
+    (tmp_path / "robustness" / ".hidden.yaml").write_text("not: [a case")  # editors' swap files stay out
+    assert sorted(c.id for c in load_cases(tmp_path, derive=False)) == ["deeper", "nested", "upper"]
+
+
+@pytest.mark.parametrize("where, says", [
+    ("robustnes/a.yaml", "rename it to robustness/"),
+    ("multi-turn/a.yaml", "rename it to multiturn/"),
+    ("stuff/a.yaml", "case files go in one of"),
+    ("a.yaml", "is not loaded as cases"),
+])
+def test_yaml_where_no_layer_looks_is_reported(tmp_path, where, says):
+    (tmp_path / "robustness").mkdir()
+    (tmp_path / "robustness" / "ok.yaml").write_text(CASE.format(id="ok"))
+    path = tmp_path / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(CASE.format(id="lost"))
+    with pytest.raises(FixtureErrors) as err:
+        load_cases(tmp_path, derive=False)
+    assert says in str(err.value) and where.split("/")[0] in str(err.value)
+
+
+def test_documents_and_the_quarantine_file_are_not_case_files(tmp_path):
+    (tmp_path / "robustness").mkdir()
+    (tmp_path / "documents").mkdir()
+    (tmp_path / "robustness" / "ok.yaml").write_text(CASE.format(id="ok"))
+    (tmp_path / "documents" / "data.yaml").write_text("just: data")
+    (tmp_path / "quarantine.yaml").write_text("quarantine: []\n")
+    assert [c.id for c in load_cases(tmp_path, derive=False)] == ["ok"]
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--case", "nomatch*"], "no case matches the selection (--case nomatch*)"),
+    (["--fixtures", "/etc"], "/etc holds no case folder"),
+    (["--golden", "/nonexistent-golden"], "--golden /nonexistent-golden: no such folder"),
+    (["--out", "/proc/harness-x"], "kernel's /proc file system"),
+    (["--out", "/"], "is the root of the file system"),
+])
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_check_and_run_refuse_the_same_inputs(tmp_path, capsys, command, argv, says):
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    if command == "check" and argv[0] == "--out":
+        pytest.skip("check writes nothing")
+    assert cli.main([command, "--config", str(cfg), *argv, *(["--quiet"] if command == "run" else [])]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "fix:" in err, err
+    assert "internal error" not in err
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["run", "--repeat", "100000000000000000000"], "is not between 1 and 1000"),
+    (["report", "/etc/hostname"], "is a file, not a run folder"),
+    (["init", "/proc/harness-init"], "kernel's /proc file system"),
+    (["schema", "--out", "/sys/harness-x"], "kernel's /sys file system"),
+])
+def test_other_bad_paths_and_numbers_are_clear(tmp_path, capsys, monkeypatch, argv, says):
+    monkeypatch.chdir(tmp_path)
+    make_project(tmp_path, cases=echo_cases(1))
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert says in err and "internal error" not in err, err
