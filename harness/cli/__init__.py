@@ -172,6 +172,7 @@ def _validate_suite(args, config):
     budget_settings(config)
     storage_config(config)
     _validate_files(config)
+    _validate_command(config)
     golden_dir = Path(args.golden) if getattr(args, "golden", None) else config.golden_dir()  # [suite] golden
     if getattr(args, "golden", None) and not golden_dir.is_dir():
         raise UsageError(f"--golden {args.golden}: {'no such folder' if not golden_dir.exists() else 'not a folder'}",
@@ -192,6 +193,28 @@ def _no_case(fixtures: Path, args) -> tuple[str, str]:
     wanted = ", ".join([*(f"--layer {x}" for x in args.layer), *(f"--case {c}" for c in args.case)])
     return (f"no case matches the selection{' (' + wanted + ')' if wanted else ''} in {fixtures}",
             "check --layer and --case (harness check lists cases)")
+
+
+def _validate_command(config) -> None:
+    """[target].command can be started: what the start would refuse, check refuses too."""
+    import os
+
+    from harness.config import python_command
+    from harness.errors import ConfigError
+    from harness.targets.http import command_problem
+
+    t = config.target
+    if not t.command:
+        return
+    cwd = config.resolve(t.cwd) if t.cwd else config.root
+    env = {**os.environ, **{k: str(v) for k, v in t.env.items()}}
+    # placeholders ({port}, {run_dir}...) are only known at run time: a program named by one is not judged
+    cmd = python_command(t.command)
+    if cmd and "{" not in cmd[0]:
+        problem = command_problem(cmd, cwd, env)
+        if problem:
+            raise ConfigError(problem, file=str(config.path or ""),
+                              fix='[target].command is the argv that starts your bot, e.g. ["python", "mybot.py"]')
 
 
 def _validate_files(config) -> None:

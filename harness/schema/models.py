@@ -79,6 +79,25 @@ class TargetModel(Strict):
     inprocess: str = Field("", pattern=r"^$|^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="module:attr")
     env: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
+    @field_validator("env")
+    @classmethod
+    def _env_is_an_environment(cls, env: dict) -> dict:
+        # what execve takes: a name without '=' or NUL, a value without NUL
+        for name, value in env.items():
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(f"environment variable name {name!r} may not be empty or hold '=' or a NUL")
+            if isinstance(value, str) and "\0" in value:
+                raise ValueError(f"the value of {name} holds a NUL character, which no environment can carry")
+        return env
+
+    @field_validator("command")
+    @classmethod
+    def _command_has_no_nul(cls, command: list[str] | str) -> list[str] | str:
+        for arg in [command] if isinstance(command, str) else command:
+            if "\0" in arg:
+                raise ValueError(f"command argument {arg!r} holds a NUL character")
+        return command
+
 
 class SandboxModel(Strict):
     """``[sandbox]``: the loopback world the agent talks to."""

@@ -32,7 +32,11 @@ log = logging.getLogger("harness.targets.http")
 _GUARD = ("import ctypes, os, signal, sys\n"
           "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)\n"
           "if os.getppid() != int(sys.argv[1]): sys.exit(0)\n"
-          "os.execvp(sys.argv[2], sys.argv[2:])\n")
+          "try:\n"
+          "    os.execvp(sys.argv[2], sys.argv[2:])\n"
+          "except OSError as e:\n"
+          "    sys.stderr.write('harness: cannot run the target command %r: %s\\n' % (sys.argv[2], e.strerror or e))\n"
+          "    sys.exit(127)\n")
 
 
 def guarded(cmd: list[str]) -> list[str]:
@@ -43,6 +47,32 @@ def guarded(cmd: list[str]) -> list[str]:
     # site module halves its start-up, which is on the run's clock. The command it execs starts
     # as it always did.
     return [sys.executable, "-S", "-c", _GUARD, str(os.getpid()), *cmd]
+
+
+def command_problem(command: list[str], cwd: Path, env: dict[str, str]) -> str | None:
+    """Why ``command`` cannot be started (None if it can): its program is missing, a folder or
+    not executable, or an argument holds a NUL. ``harness check`` and the start share it."""
+    import shutil
+
+    if not command:
+        return None
+    for arg in command:
+        if "\0" in arg:
+            return f"[target].command argument {arg!r} holds a NUL character"
+    program = command[0]
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program) if os.path.isabs(program) else cwd / program
+        if not path.exists():
+            return f"[target].command {program!r}: no such file ({path})"
+        if path.is_dir():
+            return f"[target].command {program!r} is a folder, not a program"
+        if not os.access(path, os.X_OK):
+            return f"[target].command {program!r} is not executable (chmod +x {path}, or start it with its interpreter)"
+        return None
+    found = shutil.which(program, path=env.get("PATH", os.environ.get("PATH")))
+    if found is None:
+        return f"[target].command {program!r} is not on PATH"
+    return None
 
 
 def free_port() -> int:
@@ -102,6 +132,10 @@ class HttpTarget:
         env[procs.TAG_ENV] = tag  # inherited by every process of the tree, also one that leaves the group
         cwd = self.config.resolve(self.t.cwd) if self.t.cwd else self.config.root
         cmd = [fill(c, values) for c in python_command(self.t.command)]
+        problem = command_problem(cmd, Path(cwd), env)
+        if problem:
+            raise TargetError(problem, fix="[target].command is the argv that starts your bot, e.g. "
+                                           '["python", "mybot.py"] ("python" is the harness\'s interpreter)')
         try:
             self._proc = subprocess.Popen(guarded(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                           stdout=subprocess.PIPE if self.log_path else subprocess.DEVNULL,

@@ -53,14 +53,22 @@ class InProcessTarget:
     async def start(self, placeholders: dict[str, str]) -> Endpoints:
         obj = load_object(self.spec)
         env = {k: fill(v, placeholders) for k, v in self.env.items()}
+        shape = 'inprocess names a factory "module:make_app" (make_app(env) -> aiohttp.web.Application) or an async handler'
+        if not callable(obj) or inspect.isbuiltin(obj) or inspect.isclass(obj):
+            raise TargetError(f"inprocess target {self.spec!r} is a {type(obj).__name__}, not a factory or handler",
+                              fix=shape)
         if inspect.iscoroutinefunction(obj):
             app = _wrap_callable(obj)
         else:
-            app = obj(env)
-            if inspect.isawaitable(app):
-                app = await app
+            try:
+                app = obj(env)
+                if inspect.isawaitable(app):
+                    app = await app
+            except Exception as exc:  # noqa: BLE001 - the user's factory: its failure is a start-up failure
+                raise TargetError(f"inprocess target {self.spec}(env) raised {type(exc).__name__}: {exc}",
+                                  fix=shape) from None
             if not isinstance(app, web.Application):
-                raise TargetError(f"{self.spec} returned {type(app).__name__}, not an aiohttp Application")
+                raise TargetError(f"{self.spec} returned {type(app).__name__}, not an aiohttp Application", fix=shape)
         self._server = await listen(app, f"in-process target {self.spec}")
         base = self._server.base_url
         return Endpoints(telegram_webhook=f"{base}/telegram", whatsapp_webhook=f"{base}/whatsapp",

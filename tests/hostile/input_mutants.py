@@ -273,6 +273,11 @@ _CONFIG_SWAPS = [
     ("target", "ready_timeout_s", ['"soon"', "nan", "inf", "-inf", "-1", "0", "[1]"]),
     ("target", "name", ["5", "[1]", "{a = 1}"]),
     ("target", "inprocess", ['"no colon"', "5"]),
+    # issue 24: what execve cannot take, and programs that cannot start
+    ("target", "command", ['["python", "my\\u0000bot.py"]', '["/nonexistent/bot"]', '["/"]',
+                           '["no-such-program-on-path-xyz"]']),
+    ("target.env", '"A=B"', ['"x"']),
+    ("target.env", "X", ['"a\\u0000b"']),
     ("sandbox", "settle_s", ["nan", "inf", "-1", '"fast"']),
     ("sandbox", "reply_timeout_s", ["0", "-5", "inf", "nan"]),
     ("sandbox", "case_timeout_s", ["nan", "0", '"90"']),
@@ -297,6 +302,8 @@ _CONFIG_SWAPS = [
 
 def _set(text: str, section: str, key: str, value: str) -> str:
     lines = text.splitlines()
+    if f"[{section}]" not in lines:
+        lines.append(f"[{section}]")
     start = lines.index(f"[{section}]")
     for i in range(start + 1, len(lines)):
         if lines[i].startswith("["):

@@ -86,3 +86,14 @@ def test_other_bad_paths_and_numbers_are_clear(tmp_path, capsys, monkeypatch, ar
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert says in err and "internal error" not in err, err
+
+
+@pytest.mark.parametrize("spec, says", [("os:system", "is a builtin_function_or_method, not a factory"),
+                                        ("json:loads", "raised TypeError"),
+                                        ("collections:OrderedDict", "is a type, not a factory")])
+def test_inprocess_naming_any_callable_is_a_start_up_failure(tmp_path, capsys, spec, says):
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    cfg.write_text(cfg.read_text().replace('inprocess = "tests.agents.echo:make_app"', f'inprocess = "{spec}"'))
+    assert cli.main(["run", "--config", str(cfg), "--quiet"]) == 4
+    err = capsys.readouterr().err
+    assert says in err and "internal error" not in err, err
