@@ -171,6 +171,10 @@ def _validate_suite(args, config):
     validate_alerts(config)
     budget_settings(config)
     storage_config(config)
+    if (config.sections.get("schedule") or {}):
+        from harness.night.schedule import schedule_config
+
+        schedule_config(config)  # what `harness schedule` would refuse, check refuses
     _validate_files(config)
     _validate_command(config)
     golden_dir = Path(args.golden) if getattr(args, "golden", None) else config.golden_dir()  # [suite] golden

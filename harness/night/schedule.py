@@ -80,6 +80,15 @@ def schedule_config(config: Any, cron: str | None = None, tz: str | None = None)
         table["cron"] = cron
     if tz:
         table["tz"] = tz
+    out = table.get("out")
+    if isinstance(out, str) and out:
+        from harness.schema.files import output_dir_problem
+
+        resolve = getattr(config, "resolve", None)
+        problem = output_dir_problem(resolve(out) if resolve else out)
+        if problem:
+            raise ConfigError(f"[schedule] out: {problem.replace('--out ', '')}", file=file,
+                              fix="[schedule] out names the folder the nightly runs are written to (created if missing)")
     try:
         return ScheduleConfig(**table)
     except TypeError as exc:  # pragma: no cover - guarded by the key check

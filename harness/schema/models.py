@@ -258,6 +258,16 @@ class StorageModel(Strict):
         if problem:
             raise ValueError(f"bucket name {m.group(1)!r} is not valid: {problem}"
                              f"{FIX}a bucket name such as nightly-evals (url = \"s3://nightly-evals/chatbot\")")
+        prefix = m.group(2)
+        bad = next((why for test, why in (
+            (any(part in (".", "..") for part in prefix.split("/")), "holds a '.' or '..' segment"),
+            ("//" in prefix.strip("/"), "holds an empty segment ('//')"),
+            (any(c in prefix for c in "?#"), "holds '?' or '#' (a query or fragment is no part of a key)"),
+            (any(ord(c) < 32 or ord(c) == 127 for c in prefix), "holds a control character"),
+            ("\\" in prefix, "holds a backslash")) if test), None)
+        if bad:
+            raise ValueError(f"the prefix {prefix!r} of url {value!r} {bad}"
+                             f"{FIX}a plain key prefix such as url = \"s3://nightly-evals/chatbot/nightly\"")
         return value
 
 
