@@ -9,7 +9,7 @@ import time
 import pytest
 
 from harness.schema.files import InputProblem, decode, read_text
-from harness.schema.yamlload import LINE, MAX_DEPTH, line_of, loads, strip_lines
+from harness.schema.yamlload import LINE, MAX_DEPTH, YamlProblem, line_of, loads, strip_lines
 
 
 def refusal(text: str) -> InputProblem:
@@ -80,3 +80,17 @@ def test_paths_that_are_no_file(tmp_path):
                         (tmp_path / "missing.yaml", "does not exist")):
         with pytest.raises(InputProblem, match=words):
             read_text(path)
+
+
+@pytest.mark.parametrize("levels", [70, 600, 1200])
+def test_an_alias_chain_deeper_than_the_limit_once_expanded_is_refused(levels):
+    """Issue 24: each alias nesting the previous one stays shallow as written, and is 1,200 levels
+    deep once expanded (which crashed the line stripper with a RecursionError: exit 70)."""
+    items = ["&a0 x"] + [f"&a{i} [*a{i - 1}]" for i in range(1, levels)]
+    with pytest.raises(YamlProblem, match="levels deep once expanded"):
+        loads("defs: [" + ", ".join(items) + "]\n")
+
+
+def test_a_shallow_alias_chain_still_loads():
+    items = ["&a0 x"] + [f"&a{i} [*a{i - 1}]" for i in range(1, 20)]
+    assert loads("defs: [" + ", ".join(items) + "]\n")["defs"][0] == "x"

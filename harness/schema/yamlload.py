@@ -77,6 +77,7 @@ class _Limits(yaml.SafeLoader):
 def _check_expansion(root: yaml.Node) -> None:
     """Refuse a document whose aliases expand it past MAX_NODES nodes (or into a cycle)."""
     sizes: dict[int, int] = {}
+    depths: dict[int, int] = {}
     active: set[int] = set()
 
     def size(node: yaml.Node) -> int:  # depth is bounded by MAX_DEPTH, so recursion is safe
@@ -94,14 +95,20 @@ def _check_expansion(root: yaml.Node) -> None:
             children = (n for pair in node.value for n in pair)
         else:
             children = ()
+        deepest = 0
         for child in children:
             total += size(child)
+            deepest = max(deepest, depths[id(child)])
             if total > MAX_NODES:
                 raise YamlProblem(f"aliases expand this document past {MAX_NODES:,} values (an alias bomb?)",
                                   line=node.start_mark.line + 1,
                                   fix="write the values out, or use fewer nested *aliases")
+        if deepest + 1 > MAX_DEPTH:  # a chain of aliases, each nesting the last, is as deep once expanded
+            raise YamlProblem(f"aliases nest this document more than {MAX_DEPTH} levels deep once expanded",
+                              line=node.start_mark.line + 1, fix="write the values out, or use fewer nested *aliases")
         active.discard(key)
         sizes[key] = total
+        depths[key] = deepest + 1
         return total
 
     if root is not None:
