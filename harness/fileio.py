@@ -17,6 +17,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())  # mkstemp makes 0600: readable as the umask says
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -40,3 +41,18 @@ def _clear_squatter(path: Path) -> None:
             os.replace(path, aside) if not path.is_dir() or path.is_symlink() else os.rename(path, aside)
             return
     raise IsADirectoryError(f"{path} is not a file and could not be moved aside")
+
+
+def _umask() -> int:
+    """The process's umask: from /proc on Linux (reading it with ``os.umask`` means setting it,
+    which another thread creating a file at that moment would see)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
