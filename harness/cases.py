@@ -135,7 +135,7 @@ def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int, out:
             definition = REGISTRY.get(name)
             if definition is None:
                 out.add(f"turn {turn}: unknown check {name!r}", file=file, case=case, line=raw.get(LINE, line),
-                        fix=f"known checks: {', '.join(known_names())}")
+                        fix=unknown_check_fix(name))
                 continue
             try:
                 problem = _non_finite(params) or definition.validate(params)
@@ -484,8 +484,37 @@ def _schema_message(problem: Problem, data: dict) -> tuple[str, str]:
     if problem.message.startswith("unknown key") and "expect" in loc[:-1]:
         family = loc[-2] if loc[-2] != "expect" else ""
         name = f"{family}.{loc[-1]}" if family else str(loc[-1])
-        return f"unknown check {name!r}", f"known checks: {', '.join(known_names())}"
+        return f"unknown check {name!r}", unknown_check_fix(name)
+    if problem.message.startswith("unknown key") and loc:
+        guess = did_you_mean(str(loc[-1]), sorted(CASE_KEYS | TURN_KEYS))
+        if guess:
+            return problem.message, f"did you mean {guess!r}? ({problem.fix})" if problem.fix else f"did you mean {guess!r}?"
     return problem.message, problem.fix
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """The closest of ``choices`` to a misspelt ``word`` (difflib), or None when nothing is close."""
+    choices = list(choices)
+    low = {c.lower(): c for c in choices}
+    if word.lower() in low:
+        return low[word.lower()]
+    plural = re.sub(r"ys$", "ies", word)  # `replys`: a plural spelt like the singular
+    if plural != word and plural in choices:
+        return plural
+    found = difflib.get_close_matches(word, choices, n=1, cutoff=0.72)
+    if not found and "." not in word:  # `contians` is reply.contains: try the sub-checks' own names
+        subs = {c.split(".", 1)[1]: c for c in choices if "." in c and c.startswith("reply.")}
+        near = difflib.get_close_matches(word, list(subs), n=1, cutoff=0.72)
+        found = [subs[near[0]]] if near else []
+    return found[0] if found else None
+
+
+def unknown_check_fix(name: str) -> str:
+    """The fix for an unknown check name: the nearest known one, else where the list is."""
+    guess = did_you_mean(name, known_names() + [g for g in GROUPED])
+    if guess:
+        return f"did you mean {guess!r}? (docs/CASES.md lists every check)"
+    return "docs/CASES.md \"expect families\" lists every check; `harness schema` gives editors the same list"
 
 
 def _validate_schema(data: dict, file: str, out: _Collector) -> set[int] | None:

@@ -1,0 +1,44 @@
+"""Misspelt keys and checks get "did you mean" (issue 25), not a list of 60 names."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cases import load_cases
+from harness.errors import FixtureErrors
+
+
+@pytest.mark.parametrize("expect, says", [
+    ("contians: [x]", "did you mean 'reply.contains'?"),
+    ("replys: {min: 1}", "'replies'"),
+    ("reply: {contians: x}", "did you mean 'reply.contains'?"),
+    ("tool_called: [a]", "did you mean 'tools_called'?"),
+    ("lantency_ms: {max: 5}", "did you mean 'latency_ms'?"),
+])
+def test_a_misspelt_check_gets_the_nearest_name(tmp_path, expect, says):
+    (tmp_path / "robustness").mkdir()
+    (tmp_path / "robustness" / "a.yaml").write_text(
+        f"layer: robustness\ncases:\n  - id: a\n    send: hi\n    expect: {{{expect}}}\n")
+    with pytest.raises(FixtureErrors) as err:
+        load_cases(tmp_path, derive=False)
+    text = str(err.value)
+    assert says in text, text
+    assert text.count(",") < 10  # not the whole list of checks
+
+
+def test_a_misspelt_case_key_gets_the_nearest_key(tmp_path):
+    (tmp_path / "robustness").mkdir()
+    (tmp_path / "robustness" / "a.yaml").write_text(
+        "layer: robustness\ncases:\n  - id: a\n    send: hi\n    expects: {replies: {min: 1}}\n")
+    with pytest.raises(FixtureErrors) as err:
+        load_cases(tmp_path, derive=False)
+    assert "did you mean 'expect'?" in str(err.value)
+
+
+def test_nothing_close_gets_no_guess(tmp_path):
+    (tmp_path / "robustness").mkdir()
+    (tmp_path / "robustness" / "a.yaml").write_text(
+        "layer: robustness\ncases:\n  - id: a\n    send: hi\n    expect: {zzzqqq: 1}\n")
+    with pytest.raises(FixtureErrors) as err:
+        load_cases(tmp_path, derive=False)
+    assert "did you mean" not in str(err.value) and "docs/CASES.md" in str(err.value)
