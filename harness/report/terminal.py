@@ -47,12 +47,71 @@ def _reason_chars(console: Console) -> int:
     return REASON_CHARS if console.is_terminal else FULL_REASON_CHARS
 
 
+#: From this many not-passed cases on, cases that failed the same check the same way are one row.
+GROUP_FROM = 6
+#: At most this many case ids in the re-run command.
+RERUN_IDS = 20
+
+
+def _group_key(case: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(status, check, reason shape): cases that broke the same way. Numbers and quoted text in the
+    reason are masked, so "latency 5200ms > 5000ms" and "latency 6100ms > 5000ms" are one group."""
+    import re
+
+    status = str(case.get("status", ""))
+    items = [e for e in case.get("evidence") or () if e.get("passed") is not True]
+    first = next((e for e in items if e.get("passed") is False), items[0] if items else {})
+    reason = str(first.get("reason") or case.get("error") or "")
+    shape = re.sub(r"'[^']*'|\"[^\"]*\"|\d+(?:\.\d+)?", "…", reason)[:120]
+    return status, str(first.get("check") or ("error" if status == "error" else status)), shape
+
+
+def _print_groups(bad: list[Mapping[str, Any]], console: Console) -> bool:
+    """One row per (status, check, reason) group when that says more than one row per case."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for c in bad:
+        groups.setdefault(_group_key(c), []).append(c)
+    if len(bad) < GROUP_FROM or len(groups) == len(bad):
+        return False
+    on_terminal = console.is_terminal
+    limit = _reason_chars(console)
+    table = Table(title=f"{len(bad)} case(s) did not pass, in {len(groups)} group(s) by check and reason",
+                  title_justify="left", show_lines=False)
+    for col in ("cases", "status", "check", "why (first case)", "ids"):
+        table.add_column(col, overflow="fold" if col in ("why (first case)", "ids") or not on_terminal else "ellipsis",
+                         no_wrap=not on_terminal)
+    ordered = sorted(groups.items(), key=lambda kv: (SEVERITY.get(kv[0][0], 9), -len(kv[1])))
+    for (status, check, _shape), cases in ordered[:MAX_ROWS]:
+        ids = [str(c.get("id", "")) for c in cases]
+        shown = ", ".join(ids[:5]) + (f" … and {len(ids) - 5} more" if len(ids) > 5 else "")
+        table.add_row(Text(str(len(cases))), Text(status, style=STATUS_STYLES.get(status, "")), Text(check),
+                      Text(one_line(headline(cases[0], limit), limit)), Text(shown))
+    console.print(table)
+    if len(ordered) > MAX_ROWS:
+        console.print(Text(f"… and {len(ordered) - MAX_ROWS} more groups: see report.html"))
+    return True
+
+
+def rerun_command(bad: list[Mapping[str, Any]]) -> str:
+    """The command that runs the not-passed cases again (pytest's ``FAILED path::id``, promptfoo's filter)."""
+    import shlex
+
+    ids = list(dict.fromkeys(str(c.get("id", "")) for c in bad if c.get("status") in ("fail", "error", "soft")))
+    if not ids:
+        return ""
+    cmd = "harness run " + " ".join(f"--case {shlex.quote(i)}" for i in ids[:RERUN_IDS])
+    return cmd + (f"   # the first {RERUN_IDS} of {len(ids)}" if len(ids) > RERUN_IDS else "")
+
+
 def print_table(report: RunReport | Mapping[str, Any], console: Console) -> None:
-    """The final words of a run: non-passing cases, one line per layer, the verdict."""
+    """The final words of a run: non-passing cases (grouped by check and reason when many broke
+    the same way), the command that re-runs them, one line per layer, the verdict."""
     d = as_report_dict(report)
     bad = sorted((c for c in d.get("cases") or [] if c.get("status") != "pass"),
                  key=lambda c: SEVERITY.get(c.get("status"), 9))
-    if bad:
+    if bad and _print_groups(bad, console):
+        pass
+    elif bad:
         on_terminal = console.is_terminal
         table = Table(title=f"{len(bad)} case(s) did not pass", title_justify="left", show_lines=False)
         for col in ("case", "layer", "status", "why"):
@@ -67,25 +126,37 @@ def print_table(report: RunReport | Mapping[str, Any], console: Console) -> None
         console.print(table)
         if len(bad) > MAX_ROWS:
             console.print(Text(f"… and {len(bad) - MAX_ROWS} more: see report.html"))
+    again = rerun_command(bad)
+    if again:
+        console.print(Text(f"re-run: {again}"), soft_wrap=True, highlight=False)
     from harness import layer as layer_registry
 
+    simulated = _simulated(d)
     for name, counts in (d.get("layers") or {}).items():
-        console.print(Text(_counts_line(name, counts)), soft_wrap=True)
+        console.print(Text(_counts_line(name, counts, simulated)), soft_wrap=True)
         for extra in layer_registry.summary_lines(name, counts):  # e.g. the metamorphic variants' line
             console.print(Text(f"{'':<11} {extra}"), soft_wrap=True)
     summary = d.get("summary") or {}
     verdict = str(summary.get("verdict", "?"))
-    console.print(Text(_counts_line("total", summary)), soft_wrap=True)
+    console.print(Text(_counts_line("total", summary, simulated)), soft_wrap=True)
     line = Text(f"verdict: {verdict.upper()}", style="bold green" if verdict == "pass" else "bold red")
     line.append(f" · exit {d.get('exit_code', '?')}")
     console.print(line, soft_wrap=True)
 
 
-def _counts_line(name: str, c: Mapping[str, Any]) -> str:
+def _simulated(d: Mapping[str, Any]) -> bool:
+    """Whether the run's money is simulated (priced calls that nobody billed: a loopback model, a double)."""
+    return bool((d.get("summary") or {}).get("simulated")) or any(c.get("cost_simulated") for c in d.get("cases") or ())
+
+
+def _counts_line(name: str, c: Mapping[str, Any], simulated: bool = False) -> str:
+    money = format_cost(c.get("cost_usd"))
+    if simulated and c.get("cost_usd") is not None:
+        money += " simulated (nothing billed)"
     return (f"{name:<11} planned {c.get('planned', 0)} · executed {c.get('executed', 0)} · "
             f"decidable {c.get('decidable', 0)} · passed {c.get('passed', 0)} ({pass_rate(c)}) · "
             f"soft {c.get('soft', 0)} · failed {c.get('failed', 0)} · errored {c.get('errored', 0)} · "
-            f"unavailable {c.get('unavailable', 0)} · {format_cost(c.get('cost_usd'))}")
+            f"unavailable {c.get('unavailable', 0)} · {money}")
 
 
 def case_duration_ms(result: CaseResult | Mapping[str, Any]) -> float | None:

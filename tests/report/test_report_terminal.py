@@ -135,3 +135,38 @@ def test_progress_on_a_terminal_uses_the_bar_and_shows_only_non_passing(report):
 def test_progress_can_be_forced(enabled):
     console = plain_console()
     assert Progress(console, enabled=enabled).live is enabled
+
+
+def test_many_cases_that_broke_the_same_way_are_one_group(report, evidence):
+    """Issue 25: 136 cases failing one check for one reason are one row, not 136, and the command
+    that re-runs them is printed."""
+    base = report.cases[1]
+    same = [replace(base, id=f"same-{i}", status="fail",
+                    evidence=(evidence("reply.regex", False, reason=f"no match for (?i)x in reply {i} of 900"),))
+            for i in range(30)]
+    other = replace(base, id="other-1", status="fail", evidence=(evidence("latency_ms", False, reason="slow"),))
+    console = plain_console(400)
+    print_table(replace(report, cases=(*same, other)), console)
+    out = output(console)
+    assert "31 case(s) did not pass, in 2 group(s) by check and reason" in out
+    assert out.split("re-run:")[0].count("same-") < 10  # a few ids per group, not one row each
+    assert "30" in out and "reply.regex" in out and "latency_ms" in out
+    assert "re-run: harness run --case same-0 --case same-1" in out and "the first 20 of 31" in out
+
+
+def test_a_few_failures_keep_one_row_each_and_a_rerun_line(report):
+    console = plain_console()
+    print_table(report, console)
+    out = output(console)
+    assert "re-run: harness run --case url-malformed-scheme" in out
+    assert "group(s)" not in out
+
+
+def test_simulated_money_says_so(report):
+    d = report_to_dict(report)
+    d["summary"]["simulated"] = True
+    d["summary"]["cost_usd"] = 1.57
+    console = plain_console(300)
+    print_table(d, console)
+    total = next(line for line in output(console).splitlines() if line.startswith("total"))
+    assert "$1.57 simulated (nothing billed)" in total
