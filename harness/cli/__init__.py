@@ -307,8 +307,22 @@ def _run(args, config, out: Path, early) -> int:
 
         console = make_console(stderr=False)  # off a terminal: no width limit, nothing cut
         progress = Progress(console)
+    selected: list = []
+
+    def on_start(total: int) -> None:  # the header line before the first case (pytest's "collected N items")
+        from collections import Counter
+
+        layers = Counter(c.layer for c in selected)
+        by_layer = ", ".join(f"{n} {name}" for name, n in layers.items())
+        conc = args.concurrency or config.sandbox.concurrency
+        console.print(f"harness run: {total} case(s)" + (f" ({by_layer})" if by_layer else "")
+                      + (f" x {args.repeat} repeats" if args.repeat > 1 else "")
+                      + f" · target {config.target.name} · concurrency {conc} · writing {out / args.flow.run_id}",
+                      markup=False, highlight=False, soft_wrap=True)
+        progress.start(total)
+
     options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,
-                         on_start=(progress.start if progress else None),
+                         on_start=(on_start if progress else None),
                          on_case=(progress.advance if progress else None), budget_usd=args.budget_usd,
                          golden_dir=Path(args.golden) if args.golden else config.golden_dir(),
                          run_id=args.flow.run_id, identity_offset=args.flow.identity_offset)
@@ -318,6 +332,7 @@ def _run(args, config, out: Path, early) -> int:
         nonlocal quarantine
         cases, quarantine, _golden_dir, goldens = _validate_suite(args, config)
         cases = args.flow.select(cases)  # --shard (harness.night.runflow)
+        selected[:] = cases
         options.golden_version, options.prior = goldens.version, args.flow.begin(cases)  # lock, manifest, --resume
         return cases
 
