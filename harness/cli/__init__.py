@@ -48,6 +48,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--shard", metavar="I/N", help="run one slice of the suite")
     run.add_argument("--run-id", default=None, help="name the run (shards of one run share it)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.add_argument("-k", dest="keyword", metavar="EXPR", default=None,
+                     help="only cases whose id or tags match EXPR: words with and/or/not/(), "
+                          "e.g. -k 'url and not malformed' (as pytest -k)")
+    run.add_argument("-x", "--exitfirst", dest="maxfail", action="store_const", const=1,
+                     help="start no new case after the first failure (--maxfail 1)")
+    run.add_argument("--maxfail", type=int, default=None, metavar="N",
+                     help="start no new case after N cases failed or errored; the rest are reported skipped")
+    run.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
+                     help="run only the cases that did not pass in the newest run in --out (all of them when none failed)")
+    run.add_argument("-v", "--verbose", action="store_true", help="a line for every case, also on a terminal")
 
     rep = sub.add_parser("report", help="render a finished run's report again")
     rep.add_argument("run_dir")
@@ -163,6 +173,17 @@ def _validate_suite(args, config):
     fixtures = _fixtures_dir(args, config)
     cases = load_cases(fixtures, layers=args.layer, globs=args.case,
                        docs_dir=config.resolve(config.sandbox.docs_dir))
+    if getattr(args, "keyword", None):
+        from harness.cli.select import keyword_filter
+
+        cases = [c for c in cases if keyword_filter(args.keyword)(c.id, c.tags)]
+    if getattr(args, "last_failed", False):
+        from harness.cli.select import last_failed
+
+        wanted, note = last_failed(out)
+        print(f"harness: --lf: {note}", file=sys.stderr)
+        if wanted:
+            cases = [c for c in cases if c.id in wanted]
     if not cases:
         message, fix = _no_case(fixtures, args)
         raise UsageError(message, fix=fix)
@@ -276,6 +297,8 @@ def _cmd_run(args) -> int:
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise UsageError(f"--repeat {args.repeat} is not between 1 and {MAX_REPEAT}",
                          fix="--repeat 3 runs every case three times")
+    if args.maxfail is not None and args.maxfail < 1:
+        raise UsageError("--maxfail must be at least 1", fix="-x stops at the first failure, --maxfail 3 after three")
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1", fix="--concurrency 1 runs one case at a time")
     if args.budget_usd is not None and not (math.isfinite(args.budget_usd) and args.budget_usd >= 0):
@@ -306,7 +329,7 @@ def _run(args, config, out: Path, early) -> int:
         from harness.report.terminal import Progress, make_console
 
         console = make_console(stderr=False)  # off a terminal: no width limit, nothing cut
-        progress = Progress(console)
+        progress = Progress(console, every_case=args.verbose)
     selected: list = []
 
     def on_start(total: int) -> None:  # the header line before the first case (pytest's "collected N items")
@@ -325,7 +348,8 @@ def _run(args, config, out: Path, early) -> int:
                          on_start=(on_start if progress else None),
                          on_case=(progress.advance if progress else None), budget_usd=args.budget_usd,
                          golden_dir=Path(args.golden) if args.golden else config.golden_dir(),
-                         run_id=args.flow.run_id, identity_offset=args.flow.identity_offset)
+                         run_id=args.flow.run_id, identity_offset=args.flow.identity_offset,
+                         maxfail=args.maxfail)
     quarantine = None
 
     def load():  # in a worker thread, while the sandbox and the target come up (run_loading)

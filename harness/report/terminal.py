@@ -185,9 +185,11 @@ class Progress:
     exactly when ``console.is_terminal``.
     """
 
-    def __init__(self, console: Console, *, enabled: bool | None = None):
+    def __init__(self, console: Console, *, enabled: bool | None = None, every_case: bool = False):
         self.console = console
         self.live = console.is_terminal if enabled is None else enabled
+        self.every_case = every_case
+        """``-v``: on the live bar too, a line for every case (not only those that did not pass)."""
         self.total = 0
         self.done = 0
         self.not_passed = 0
@@ -218,7 +220,7 @@ class Progress:
             line.append(f"  {one_line(why, limit)}", style="dim")
         if self._bar is not None:
             # On the live bar only the interesting cases scroll by above it.
-            if status != "pass":
+            if status != "pass" or self.every_case:
                 self._bar.console.print(line)
             self._bar.update(self._task, advance=1,
                              description=f"cases ({self.not_passed} not passed)" if self.not_passed else "cases")

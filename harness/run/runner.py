@@ -71,6 +71,9 @@ class RunOptions:
     """Hard cost budget for the run (``--budget-usd``; overrides ``[budget] run_usd``)."""
     prior: Mapping[str, CaseResult] = field(default_factory=dict)
     """Cases a resumed run already finished (``--resume``): reported as they were, not run again."""
+    maxfail: int | None = None
+    """Start no new case once this many cases failed or errored (``-x`` / ``--maxfail N``); the
+    rest are reported as skipped, with the reason."""
     identity_offset: int = 0
     """Chat ids and Telegram update ids start past this: a resumed run must not reuse the killed
     process's, which the agent may still remember (sessions, update de-duplication)."""
@@ -369,6 +372,7 @@ class Runner:
         # Concurrency bounds the cases the agent works on: a case that only watches its last
         # quiet window has given its slot back (quiet.py); a started case's next attempt goes first.
         limit = Limiter(self.options.concurrency or self.config.sandbox.concurrency)
+        self._failed = 0
 
         async def one(case: Case) -> None:
             if case.id in self.options.prior:  # --resume: finished before the kill, already journaled
@@ -380,10 +384,16 @@ class Runner:
             try:
                 await slot.take()
                 skipped = self.meter.gate(case)  # the cost budget: no new case once its projection is crossed
+                if skipped is None and self.options.maxfail is not None and self._failed >= self.options.maxfail:
+                    skipped = CaseResult(id=case.id, layer=case.layer, channel=case.channel, status="skipped",
+                                         evidence=(), attempts=0, cost_usd=0.0, file=case.file, tags=case.tags,
+                                         error=f"not started: --maxfail {self.options.maxfail} reached "
+                                               f"({self._failed} case(s) failed or errored)")
                 attempts = []
                 # Under a hard cost budget a case keeps its slot until it is measured: the guard
                 # projects from finished cases, so none may start on a spend it cannot see yet.
-                early = slot if self.meter.guard.limit is None else None
+                # So does --maxfail: a case may start only once the verdicts before it are in.
+                early = slot if self.meter.guard.limit is None and self.options.maxfail is None else None
                 self._attempts[case.id] = attempts  # late activity may re-decide one (_late_replies)
                 for k in range(0 if skipped else max(1, self.options.repeat)):
                     await slot.take(priority=0 if k else 1)
@@ -392,6 +402,8 @@ class Runner:
             finally:
                 slot.give()
             results.append(result)
+            if result.status in ("fail", "error"):
+                self._failed += 1
             await self._journal(journal, case_to_dict(result))
             if self.options.on_case:
                 self.options.on_case(result)
