@@ -15,12 +15,17 @@ the critic ever saw them; they must never be used for tuning. The critic is buil
 repo root), scored with ``critic_health.score_critic``, and the script prints: examples,
 accuracy_all (undecided counted wrong), accuracy_decided, kappa, undecided, accuracy per
 note kind (first word of the note), and every wrong verdict with the critic's explanation.
+
+``--out FILE`` also writes every example's verdict as JSON (source, reply, label, the critic's
+reduced verdict and each claim's verdict and explanation), for bench/critic_compare.py to
+diff two runs example by example (a refactor of the rules must leave every verdict as it was).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import re
 import sys
@@ -96,10 +101,27 @@ def read_set(directory: Path):
     return examples, ""
 
 
+def per_example(examples, recorder, critic) -> dict:
+    """Every example's verdict: what bench/critic_compare.py diffs between two runs."""
+    rows = []
+    for i, ex in enumerate(examples):
+        source = ex.source_text or critic.source_text(ex.source)
+        j = recorder.judgements.get((source, ex.reply))
+        said = said_of(j) if j is not None else None
+        rows.append({"id": f"{i}:{ex.source}", "source": ex.source, "reply": ex.reply, "label": ex.verdict,
+                     "note": ex.note, "said": said,
+                     "unavailable": (j.unavailable if j is not None else "no judgement") or "",
+                     "claims": [{"claim": c.claim, "supported": c.supported, "explanation": c.explanation}
+                                for c in (j.claims if j is not None else ())]})
+    return {"critic": critic.name, "examples": rows}
+
+
 async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Score the offline critic on a held-out labelled set.")
     parser.add_argument("--set", dest="set_dir", default=str(DEFAULT_SET), metavar="DIR",
                         help=f"directory of labelled YAML files (default {DEFAULT_SET}; relative to the repo root)")
+    parser.add_argument("--out", default=None, metavar="FILE",
+                        help="also write every example's verdict and claims as JSON to FILE")
     args = parser.parse_args(argv)
     directory = set_dir(args.set_dir)
     examples, problem = read_set(directory)
@@ -128,6 +150,10 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"kappa (decided): {fmt(agreement.kappa)}   kappa_all: {fmt(agreement.kappa_all)}")
     print(f"undecided: {agreement.undecided}")
     print(f"counts: TP {agreement.tp} TN {agreement.tn} FP {agreement.fp} FN {agreement.fn}")
+
+    if args.out:
+        Path(args.out).write_text(json.dumps(per_example(examples, recorder, critic), indent=1), encoding="utf-8")
+        print(f"per-example verdicts: {args.out}")
 
     per: dict[str, dict[str, int]] = defaultdict(lambda: {"n": 0, "right": 0, "undecided": 0, "true": 0})
     wrong = []

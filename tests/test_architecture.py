@@ -31,7 +31,7 @@ def test_at_most_twelve_modules_at_the_top():
 def test_every_package_is_listed_in_pyproject():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     on_disk = {"harness"} | {"harness." + p.parent.relative_to(HARNESS).as_posix().replace("/", ".")
-                             for p in HARNESS.glob("*/__init__.py")}
+                             for pattern in ("*/__init__.py", "*/*/__init__.py") for p in HARNESS.glob(pattern)}
     assert on_disk == listed
 
 

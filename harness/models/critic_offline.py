@@ -2,7 +2,7 @@
 
 Each claim sentence of the reply (headlines included) is aligned with its closest source
 sentences (sentence-embedding cosine, plus shared numbers and content words), and then read
-for meaning against them (harness.models.claim_pairs):
+for meaning against them by the rules of harness.models.rules (one module per phenomenon):
 
 - every number, month and capitalised name must occur in the source (else unsupported);
 - numbers are bound to what they count: a number the source uses for something else, two
@@ -29,12 +29,18 @@ from __future__ import annotations
 
 import re
 
-from harness.models import claim_pairs as P
 from harness.models import claims as C
+from harness.models import rules as R
 from harness.models.critic import ClaimVerdict, CriticStats, Judgement, RubricHints
 from harness.models.embedder import cosine_matrix
+from harness.models.rules.antonyms import _POLAR_WORDS
+from harness.models.rules.numbers import approximate_values, rounded_in, sums_to
+from harness.models.rules.pair import SourceIndex
+from harness.models.rules.refusals import affirmed_topic, check_affirmed, check_refusal, refusal_topic, split_refusal
+from harness.models.rules.text import _NEG_CUES, _STOP, META_WORDS, stem, tokenize, word_keys
 
-VERSION = 5
+#: Derived from the rules (their names and text): a rule added or changed is a new version.
+VERSION = R.version()
 #: How many aligned source sentences a claim is compared with.
 TOP_K = 3
 
@@ -79,21 +85,21 @@ _GLUE = {"instead", "plus", "bit", "lot", "lots", "much", "really", "quite", "of
 
 
 def _content_stems(text: str) -> set[str]:
-    return {P.stem(w) for w in C._WORD.findall(text)
-            if w.lower() not in P._STOP and w.lower() not in _GLUE and w.lower() not in C._WORD_NUMBERS and len(w) > 2}
+    return {stem(w) for w in C._WORD.findall(text)
+            if w.lower() not in _STOP and w.lower() not in _GLUE and w.lower() not in C._WORD_NUMBERS and len(w) > 2}
 
 
-def _novel(text: str, index: P.SourceIndex) -> list[str]:
+def _novel(text: str, index: SourceIndex) -> list[str]:
     """Content words of the claim the source never uses, in any form or plain synonym
     ("rising" for "rose", "risks" for "obstacles"); a hyphenated word counts by its parts."""
     out = set()
     for w in C._WORD.findall(text):
         low = w.lower().strip("'’-")
-        if low in P._STOP or low in _GLUE or low in C._WORD_NUMBERS or low in P.META_WORDS or len(low) <= 2:
+        if low in _STOP or low in _GLUE or low in C._WORD_NUMBERS or low in META_WORDS or len(low) <= 2:
             continue  # "the article covers its results": words about the document, not facts of it
-        parts = [x for x in low.split("-") if len(x) > 2 and x not in P._STOP and x not in _GLUE] or [low]
-        if any(not (P.word_keys(x) & index.all_keys) for x in parts):
-            out.add(P.stem(low))
+        parts = [x for x in low.split("-") if len(x) > 2 and x not in _STOP and x not in _GLUE] or [low]
+        if any(not (word_keys(x) & index.all_keys) for x in parts):
+            out.add(stem(low))
     return sorted(out)
 
 
@@ -118,7 +124,7 @@ def _spelled_out(name: str, src_words: set[str], initials: str = "") -> bool:
 
 
 def _words_of(text: str, stems: list[str]) -> set[str]:
-    return {w.lower() for w in C._WORD.findall(text) if P.stem(w) in stems}
+    return {w.lower() for w in C._WORD.findall(text) if stem(w) in stems}
 
 
 class OfflineCritic:
@@ -129,19 +135,19 @@ class OfflineCritic:
         self.name = f"offline-grounding@{VERSION}+{embedder.name}"
         self.source = embedder.source
         self.stats = CriticStats()
-        self._index: dict[str, P.SourceIndex] = {}
+        self._index: dict[str, SourceIndex] = {}
 
-    def _source_index(self, source: str, src: list[str]) -> P.SourceIndex:
+    def _source_index(self, source: str, src: list[str]) -> SourceIndex:
         key = str(hash(source))
         if key not in self._index:
             if len(self._index) > 32:
                 self._index.clear()
-            self._index[key] = P.SourceIndex(src, C.names(source))
+            self._index[key] = SourceIndex(src, C.names(source))
         return self._index[key]
 
     async def factuality(self, source: str, reply: str) -> Judgement:
         self.stats.calls += 1
-        claim_list = [part for claim in C.claims(reply) for part in P.split_refusal(claim)]
+        claim_list = [part for claim in C.claims(reply) for part in split_refusal(claim)]
         if not claim_list:
             return Judgement(None, "", unavailable="the text holds no claim sentence to check")
         src = C.sentences(source)
@@ -161,7 +167,7 @@ class OfflineCritic:
         return Judgement(supported / len(verdicts), f"{supported}/{len(verdicts)} claims supported",
                          claims=tuple(verdicts))
 
-    def _align(self, claim: str, sims_row, index: P.SourceIndex) -> list[int]:
+    def _align(self, claim: str, sims_row, index: SourceIndex) -> list[int]:
         """Source sentences by closeness: cosine, plus shared numbers and content words."""
         claim_stems = _content_stems(claim)
         claim_nums = C.claim_numbers(claim)
@@ -177,25 +183,25 @@ class OfflineCritic:
                 scored.append((float(sims_row[k]) + 0.25 * shared + 0.08 * 2, k))
         return [k for _, k in sorted(scored, reverse=True)]
 
-    def _judge(self, claim: str, sims_row, src: list[str], index: P.SourceIndex, src_numbers: set[str],
+    def _judge(self, claim: str, sims_row, src: list[str], index: SourceIndex, src_numbers: set[str],
                src_words: set[str]) -> ClaimVerdict:
         j = int(sims_row.argmax())
         best, sent = float(sims_row[j]), src[j]
         closest = f"closest source sentence ({best:.2f}): \"{_clip(sent)}\""
         heading = C.is_heading(claim)
 
-        topic = P.refusal_topic(claim)
+        topic = refusal_topic(claim)
         if topic is not None:
-            finding = P.check_refusal(topic, index)
+            finding = check_refusal(topic, index)
             if finding:
                 return ClaimVerdict(claim, False, f"says the document does not say it, but {finding.what}", best)
             return ClaimVerdict(claim, True, "says the document does not cover "
                                 + (" ".join(topic) if topic else "the question")
                                 + "; no source sentence does", best)
 
-        affirmed = P.affirmed_topic(claim)
+        affirmed = affirmed_topic(claim)
         if affirmed is not None:
-            finding = P.check_affirmed(affirmed, index)
+            finding = check_affirmed(affirmed, index)
             if finding:
                 return ClaimVerdict(claim, False, finding.what, best)
 
@@ -203,12 +209,12 @@ class OfflineCritic:
         names = set() if heading else C.names(claim, index.names)
         names |= C.months(claim)
         aligned = self._align(claim, sims_row, index)[:TOP_K]
-        toks = P.tokenize(claim)
-        approx = P.approximate_values(toks)
+        toks = tokenize(claim)
+        approx = approximate_values(toks)
         # "about 4 degrees" where the aligned sentence says 4.2: a rounding, not a new number
         missing_n = sorted(n for n in claim_numbers - src_numbers
-                           if not (n in approx and P.rounded_in(n, index, aligned))
-                           and not P.sums_to(n, index, aligned))
+                           if not (n in approx and rounded_in(n, index, aligned))
+                           and not sums_to(n, index, aligned))
         src_times = {u.value for uses in index.uses for u in uses if ":" in u.value}
         missing_n += sorted({t.value for t in toks if t.kind == "num" and ":" in t.value} - src_times)  # 9:00
         missing_names = sorted(n for n in names if n not in src_words and not _spelled_out(n, src_words, index.initials))
@@ -219,29 +225,7 @@ class OfflineCritic:
             what = ", ".join([f"number {n}" for n in missing_n] + [f"name {n!r}" for n in missing_names])
             return ClaimVerdict(claim, False, f"not in the source: {what}; {closest}", best)
 
-        # sentences saying one of the claim's amounts: where a clause of a long claim comes from
-        amounts = {u.value for u in P.number_uses(toks) if P._num_kind(u.value) == "amount"}
-        held = [k for k, uses in enumerate(index.uses) if k not in aligned
-                and amounts & {u.value for u in uses}][:4]
-        findings = (P.check_dates(claim, index)
-                    or P.check_numbers(toks, index, aligned)
-                    or P.check_unit_words(toks, index)
-                    or P.check_names(claim, names - set(C._MONTHS), index, aligned + held)
-                    or P.check_name_numbers(claim, index)
-                    or P.check_name_facts(claim, names - set(C._MONTHS), index)
-                    or P.check_code_binding(claim, index)
-                    or P.check_word_swaps(toks, index, aligned)
-                    or P.check_title_swap(toks, index)
-                    or P.check_rank(claim, [src[k] for k in aligned])
-                    or P.check_number_direction(toks, index)
-                    or P.check_moves(toks, index)
-                    or P.check_versus(toks)
-                    or P.check_opposite_word(claim, index)
-                    or P.check_times(claim, index)
-                    or P.check_polarity(claim, [src[k] for k in aligned])
-                    or P.check_bound_direction(claim, [src[k] for k in aligned + held], src)
-                    or P.check_negation_targets(claim, [src[k] for k in aligned[:2] + held], index.negated)
-                    or P.check_only_negated(claim, index))
+        findings = R.first_finding(R.pair(claim, index, aligned))
         if findings:
             f = findings[0]
             return ClaimVerdict(claim, False, f"{f.kind}: {f.what}", best)
@@ -259,7 +243,7 @@ class OfflineCritic:
             return ClaimVerdict(claim, True, f"every word of it is the source's; {near}", best)
         if len(novel) >= 3 or len(novel) / max(1, len(_content_stems(claim))) >= 0.4:
             return ClaimVerdict(claim, False, f"the source never speaks of {', '.join(novel[:4])}; {closest}", best)
-        if len(novel) <= 2 and not any(w in P._POLAR_WORDS or w in P._NEG_CUES for w in _words_of(claim, novel)):
+        if len(novel) <= 2 and not any(w in _POLAR_WORDS or w in _NEG_CUES for w in _words_of(claim, novel)):
             # nothing contradicted, close to the source, one or two plain words of its own ("work", "adapt")
             return ClaimVerdict(claim, True, f"the source's words but for {', '.join(novel)}; {near}", best)
         return ClaimVerdict(claim, None, f"weakly related to the source; {closest}", best)

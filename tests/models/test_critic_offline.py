@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness.models import claim_pairs as P
 from harness.models import claims as C
 from harness.models.critic_offline import OfflineCritic
 from harness.models.embedder import hash_embedder
+from harness.models.rules.dates import check_dates, source_dates
+from harness.models.rules.numbers import rounds_to
+from harness.models.rules.pair import SourceIndex
+from harness.models.rules.text import number_uses, tokenize
 
 TRIAL = (
     "Treatment completion was 87 percent in the reminder group and 71 percent in the usual care group. "
@@ -98,7 +101,7 @@ def test_bot_talk_is_not_a_claim_but_headlines_are():
     ("Twelve percent of patients", ["percent"]),
 ])
 def test_number_units(text, units):
-    assert [u.unit for u in P.number_uses(P.tokenize(text))] == units
+    assert [u.unit for u in number_uses(tokenize(text))] == units
 
 
 # Faithful answers the critic once rejected, each beside a wrong one derived from it that must
@@ -155,14 +158,14 @@ async def test_faithful_pass_and_its_mutation_fails(faithful, wrong):
 
 
 def test_date_day_does_not_eat_the_year():
-    src = P.SourceIndex(C.sentences("The policy takes effect on 1 March 2026."), set())
-    assert ("1", "march", "2026") in src.dates
-    assert P.check_dates("It takes effect on 1 March 2027.", src)
+    src = SourceIndex(C.sentences("The policy takes effect on 1 March 2026."), set())
+    assert ("1", "march", "2026") in source_dates(src)
+    assert check_dates("It takes effect on 1 March 2027.", src)
 
 
 def test_rounding_and_totals():
-    assert P.rounds_to("4", "4.2") and P.rounds_to("15000", "14500") and P.rounds_to("300", "310")
-    assert not P.rounds_to("5", "4.2") and not P.rounds_to("4.3", "4.2") and not P.rounds_to("320", "310")
+    assert rounds_to("4", "4.2") and rounds_to("15000", "14500") and rounds_to("300", "310")
+    assert not rounds_to("5", "4.2") and not rounds_to("4.3", "4.2") and not rounds_to("320", "310")
 
 
 @pytest.mark.parametrize("right,wrong", [
@@ -290,7 +293,7 @@ async def test_round3_faithful_pass_and_its_mutation_fails(faithful, wrong):
 
 def test_novel_words_in_any_form_or_plain_synonym():
     from harness.models.critic_offline import _novel
-    index = P.SourceIndex(C.sentences(ROUND3_SOURCE), C.names(ROUND3_SOURCE))
+    index = SourceIndex(C.sentences(ROUND3_SOURCE), C.names(ROUND3_SOURCE))
     assert _novel("Rising steel prices", index) == []                        # rose / rising
     assert _novel("Cold performance is the open risk", index) == []         # remains / open, obstacle / risk
     assert _novel("Cold performance is the open risk of tariffs", index) == ["tarif"]
