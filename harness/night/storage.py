@@ -16,8 +16,10 @@ otherwise). Credentials come only from ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCE
 
 Nothing lost, nothing twice: before a run's upload starts, the files it will put are
 written to a spool file (``<reports>/.pending/<run>.json``); each object put removes its
-line; the spool is deleted when the index is updated. A failed put is retried (3 tries,
-exponential backoff), then the upload stops and the spool stays for ``harness upload
+line; the spool is deleted when the index is updated. A put that failed for a transient
+reason (unreachable, timeout, 429, 5xx, SlowDown) is retried by the one retry policy
+(``harness.models.retry``: 3 tries, exponential backoff with jitter, Retry-After honoured); a
+403 or another final answer is not asked again. Then the upload stops and the spool stays for ``harness upload
 --pending`` or the next run. An object already in the bucket with the same size and MD5
 (its ETag, or the ``md5`` metadata we set, since OCI's ETags are not MD5s) is not put again.
 
@@ -39,6 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from harness.models.retry import RetryPolicy, is_transient, server_retry_after
 from harness.redact import active
 from harness.errors import ConfigError, StorageError
 
@@ -144,8 +147,9 @@ class S3Store:
             request_checksum_calculation="when_required",
             response_checksum_validation="when_required",
             connect_timeout=sc.timeout_s, read_timeout=sc.timeout_s,
-            # Our own retry loop (with the spool behind it) decides; botocore tries once more at most.
-            retries={"max_attempts": 2, "mode": "standard"},
+            # The one retry policy (harness.models.retry, with the spool behind it) decides alone:
+            # one request per try (botocore's "max_attempts" counts retries, so 2 meant 3 requests).
+            retries={"total_max_attempts": 1, "mode": "standard"},
         )
         session = boto3.session.Session(aws_access_key_id=key_id, aws_secret_access_key=secret,
                                          aws_session_token=environ.get("AWS_SESSION_TOKEN") or None,
@@ -153,10 +157,15 @@ class S3Store:
         self.client = session.client("s3", endpoint_url=sc.endpoint_url or None, config=boto_config)
 
     def _error(self, what: str, exc: Exception) -> StorageError:
+        """The botocore error as a StorageError that keeps what the retry policy needs: whether
+        it is worth another try (unreachable, timeout, 429, 5xx, SlowDown) and the Retry-After."""
         text = f"{type(exc).__name__}: {exc}"
         for s in self._secrets:
             text = text.replace(s, "***")
-        return StorageError(f"{what}: {text}")
+        err = StorageError(f"{what}: {text}")
+        err.transient = is_transient(exc)  # type: ignore[attr-defined]
+        err.retry_after = server_retry_after(exc)  # type: ignore[attr-defined]
+        return err
 
     def head(self, key: str) -> dict[str, Any] | None:
         """Size, ETag and metadata of an object, or None when it is not there."""
@@ -397,18 +406,22 @@ class UploadResult:
         return text + (f"; {self.error}" if self.error else "")
 
 
+#: The longest wait between two tries, also when the store's Retry-After asks for more.
+MAX_WAIT_S = 60.0
+
+
+def policy(sc: StorageConfig) -> RetryPolicy:
+    """The one retry policy (harness.models.retry) with the [storage] numbers."""
+    return RetryPolicy(attempts=sc.retries, backoff_s=sc.retry_backoff_s, max_wait_s=MAX_WAIT_S)
+
+
 def _retrying(sc: StorageConfig, what: str, call: Callable[[], Any], sleep: Callable[[float], None]) -> Any:
-    last: Exception | None = None
-    for attempt in range(sc.retries):
-        try:
-            return call()
-        except StorageError as exc:
-            last = exc
-            log.warning("storage: %s failed (try %d of %d): %s", what, attempt + 1, sc.retries, exc.message)
-            if attempt + 1 < sc.retries:
-                sleep(sc.retry_backoff_s * (2 ** attempt))
-    assert last is not None
-    raise last
+    """``call()`` through the retry policy: transient failures tried again, a 403 or 404 at once final."""
+    def logged(attempt: int, exc: BaseException, wait: float) -> None:
+        log.warning("storage: %s failed (try %d of %d): %s; again in %.2fs", what, attempt, sc.retries,
+                    getattr(exc, "message", exc), wait)
+
+    return policy(sc).call(call, what=f"storage {what}", sleep=sleep, on_retry=logged)
 
 
 def _same(head: Mapping[str, Any] | None, item: Mapping[str, Any]) -> bool:
