@@ -227,3 +227,21 @@ def test_the_repeated_hour_when_daylight_saving_ends_is_one_night():
     assert spring[0].isoformat() == "2025-03-30T03:00:00+02:00"  # 02:00 does not exist: runs as the clocks jump
     assert spring[0].timestamp() == datetime(2025, 3, 30, 1, 0, tzinfo=UTC).timestamp()
     assert wall_minute(spring[0]) != wall_minute(spring[1])
+
+
+@pytest.mark.parametrize("cron,ok", [("0 2 * * 7", True), ("0 2 * * mon#1", True), ("0 2 1 * mon", True),
+                                     ("0 2 30 2 *", False), ("0 2 * * 8", False), ("0 2 * *", False)])
+def test_the_config_accepts_what_the_scheduler_runs(cron, ok, tmp_path):
+    """[schedule] cron is validated by the library that computes the fire times: Sunday as 7
+    and ``mon#1`` pass, a day that never comes (30 February) is refused."""
+    from harness.config import load_config
+    from harness.errors import ConfigError
+
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(f'[target]\nname = "x"\n[schedule]\ncron = "{cron}"\n')
+    if ok:
+        load_config(cfg, environ={})
+        make_trigger(cron, "UTC")
+    else:
+        with pytest.raises((ConfigError, UsageError)):
+            load_config(cfg, environ={})
