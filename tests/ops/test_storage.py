@@ -152,44 +152,47 @@ def test_oci_style_config_parses_with_path_addressing_and_when_required_checksum
 
 
 def _store(s3, bucket: str | None = None, retries: int = 3):
+    """An S3Store on the moto server whose waits are recorded (``store.waits``), not slept, and
+    whose requests are counted (``store.requests``)."""
     from harness.night.storage import StorageConfig
 
     sc = StorageConfig(url=f"s3://{bucket or s3.bucket}/p", bucket=bucket or s3.bucket, prefix="p",
                        endpoint_url=s3.endpoint, region="us-east-1", addressing_style="path", retries=retries,
                        retry_backoff_s=0.5)
-    return S3Store(sc, environ={"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY})
+    waits: list[float] = []
+    store = S3Store(sc, environ={"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY},
+                    sleep=waits.append)
+    store.waits, store.requests = waits, []
+    store.client.meta.events.register("before-send.s3", lambda **kw: store.requests.append(kw["request"].method))
+    return store
 
 
 def test_a_final_answer_is_not_asked_again(s3):
-    """The hand-written loop put to a missing bucket three times (and botocore once more each);
+    """The hand-written loop put to a missing bucket three times (and botocore twice more each);
     a 404 NoSuchBucket or a 403 is final: one request, no wait."""
-    from harness.night.storage import _retrying
-
     store = _store(s3, bucket="no-such-bucket-here")
-    tries, waits = [], []
-
-    def put():
-        tries.append(1)
-        store.put("p/x.txt", b"x")
-
     with pytest.raises(StorageError, match="NoSuchBucket"):
-        _retrying(store.sc, "put p/x.txt", put, waits.append)
-    assert len(tries) == 1 and waits == []
+        store.put("p/x.txt", b"x")
+    assert store.requests == ["PUT"] and store.waits == []
 
 
 def test_an_unreachable_store_is_retried_with_backoff_then_raised(s3):
-    from harness.night.storage import _retrying
-
     store = _store(s3, retries=3)
     s3.stop()
-    tries, waits = [], []
-
-    def put():
-        tries.append(1)
-        store.put("p/x.txt", b"x")
-
     with pytest.raises(StorageError, match="put p/x.txt"):
-        _retrying(store.sc, "put p/x.txt", put, waits.append)
-    assert len(tries) == 3 and len(waits) == 2
-    assert 0.5 <= waits[0] <= 1.0 and 1.0 <= waits[1] <= 1.5  # exponential, plus jitter up to the backoff
-    assert store.client.meta.config.retries["total_max_attempts"] == 1  # one policy: botocore adds no tries
+        store.put("p/x.txt", b"x")
+    assert store.requests == ["PUT"] * 3 and len(store.waits) == 2  # one request a try: botocore adds none
+    assert 0.5 <= store.waits[0] <= 1.0 and 1.0 <= store.waits[1] <= 1.5  # exponential, plus jitter
+
+
+def test_every_read_goes_through_the_policy_too(s3):
+    """History and merges read through get/list/head: those are retried like the puts."""
+    store = _store(s3, retries=2)
+    store.put("p/x.txt", b"x")
+    s3.stop()
+    for call in (lambda: store.get("p/x.txt"), lambda: store.list("p/"), lambda: store.head("p/x.txt")):
+        store.requests.clear()
+        store.waits.clear()
+        with pytest.raises(StorageError):
+            call()
+        assert len(store.requests) == 2 and len(store.waits) == 1
