@@ -365,9 +365,10 @@ def configure_logging() -> None:
 def wall_minute(moment: datetime) -> str:
     """The local wall-clock minute of an aware time.
 
-    When daylight saving ends, an hour of wall-clock time happens twice and APScheduler 3
-    fires a daily 02:00 job at both 02:00+02:00 and 02:00+01:00; the daemon skips a fire
-    whose wall-clock minute is the previous fire's, so a night is run once.
+    When daylight saving ends, an hour of wall-clock time happens twice. Crontab's rule
+    (cronsim) fires a daily 02:00 job once; APScheduler's own CronTrigger fired it at both
+    02:00+02:00 and 02:00+01:00. The daemon still skips a fire whose wall-clock minute is the
+    previous fire's, a guard that costs nothing, so a night is run once whatever the trigger.
     """
     return moment.strftime("%Y-%m-%d %H:%M")
 
@@ -430,5 +431,5 @@ def serve(config_path: str | None, cron: str, tz: str, *, run: RunCommand) -> in
     return 0
 
 
-__all__: Sequence[str] = ("CycleResult", "RunCommand", "ScheduleConfig", "configure_logging", "make_scheduler",
+__all__: Sequence[str] = ("CrontabTrigger", "CycleResult", "RunCommand", "ScheduleConfig", "configure_logging", "make_scheduler",
                           "make_trigger", "next_fire_times", "run_cycle", "schedule_config", "serve")
