@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from typing import Any
 
 from harness.checks.base import bounds_error
@@ -23,19 +24,22 @@ LANGUAGES = ("en", "es", "fr", "de", "pt", "it")
 NEIGHBOURS = ("nl", "ca", "ro", "da", "sv", "pl")
 
 _DETECTOR = None
+_BUILDING = threading.Lock()
 
 
 def _detector():
-    """lingua's detector over the six and their neighbours, built on first use (about 2 s and
-    300 MB: ``harness --help`` and a run without a language check never load it)."""
+    """lingua's detector over the six and their neighbours, built once, on first use (a few
+    seconds and about 300 MB: ``harness --help`` and a run without a language check never
+    load it)."""
     global _DETECTOR
-    if _DETECTOR is None:
-        try:
-            from lingua import IsoCode639_1, LanguageDetectorBuilder
-        except ImportError as exc:  # pragma: no cover - a runtime dependency
-            raise RuntimeError("reply.language needs lingua: pip install lingua-language-detector") from exc
-        codes = [getattr(IsoCode639_1, c.upper()) for c in LANGUAGES + NEIGHBOURS]
-        _DETECTOR = LanguageDetectorBuilder.from_iso_codes_639_1(*codes).build()
+    with _BUILDING:
+        if _DETECTOR is None:
+            try:
+                from lingua import IsoCode639_1, LanguageDetectorBuilder
+            except ImportError as exc:  # pragma: no cover - a runtime dependency
+                raise RuntimeError("reply.language needs lingua: pip install lingua-language-detector") from exc
+            codes = [getattr(IsoCode639_1, c.upper()) for c in LANGUAGES + NEIGHBOURS]
+            _DETECTOR = LanguageDetectorBuilder.from_iso_codes_639_1(*codes).build()
     return _DETECTOR
 
 
