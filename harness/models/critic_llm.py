@@ -238,9 +238,10 @@ class LLMCritic:
                 raise CriticUnavailable(f"{self.backend} critic refused the request: {last}")
             raise Transient(last, retry_after_s(resp.headers.get("retry-after")))
 
-        def retried(_attempt: int, _exc: BaseException, wait: float) -> None:
+        def retried(_attempt: int, exc: BaseException, wait: float) -> None:
             self.waits.append(wait)
             self.stats.retries += 1
+            log.info("critic %s: %s; retrying in %.2fs", self.name, exc, wait)
 
         try:
             return await self.policy.acall(once, what=f"critic {self.name}", sleep=self._sleep, on_retry=retried)

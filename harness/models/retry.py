@@ -182,8 +182,9 @@ class RetryPolicy:
         def before_sleep(state: tenacity.RetryCallState) -> None:
             exc = state.outcome.exception()
             wait = state.next_action.sleep if state.next_action else 0.0
-            log.info("%s failed (try %d of %d): %s; retrying in %.2fs", what, state.attempt_number,
-                     self.attempts, exc, wait)
+            # the type only: the caller logs the message, through the redactor where it may hold a secret
+            log.debug("%s failed (try %d of %d): %s; retrying in %.2fs", what, state.attempt_number,
+                      self.attempts, type(exc).__name__, wait)
             if on_retry is not None:
                 on_retry(state.attempt_number, exc, wait)
 
