@@ -7,8 +7,9 @@ backend only knows how to send one (system, user) pair and read the text back.
 - The document and the reply are fenced apart with a fence derived from their hash, and
   the system prompt says fenced text is data that cannot give instructions; fence-like
   text inside the data is defused, so a reply cannot close its fence early.
-- 429 and 5xx, timeouts and connection errors are retried with exponential backoff,
-  honouring ``Retry-After`` (seconds or an HTTP date); other 4xx fail at once.
+- 429 and 5xx, timeouts and connection errors are retried by the one retry policy
+  (``harness.models.retry``: exponential backoff with jitter, ``Retry-After`` honoured, capped
+  at ``MAX_RETRY_WAIT_S``); other 4xx and a URL that cannot work fail at once.
 - Answers are cached on disk keyed by backend + model + prompt (``<cache>/critic/``);
   only answers that parsed are cached, and a re-evaluation of a soft verdict skips the cache.
 - An unparseable verdict is ``CriticUnavailable``: unavailable evidence, never a guess.
@@ -18,13 +19,10 @@ backend only knows how to send one (system, user) pair and read the text back.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import hashlib
 import json
 import logging
-import random
 import re
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -32,6 +30,7 @@ import httpx
 
 from harness.models import claims as C
 from harness.fileio import atomic_write_text
+from harness.models.retry import RetryPolicy, Transient, is_transient, retry_after_s, transient_status
 from harness.models.critic import REEVALUATING, ClaimVerdict, CriticStats, CriticUnavailable, Judgement, RubricHints
 from harness.types import SOURCE_DOUBLE, SOURCE_REAL
 
@@ -143,22 +142,6 @@ def parse_score(text: str) -> tuple[float, str]:
     return score, str(data.get("explanation", "")).strip()
 
 
-def retry_after_s(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
 class LLMCritic:
     """What both LLM backends share. Subclasses define ``backend``, ``_request`` and ``_text``."""
 
@@ -177,6 +160,8 @@ class LLMCritic:
         self.cache_dir = (cache_dir / "critic") if cache_dir else None
         self.max_source_chars = max_source_chars
         self.backoff_s = backoff_s
+        self.policy = RetryPolicy(attempts=max_retries + 1, backoff_s=backoff_s, max_wait_s=MAX_RETRY_WAIT_S)
+        """The one retry policy of remote calls (harness.models.retry)."""
         self._sleep = sleep
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), transport=transport)
         self.name = f"{self.backend}:{model}@{VERSION}"
@@ -227,40 +212,43 @@ class LLMCritic:
 
     async def _post(self, system: str, user: str) -> tuple[str, bool]:
         url, headers, body = self._request(system, user)
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            wait: float | None = None
+
+        async def once() -> tuple[str, bool]:
+            self.stats.http_requests += 1
             try:
-                self.stats.http_requests += 1
                 resp = await self._client.post(url, headers=headers, json=body)
             except httpx.TimeoutException:
-                last = f"timed out after {self.timeout_s:g}s"
+                raise Transient(f"timed out after {self.timeout_s:g}s") from None
             except httpx.TransportError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-            else:
-                if resp.headers.get("x-test-double"):
-                    self.source = SOURCE_DOUBLE
-                if resp.status_code == 200:
-                    try:
-                        return self._text(resp.json()), bool(resp.headers.get("x-test-double"))
-                    except (ValueError, KeyError, IndexError, TypeError) as exc:
-                        raise CriticUnavailable(f"malformed response body: {type(exc).__name__}: {exc}") from None
-                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
-                if resp.status_code != 429 and resp.status_code < 500:
+                if not is_transient(exc):  # a wrong URL scheme or a bad proxy: the same next time
                     self.stats.unavailable += 1
-                    raise CriticUnavailable(f"{self.backend} critic refused the request: {last}")
-                wait = retry_after_s(resp.headers.get("retry-after"))
-            if attempt == self.max_retries:
-                break
-            if wait is None:
-                wait = self.backoff_s * (2 ** attempt) * (1 + random.random() * 0.1)
-            wait = min(wait, MAX_RETRY_WAIT_S)
+                    raise CriticUnavailable(f"{self.backend} critic cannot be reached: {type(exc).__name__}: {exc}") \
+                        from None
+                raise Transient(f"{type(exc).__name__}: {exc}") from None
+            if resp.headers.get("x-test-double"):
+                self.source = SOURCE_DOUBLE
+            if resp.status_code == 200:
+                try:
+                    return self._text(resp.json()), bool(resp.headers.get("x-test-double"))
+                except (ValueError, KeyError, IndexError, TypeError) as exc:
+                    raise CriticUnavailable(f"malformed response body: {type(exc).__name__}: {exc}") from None
+            last = f"HTTP {resp.status_code}: {resp.text[:200]}"
+            if not transient_status(resp.status_code):
+                self.stats.unavailable += 1
+                raise CriticUnavailable(f"{self.backend} critic refused the request: {last}")
+            raise Transient(last, retry_after_s(resp.headers.get("retry-after")))
+
+        def retried(_attempt: int, exc: BaseException, wait: float) -> None:
             self.waits.append(wait)
             self.stats.retries += 1
-            log.info("critic %s: %s; retrying in %.2fs", self.name, last, wait)
-            await self._sleep(wait)
-        self.stats.unavailable += 1
-        raise CriticUnavailable(f"{self.backend} critic unreachable after {self.max_retries + 1} attempts: {last}")
+            log.info("critic %s: %s; retrying in %.2fs", self.name, exc, wait)
+
+        try:
+            return await self.policy.acall(once, what=f"critic {self.name}", sleep=self._sleep, on_retry=retried)
+        except Transient as exc:
+            self.stats.unavailable += 1
+            raise CriticUnavailable(f"{self.backend} critic unreachable after {self.policy.attempts} attempts: {exc}") \
+                from None
 
     # -- questions -----------------------------------------------------------------------
 

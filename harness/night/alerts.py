@@ -22,11 +22,15 @@ Channels, each configured in ``[alerts]`` (secrets only from the environment):
     oci_config_file = "~/.oci/config"
     oci_profile = "DEFAULT"
     retries = 3                                      # tries per channel
-    backoff_s = 1.0                                  # doubled after each failed try
+    backoff_s = 1.0                                  # doubled after each failed try (plus jitter)
     timeout_s = 10
 
-Every channel is tried ``retries`` times with backoff; a channel that still fails is
-logged and returned as a failed ``AlertResult``. ``send_alerts`` never raises: an alert
+Every channel goes through the one retry policy (``harness.models.retry``): up to ``retries``
+tries, exponential backoff with jitter, the endpoint's Retry-After (or the Bot API's
+``parameters.retry_after``) honoured up to ``MAX_WAIT_S``; only transient failures
+(connection errors, timeouts, 429, 5xx, SMTP 4yz) are tried again, so a wrong token or URL
+(401, 403, 404) fails once. A channel that still fails is logged and returned as a failed
+``AlertResult``. ``send_alerts`` never raises: an alert
 must not crash the run it reports on.
 """
 
@@ -43,6 +47,7 @@ from typing import Any, Awaitable, Callable, Mapping
 
 import aiohttp
 
+from harness.models.retry import RetryPolicy, retry_after_s, transient_status
 from harness.redact import active
 
 log = logging.getLogger("harness.night.alerts")
@@ -50,6 +55,8 @@ log = logging.getLogger("harness.night.alerts")
 KINDS = ("budget", "regression", "start_failed")
 OCI_BODY_MAX = 64 * 1024  # OCI Notifications: message body at most 64 KB
 TELEGRAM_TEXT_MAX = 4096
+#: The longest wait between two tries of a channel, also when the endpoint's Retry-After asks for more.
+MAX_WAIT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -171,11 +178,22 @@ def alert_settings(config, environ: Mapping[str, str] | None = None) -> AlertSet
 # --------------------------------------------------------------------------- channels
 
 
+class ChannelError(Exception):
+    """A channel's endpoint answered with an error: retried when ``transient`` (429, 5xx), with its wait."""
+
+    def __init__(self, message: str, status: int, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status
+        self.transient = transient_status(status)
+        self.retry_after = retry_after
+
+
 async def _webhook(s: AlertSettings, alert: Alert) -> None:
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=s.timeout_s)) as http:
         async with http.post(s.webhook_url, json={"text": alert.text()}) as resp:
             if resp.status >= 300:
-                raise RuntimeError(f"webhook answered HTTP {resp.status}")
+                raise ChannelError(f"webhook answered HTTP {resp.status}", resp.status,
+                                   retry_after_s(resp.headers.get("Retry-After")))
 
 
 async def _telegram(s: AlertSettings, alert: Alert) -> None:
@@ -183,11 +201,19 @@ async def _telegram(s: AlertSettings, alert: Alert) -> None:
     body = {"chat_id": s.telegram_chat_id, "text": alert.text()[:TELEGRAM_TEXT_MAX], "disable_web_page_preview": True}
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=s.timeout_s)) as http:
         async with http.post(url, json=body) as resp:
-            data = await resp.json(content_type=None)
+            try:
+                data = await resp.json(content_type=None)
+            except ValueError:
+                data = None
             if resp.status >= 300 or not (isinstance(data, dict) and data.get("ok")):
                 # never echo the URL: it carries the bot token
-                raise RuntimeError(f"Bot API sendMessage answered HTTP {resp.status}: "
-                                   f"{(data or {}).get('description', '') if isinstance(data, dict) else ''}")
+                data = data if isinstance(data, dict) else {}
+                params = data.get("parameters") if isinstance(data.get("parameters"), dict) else {}
+                status = resp.status if resp.status >= 300 else int(data.get("error_code") or 502)
+                raise ChannelError(f"Bot API sendMessage answered HTTP {resp.status}: {data.get('description', '')}",
+                                   status, retry_after_s(params.get("retry_after"))
+                                   if params.get("retry_after") is not None
+                                   else retry_after_s(resp.headers.get("Retry-After")))
 
 
 def _send_mail(s: AlertSettings, alert: Alert) -> None:
@@ -249,22 +275,36 @@ def _channels(s: AlertSettings) -> dict[str, Callable[[AlertSettings, Alert], Aw
     return out
 
 
-async def _with_retries(name: str, fn, s: AlertSettings, alert: Alert) -> AlertResult:
-    error = ""
-    for attempt in range(1, s.retries + 1):
+def policy(s: AlertSettings) -> RetryPolicy:
+    """The one retry policy (harness.models.retry) with the [alerts] numbers."""
+    return RetryPolicy(attempts=s.retries, backoff_s=s.backoff_s, max_wait_s=MAX_WAIT_S)
+
+
+async def _with_retries(name: str, fn, s: AlertSettings, alert: Alert, sleep=asyncio.sleep) -> AlertResult:
+    """One channel through the one retry policy (transient failures only); never raises."""
+    tries = 0
+
+    async def once() -> None:
+        nonlocal tries
+        tries += 1
         try:
             await asyncio.wait_for(fn(s, alert), s.timeout_s * 2)
-            return AlertResult(name, True, attempt)
-        except Exception as exc:  # any failure is retried, then reported; never raised
-            error = active().text(f"{type(exc).__name__}: {exc}")  # an endpoint may echo its token
-            log.warning("alert via %s failed (try %d of %d): %s", name, attempt, s.retries, error)
-            if attempt < s.retries:
-                await asyncio.sleep(s.backoff_s * (2 ** (attempt - 1)))
-    return AlertResult(name, False, s.retries, error)
+        except Exception as exc:
+            log.warning("alert via %s failed (try %d of %d): %s", name, tries, s.retries,
+                        active().text(f"{type(exc).__name__}: {exc}"))  # an endpoint may echo its token
+            raise
+
+    try:
+        await policy(s).acall(once, what=f"alert via {name}", sleep=sleep)
+        return AlertResult(name, True, tries)
+    except Exception as exc:  # the last failure is reported, never raised
+        return AlertResult(name, False, tries, active().text(f"{type(exc).__name__}: {exc}"))
 
 
-async def send_alerts(config, event: Alert, settings: AlertSettings | None = None) -> list[AlertResult]:
-    """Send ``event`` on every configured channel (concurrently); never raises."""
+async def send_alerts(config, event: Alert, settings: AlertSettings | None = None,
+                      sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> list[AlertResult]:
+    """Send ``event`` on every configured channel (concurrently); never raises. ``sleep`` is the
+    wait between tries (tests inject one that records instead of waiting)."""
     try:
         s = settings or alert_settings(config)
         if event.kind not in s.on:
@@ -275,7 +315,7 @@ async def send_alerts(config, event: Alert, settings: AlertSettings | None = Non
         r = active()  # what leaves, and what an endpoint echoed back, is redacted (harness.redact)
         event = replace(event, title=r.text(event.title), details=r.text(event.details), amount=r.text(event.amount),
                         report=r.text(event.report))
-        return list(await asyncio.gather(*(_with_retries(n, fn, s, event) for n, fn in channels.items())))
+        return list(await asyncio.gather(*(_with_retries(n, fn, s, event, sleep) for n, fn in channels.items())))
     except Exception as exc:  # a broken alert config must not crash the run
         log.error("alerts failed: %s", active().text(str(exc)))
         return [AlertResult("config", False, 0, active().text(f"{type(exc).__name__}: {exc}"))]

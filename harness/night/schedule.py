@@ -7,8 +7,8 @@ through ``harness.night.alerts``). The cycle adds the alert the run cannot send:
 started (the lock was held, or it exited without results for a reason other than a target
 or sandbox failure, which the run alerts itself). The cycle exits with the run's code.
 
-The daemon is APScheduler 3: ``BlockingScheduler(timezone=...)`` with
-``CronTrigger.from_crontab(expr, timezone=...)``; one instance at a time
+The daemon is APScheduler 3: ``BlockingScheduler(timezone=...)`` with a ``CrontabTrigger``
+whose fire times cronsim computes with crontab's semantics; one instance at a time
 (``max_instances=1``), missed fires coalesced into one and still run within an hour
 (``misfire_grace_time=3600``). It logs each cycle and the next fire time. Each cycle runs
 the suite in this process (the ``run`` callable the CLI hands in: ``harness.cli.main``), so the run lock, held here and taken again by
@@ -23,12 +23,11 @@ import asyncio
 import dataclasses
 import json
 import logging
-import re
 import signal
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -98,54 +97,74 @@ def schedule_config(config: Any, cron: str | None = None, tz: str | None = None)
 # --------------------------------------------------------------------------- trigger
 
 
-_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+class CrontabTrigger:
+    """An APScheduler 3 trigger whose fire times are crontab's, computed by cronsim.
 
-
-def crontab_weekdays(field_text: str) -> str:
-    """A crontab day-of-week field with its numbers turned into names.
-
-    APScheduler 3's ``from_crontab`` reads weekday numbers as 0 = Monday (its issue #286),
-    crontab as 0 or 7 = Sunday: ``1-5`` would fire Tuesday to Saturday. Names mean the same
-    to both, so numeric items (``1-5``, ``0,6``, ``*/2``, ``5-7``) are expanded to names.
+    APScheduler's own ``CronTrigger`` differs from crontab in three ways that matter to a
+    nightly line copied from a crontab: weekday numbers (its 0 is Monday, its issue #286; 7 is
+    refused), a restricted day-of-month *and* day-of-week (crontab fires when either matches,
+    APScheduler only when both do), and the hour repeated when daylight saving ends (it fires
+    02:00 twice). cronsim implements Debian cron's rules for all three: 0 and 7 are Sunday,
+    ``1-5`` is Monday to Friday, names and ``*/n`` as in crontab(5), day-of-month OR
+    day-of-week when neither field starts with ``*``, a fixed-time job once in a repeated hour
+    and at the jump in a skipped one.
     """
-    if field_text == "*":
-        return field_text
-    out: list[str] = []
-    for item in field_text.split(","):
-        m = re.fullmatch(r"(\*|\d+(?:-\d+)?)(?:/(\d+))?", item)
-        if not m:
-            out.append(item)  # names (mon-fri) mean the same to both
-            continue
-        rng, step = m.group(1), int(m.group(2) or 1)
-        if rng == "*":
-            lo, hi = 0, 6
-        elif "-" in rng:
-            lo, hi = (int(x) for x in rng.split("-"))
-        else:
-            lo = hi = int(rng)
-            if m.group(2):  # "a/n": from a to the end, every n
-                hi = 6
-        if step < 1 or not (0 <= lo <= hi <= 7):
-            raise ValueError(f"bad day-of-week item {item!r} (0-7, 0 and 7 are Sunday)")
-        out.extend(_WEEKDAYS[d % 7] for d in range(lo, hi + 1, step))
-    return ",".join(dict.fromkeys(out))
+
+    def __init__(self, expr: str, timezone):
+        from cronsim import CronSim, CronSimError
+
+        self.expr = expr
+        self.timezone = timezone
+        self._cronsim = CronSim
+        try:
+            CronSim(expr, datetime.now(timezone))  # parses and validates the five fields
+        except CronSimError as exc:
+            raise ValueError(str(exc)) from None
+
+    def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime | None:
+        """The first fire time after the previous one, or at/after ``now`` for the first fire."""
+        start = previous_fire_time if previous_fire_time is not None else now - timedelta(microseconds=1)
+        try:
+            return next(self._cronsim(self.expr, start.astimezone(self.timezone)))
+        except StopIteration:  # pragma: no cover - a five-field expression always fires again
+            return None
+
+    def __str__(self) -> str:
+        return f"crontab[{self.expr}]"
+
+    def __repr__(self) -> str:
+        return f"<CrontabTrigger ({self.expr!r}, timezone={str(self.timezone)!r})>"
 
 
-def make_trigger(cron: str, tz: str):
-    """A CronTrigger for a five-field crontab expression in a time zone (UsageError if bad).
+def _for_apscheduler(trigger: CrontabTrigger):
+    """``trigger`` as the BaseTrigger APScheduler's add_job wants (APScheduler imported here only)."""
+    from apscheduler.triggers.base import BaseTrigger
 
-    Crontab semantics, including weekday numbers (0 and 7 are Sunday; see ``crontab_weekdays``).
+    class _Crontab(BaseTrigger):
+        __slots__ = ()
+        timezone = trigger.timezone
+        crontab = trigger
+
+        def get_next_fire_time(self, previous_fire_time, now):
+            return trigger.get_next_fire_time(previous_fire_time, now)
+
+        def __str__(self) -> str:
+            return str(trigger)
+
+    return _Crontab()
+
+
+def make_trigger(cron: str, tz: str) -> "CrontabTrigger":
+    """A trigger for a five-field crontab expression in a time zone (UsageError if bad).
+
+    Crontab semantics, computed by cronsim (see ``CrontabTrigger``).
     """
-    from apscheduler.triggers.cron import CronTrigger
-
     zone = _zone(tz)
     try:
         values = cron.split()
         if len(values) != 5:
             raise ValueError(f"wrong number of fields; got {len(values)}, expected 5")
-        CronTrigger.from_crontab(cron, timezone=zone)  # its own validation of the five fields
-        return CronTrigger(minute=values[0], hour=values[1], day=values[2], month=values[3],
-                           day_of_week=crontab_weekdays(values[4]), timezone=zone)
+        return CrontabTrigger(" ".join(values), zone)
     except ValueError as exc:
         raise UsageError(f"--cron {cron!r}: {exc}", fix='five fields: minute hour day month weekday, e.g. "0 2 * * *"') \
             from None
@@ -355,9 +374,10 @@ def configure_logging() -> None:
 def wall_minute(moment: datetime) -> str:
     """The local wall-clock minute of an aware time.
 
-    When daylight saving ends, an hour of wall-clock time happens twice and APScheduler 3
-    fires a daily 02:00 job at both 02:00+02:00 and 02:00+01:00; the daemon skips a fire
-    whose wall-clock minute is the previous fire's, so a night is run once.
+    When daylight saving ends, an hour of wall-clock time happens twice. Crontab's rule
+    (cronsim) fires a daily 02:00 job once; APScheduler's own CronTrigger fired it at both
+    02:00+02:00 and 02:00+01:00. The daemon still skips a fire whose wall-clock minute is the
+    previous fire's, a guard that costs nothing, so a night is run once whatever the trigger.
     """
     return moment.strftime("%Y-%m-%d %H:%M")
 
@@ -385,7 +405,7 @@ def make_scheduler(config_path: str | None, cron: str, tz: str, scheduler_cls: A
         for line in result.alerts + result.notes:
             log.info("  %s", line)
 
-    scheduler.add_job(job, trigger, id="nightly", name="harness nightly cycle", max_instances=1, coalesce=True,
+    scheduler.add_job(job, _for_apscheduler(trigger), id="nightly", name="harness nightly cycle", max_instances=1, coalesce=True,
                       misfire_grace_time=3600)
 
     def listener(event) -> None:
@@ -420,5 +440,5 @@ def serve(config_path: str | None, cron: str, tz: str, *, run: RunCommand) -> in
     return 0
 
 
-__all__: Sequence[str] = ("CycleResult", "RunCommand", "ScheduleConfig", "configure_logging", "make_scheduler",
+__all__: Sequence[str] = ("CrontabTrigger", "CycleResult", "RunCommand", "ScheduleConfig", "configure_logging", "make_scheduler",
                           "make_trigger", "next_fire_times", "run_cycle", "schedule_config", "serve")

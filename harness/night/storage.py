@@ -16,8 +16,10 @@ otherwise). Credentials come only from ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCE
 
 Nothing lost, nothing twice: before a run's upload starts, the files it will put are
 written to a spool file (``<reports>/.pending/<run>.json``); each object put removes its
-line; the spool is deleted when the index is updated. A failed put is retried (3 tries,
-exponential backoff), then the upload stops and the spool stays for ``harness upload
+line; the spool is deleted when the index is updated. A put that failed for a transient
+reason (unreachable, timeout, 429, 5xx, SlowDown) is retried by the one retry policy
+(``harness.models.retry``: 3 tries, exponential backoff with jitter, Retry-After honoured); a
+403 or another final answer is not asked again. Then the upload stops and the spool stays for ``harness upload
 --pending`` or the next run. An object already in the bucket with the same size and MD5
 (its ETag, or the ``md5`` metadata we set, since OCI's ETags are not MD5s) is not put again.
 
@@ -39,6 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from harness.models.retry import RetryPolicy, is_transient, server_retry_after
 from harness.redact import active
 from harness.errors import ConfigError, StorageError
 
@@ -123,9 +126,12 @@ class S3Store:
     scrubbed from the message in case an endpoint ever echoes it.
     """
 
-    def __init__(self, sc: StorageConfig, environ: Mapping[str, str] | None = None):
+    def __init__(self, sc: StorageConfig, environ: Mapping[str, str] | None = None,
+                 sleep: Callable[[float], Any] = time.sleep):
         environ = os.environ if environ is None else environ
         self.sc = sc
+        self.sleep = sleep
+        """The wait between two tries (tests inject one that records)."""
         key_id = environ.get("AWS_ACCESS_KEY_ID", "")
         secret = environ.get("AWS_SECRET_ACCESS_KEY", "")
         if not key_id or not secret:
@@ -144,8 +150,9 @@ class S3Store:
             request_checksum_calculation="when_required",
             response_checksum_validation="when_required",
             connect_timeout=sc.timeout_s, read_timeout=sc.timeout_s,
-            # Our own retry loop (with the spool behind it) decides; botocore tries once more at most.
-            retries={"max_attempts": 2, "mode": "standard"},
+            # The one retry policy (harness.models.retry, with the spool behind it) decides alone:
+            # one request per try (botocore's "max_attempts" counts retries, so 2 meant 3 requests).
+            retries={"total_max_attempts": 1, "mode": "standard"},
         )
         session = boto3.session.Session(aws_access_key_id=key_id, aws_secret_access_key=secret,
                                          aws_session_token=environ.get("AWS_SESSION_TOKEN") or None,
@@ -153,26 +160,43 @@ class S3Store:
         self.client = session.client("s3", endpoint_url=sc.endpoint_url or None, config=boto_config)
 
     def _error(self, what: str, exc: Exception) -> StorageError:
+        """The botocore error as a StorageError that keeps what the retry policy needs: whether
+        it is worth another try (unreachable, timeout, 429, 5xx, SlowDown) and the Retry-After."""
         text = f"{type(exc).__name__}: {exc}"
         for s in self._secrets:
             text = text.replace(s, "***")
-        return StorageError(f"{what}: {text}")
+        err = StorageError(f"{what}: {text}")
+        err.transient = is_transient(exc)  # type: ignore[attr-defined]
+        err.retry_after = server_retry_after(exc)  # type: ignore[attr-defined]
+        return err
+
+    def _retried(self, what: str, call: Callable[[], Any]) -> Any:
+        """``call()`` through the one retry policy: transient failures tried again, a 403 or a
+        missing bucket at once final. Every request to the store goes through here."""
+        def logged(attempt: int, exc: BaseException, wait: float) -> None:
+            log.warning("storage: %s failed (try %d of %d): %s; again in %.2fs", what, attempt, self.sc.retries,
+                        getattr(exc, "message", exc), wait)
+
+        return policy(self.sc).call(call, what=f"storage {what}", sleep=self.sleep, on_retry=logged)
 
     def head(self, key: str) -> dict[str, Any] | None:
         """Size, ETag and metadata of an object, or None when it is not there."""
         from botocore.exceptions import ClientError
 
-        try:
-            r = self.client.head_object(Bucket=self.sc.bucket, Key=key)
-        except ClientError as exc:
-            code = str(exc.response.get("Error", {}).get("Code", ""))
-            if code in ("404", "NoSuchKey", "NotFound"):
-                return None
-            raise self._error(f"head {key}", exc) from None
-        except Exception as exc:
-            raise self._error(f"head {key}", exc) from None
-        return {"size": r.get("ContentLength"), "etag": str(r.get("ETag", "")).strip('"'),
-                "metadata": r.get("Metadata") or {}}
+        def once() -> dict[str, Any] | None:
+            try:
+                r = self.client.head_object(Bucket=self.sc.bucket, Key=key)
+            except ClientError as exc:
+                code = str(exc.response.get("Error", {}).get("Code", ""))
+                if code in ("404", "NoSuchKey", "NotFound"):
+                    return None
+                raise self._error(f"head {key}", exc) from None
+            except Exception as exc:
+                raise self._error(f"head {key}", exc) from None
+            return {"size": r.get("ContentLength"), "etag": str(r.get("ETag", "")).strip('"'),
+                    "metadata": r.get("Metadata") or {}}
+
+        return self._retried(f"head {key}", once)
 
     def put(self, key: str, data: bytes, content_type: str = "application/octet-stream",
             metadata: Mapping[str, str] | None = None) -> None:
@@ -180,25 +204,32 @@ class S3Store:
         # request per object keeps "done" unambiguous. Every object leaves redacted
         # (harness.redact): this is the one place anything is put into storage.
         data = active().binary(data)
-        try:
-            self.client.put_object(Bucket=self.sc.bucket, Key=key, Body=data, ContentType=content_type,
-                                   Metadata=dict(metadata or {}))
-        except Exception as exc:
-            raise self._error(f"put {key}", exc) from None
+
+        def once() -> None:
+            try:
+                self.client.put_object(Bucket=self.sc.bucket, Key=key, Body=data, ContentType=content_type,
+                                       Metadata=dict(metadata or {}))
+            except Exception as exc:
+                raise self._error(f"put {key}", exc) from None
+
+        self._retried(f"put {key}", once)
 
     def get_tagged(self, key: str) -> tuple[bytes | None, str]:
         """An object's bytes and its ETag (None and '' when it is not there)."""
         from botocore.exceptions import ClientError
 
-        try:
-            r = self.client.get_object(Bucket=self.sc.bucket, Key=key)
-            return r["Body"].read(), str(r.get("ETag", ""))
-        except ClientError as exc:
-            if str(exc.response.get("Error", {}).get("Code", "")) in ("404", "NoSuchKey", "NotFound"):
-                return None, ""
-            raise self._error(f"get {key}", exc) from None
-        except Exception as exc:
-            raise self._error(f"get {key}", exc) from None
+        def once() -> tuple[bytes | None, str]:
+            try:
+                r = self.client.get_object(Bucket=self.sc.bucket, Key=key)
+                return r["Body"].read(), str(r.get("ETag", ""))
+            except ClientError as exc:
+                if str(exc.response.get("Error", {}).get("Code", "")) in ("404", "NoSuchKey", "NotFound"):
+                    return None, ""
+                raise self._error(f"get {key}", exc) from None
+            except Exception as exc:
+                raise self._error(f"get {key}", exc) from None
+
+        return self._retried(f"get {key}", once)
 
     def put_if(self, key: str, data: bytes, etag: str, content_type: str = "application/json") -> bool | None:
         """Put ``key`` only if it is still the version read (``etag``; '' = only if it is still
@@ -208,41 +239,52 @@ class S3Store:
 
         data = active().binary(data)
         cond = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
-        try:
-            self.client.put_object(Bucket=self.sc.bucket, Key=key, Body=data, ContentType=content_type, **cond)
-            return True
-        except ClientError as exc:
-            code = str(exc.response.get("Error", {}).get("Code", ""))
-            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-            if code in ("PreconditionFailed", "ConditionalRequestConflict") or status in (409, 412):
-                return False
-            if code in ("NotImplemented", "InvalidArgument", "InvalidRequest") or status in (400, 501):
-                return None
-            raise self._error(f"put {key}", exc) from None
-        except Exception as exc:
-            raise self._error(f"put {key}", exc) from None
+
+        def once() -> bool | None:
+            try:
+                self.client.put_object(Bucket=self.sc.bucket, Key=key, Body=data, ContentType=content_type, **cond)
+                return True
+            except ClientError as exc:
+                code = str(exc.response.get("Error", {}).get("Code", ""))
+                status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+                if code in ("PreconditionFailed", "ConditionalRequestConflict") or status in (409, 412):
+                    return False
+                if code in ("NotImplemented", "InvalidArgument", "InvalidRequest") or status in (400, 501):
+                    return None
+                raise self._error(f"put {key}", exc) from None
+            except Exception as exc:
+                raise self._error(f"put {key}", exc) from None
+
+        return self._retried(f"put {key}", once)
 
     def get(self, key: str) -> bytes | None:
         from botocore.exceptions import ClientError
 
-        try:
-            r = self.client.get_object(Bucket=self.sc.bucket, Key=key)
-            return r["Body"].read()
-        except ClientError as exc:
-            if str(exc.response.get("Error", {}).get("Code", "")) in ("404", "NoSuchKey", "NotFound"):
-                return None
-            raise self._error(f"get {key}", exc) from None
-        except Exception as exc:
-            raise self._error(f"get {key}", exc) from None
+        def once() -> bytes | None:
+            try:
+                r = self.client.get_object(Bucket=self.sc.bucket, Key=key)
+                return r["Body"].read()
+            except ClientError as exc:
+                if str(exc.response.get("Error", {}).get("Code", "")) in ("404", "NoSuchKey", "NotFound"):
+                    return None
+                raise self._error(f"get {key}", exc) from None
+            except Exception as exc:
+                raise self._error(f"get {key}", exc) from None
+
+        return self._retried(f"get {key}", once)
 
     def list(self, prefix: str) -> list[str]:
-        keys: list[str] = []
-        try:
-            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.sc.bucket, Prefix=prefix):
-                keys.extend(o["Key"] for o in page.get("Contents") or ())
-        except Exception as exc:
-            raise self._error(f"list {prefix}", exc) from None
-        return keys
+        def once() -> list[str]:
+            keys: list[str] = []
+            try:
+                for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.sc.bucket,
+                                                                                  Prefix=prefix):
+                    keys.extend(o["Key"] for o in page.get("Contents") or ())
+            except Exception as exc:
+                raise self._error(f"list {prefix}", exc) from None
+            return keys
+
+        return self._retried(f"list {prefix}", once)
 
 
 def open_store(config: Any, environ: Mapping[str, str] | None = None) -> S3Store | None:
@@ -433,18 +475,13 @@ class UploadResult:
         return text + (f"; {self.error}" if self.error else "")
 
 
-def _retrying(sc: StorageConfig, what: str, call: Callable[[], Any], sleep: Callable[[float], None]) -> Any:
-    last: Exception | None = None
-    for attempt in range(sc.retries):
-        try:
-            return call()
-        except StorageError as exc:
-            last = exc
-            log.warning("storage: %s failed (try %d of %d): %s", what, attempt + 1, sc.retries, exc.message)
-            if attempt + 1 < sc.retries:
-                sleep(sc.retry_backoff_s * (2 ** attempt))
-    assert last is not None
-    raise last
+#: The longest wait between two tries, also when the store's Retry-After asks for more.
+MAX_WAIT_S = 60.0
+
+
+def policy(sc: StorageConfig) -> RetryPolicy:
+    """The one retry policy (harness.models.retry) with the [storage] numbers."""
+    return RetryPolicy(attempts=sc.retries, backoff_s=sc.retry_backoff_s, max_wait_s=MAX_WAIT_S)
 
 
 def _same(head: Mapping[str, Any] | None, item: Mapping[str, Any]) -> bool:
@@ -462,13 +499,12 @@ def _content_type(name: str) -> str:
     return guess + ("; charset=utf-8" if guess.startswith("text/") or guess.endswith(("json", "xml")) else "")
 
 
-def push(store: S3Store, pending: Pending, out_dir: Path, sleep: Callable[[float], None] = time.sleep) -> UploadResult:
+def push(store: S3Store, pending: Pending, out_dir: Path) -> UploadResult:
     """Carry one pending upload as far as storage lets it; the spool is kept up to date.
 
     Each object is checked first (HEAD) and not put again when the same content is there,
     so a retry after a crash between a put and the spool update writes nothing twice.
     """
-    sc = store.sc
     result = UploadResult(run_id=pending.run_id, key_prefix=pending.key_prefix)
     pending.attempts += 1
     _save_spool(out_dir, pending)
@@ -482,26 +518,24 @@ def push(store: S3Store, pending: Pending, out_dir: Path, sleep: Callable[[float
             path = run_dir / item["rel"]
             if not path.is_file():
                 raise StorageError(f"{path} is gone; it cannot be uploaded", fix="remove the spool entry")
-            if _same(_retrying(sc, f"head {item['key']}", lambda: store.head(item["key"]), sleep), item):
+            if _same(store.head(item["key"]), item):
                 result.skipped += 1
             else:
                 data = path.read_bytes()
                 if len(data) != item["size"] or hashlib.md5(data, usedforsecurity=False).hexdigest() != item["md5"]:
                     # Rewritten since planned (e.g. a re-rendered report): put what is there now.
                     item = {**item, "size": len(data), "md5": hashlib.md5(data, usedforsecurity=False).hexdigest()}
-                _retrying(sc, f"put {item['key']}", lambda: store.put(item["key"], data, _content_type(item["rel"]),
-                                                                       {"md5": item["md5"]}), sleep)
+                store.put(item["key"], data, _content_type(item["rel"]), {"md5": item["md5"]})
                 result.put += 1
             pending.done.append(item["key"])
             pending.files.pop(0)
             _save_spool(out_dir, pending)
         if pending.index is not None:
-            _retrying(sc, "index", lambda: update_index(store, pending.index), sleep)
+            update_index(store, pending.index)
             pending.index = None
             _save_spool(out_dir, pending)
         if pending.shard:
-            merged = _retrying(sc, "merge", lambda: merge_shards(store, pending.run_id, pending.key_prefix,
-                                                                 pending.shard["count"]), sleep)
+            merged = merge_shards(store, pending.run_id, pending.key_prefix, pending.shard["count"])
             result.merged = merged is not None
     except StorageError as exc:
         pending.last_error = exc.message

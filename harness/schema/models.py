@@ -271,34 +271,28 @@ class StorageModel(Strict):
         return value
 
 
-_CRON_FIELDS = (("minute", 0, 59, ()), ("hour", 0, 23, ()), ("day", 1, 31, ()),
-                ("month", 1, 12, ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
-                                  "dec")),
-                ("weekday", 0, 7, ("sun", "mon", "tue", "wed", "thu", "fri", "sat")))
+_CRON_FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week")
 
 
 def cron_problem(expr: str) -> str | None:
-    """Why ``expr`` is not a five-field crontab expression (minute hour day month weekday), or None."""
+    """Why ``expr`` is not a five-field crontab expression (minute hour day month weekday), or None.
+
+    cronsim parses it, the library that computes the scheduler's fire times, so what passes
+    here is what the daemon can run (``0 2 * * 7`` and ``mon#1`` included, ``0 2 30 2 *`` not).
+    """
+    from datetime import datetime, timezone
+
+    from cronsim import CronSim, CronSimError
+
     parts = expr.split()
     if len(parts) != 5:
         return f"has {len(parts)} fields; crontab has 5 (minute hour day month weekday)"
-    for text, (name, lo, hi, names) in zip(parts, _CRON_FIELDS):
-        for item in text.split(","):
-            m = re.fullmatch(r"(\*|[0-9a-z]+(?:-[0-9a-z]+)?)(?:/(\d+))?", item.lower())
-            if not m or (m.group(2) is not None and int(m.group(2)) < 1):
-                return f"{name} field {text!r}: {item!r} is not *, N, N-M or */S"
-            if m.group(1) == "*":
-                continue
-            bounds = []
-            for v in m.group(1).split("-"):
-                if v.isdigit():
-                    bounds.append(int(v))
-                elif v in names:
-                    bounds.append(names.index(v) + (1 if name == "month" else 0))
-                else:
-                    return f"{name} field {text!r}: {v!r} is not a number{' or a name' if names else ''}"
-            if not all(lo <= b <= hi for b in bounds) or bounds != sorted(bounds):
-                return f"{name} field {text!r}: {item!r} is outside {lo}-{hi}"
+    try:
+        CronSim(" ".join(parts), datetime.now(timezone.utc))
+    except CronSimError as exc:
+        field = next((i for i, name in enumerate(_CRON_FIELDS) if name in str(exc)), None)
+        where = f"{_CRON_FIELDS[field]} field {parts[field]!r}" if field is not None else repr(expr)
+        return f"{where}: {exc} (crontab(5): *, N, N-M, */S, lists, names; 0 and 7 are Sunday)"
     return None
 
 

@@ -1,4 +1,4 @@
-"""The target's whole process tree, found, recorded and ended (Linux ``/proc``; a no-op elsewhere).
+"""The target's whole process tree, found, recorded and ended (psutil: Linux, macOS, the BSDs).
 
 A started target gets a tag in its environment (``HARNESS_PROCESS_TAG=<random>``), which every
 process it starts inherits, also a worker that double-forks or calls ``setsid`` to leave the
@@ -20,10 +20,11 @@ import logging
 import os
 import select
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
+
+import psutil
 
 log = logging.getLogger("harness.targets.procs")
 
@@ -33,44 +34,56 @@ GRACE_S = 5.0
 #: Seconds between two scans of the tree while the target runs.
 SCAN_EVERY_S = 1.0
 
-LINUX = sys.platform.startswith("linux") and os.path.isdir("/proc")
+#: psutil reads the process table on Linux, macOS and the BSDs; signals and groups are POSIX.
+SUPPORTED = os.name == "posix" and hasattr(os, "killpg")
+#: The old name (the table used to be read from /proc by hand, on Linux only).
+LINUX = SUPPORTED
+_GONE = (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 
 
-def _stat(pid: int) -> list[str] | None:
-    """Fields of /proc/<pid>/stat after the command name (field 3 onwards), or None."""
+def _start(create_time: float) -> float:
+    """A process's start time as recorded: psutil's create_time (seconds since the epoch) to 10 ms,
+    the resolution of Linux's clock ticks, so a value read back from JSON compares equal."""
+    return round(create_time, 2)
+
+
+def start_time(pid: int) -> float | None:
+    """The process's start time (None: no such process, a zombie, or not ours to read)."""
     try:
-        raw = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
+        proc = psutil.Process(pid)
+        with proc.oneshot():
+            if proc.status() in _GONE:
+                return None
+            return _start(proc.create_time())
+    except (psutil.Error, ValueError):
         return None
-    return raw[raw.rfind(b")") + 2:].decode("ascii", "replace").split()
 
 
-def start_time(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (None: no such process, or a zombie)."""
-    f = _stat(pid)
-    if not f or f[0] in ("Z", "X"):
-        return None
-    return int(f[19])  # field 22 of stat
-
-
-def _tagged(pid: int, tag: str) -> bool:
+def _tagged(pid: "int | psutil.Process", tag: str) -> bool:
     try:
-        env = Path(f"/proc/{pid}/environ").read_bytes()
-    except OSError:
+        proc = pid if isinstance(pid, psutil.Process) else psutil.Process(pid)
+        return proc.environ().get(TAG_ENV) == tag
+    except (psutil.Error, OSError, ValueError):  # gone, another user's, or a kernel thread
         return False
-    return f"{TAG_ENV}={tag}".encode() in env.split(b"\0")
 
 
 def _pids() -> list[int]:
     try:
-        return [int(n) for n in os.listdir("/proc") if n.isdigit()]
-    except OSError:
+        return psutil.pids()
+    except (psutil.Error, OSError):
         return []
 
 
-def alive(pid: int, started: int) -> bool:
+def _group(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def alive(pid: int, started: float) -> bool:
     """True when ``pid`` is running and is the same process (same start time) as recorded."""
-    return start_time(pid) == started
+    return started is not None and start_time(pid) == _start(float(started))
 
 
 class ProcessTree:
@@ -80,44 +93,41 @@ class ProcessTree:
         self.tag = tag
         self.leader = leader
         self.state_file = state_file
-        self.members: dict[int, int] = {}
+        self.members: dict[int, float] = {}
         """pid -> start time of every process seen in the tree."""
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        started = start_time(leader) if LINUX else None
+        started = start_time(leader) if SUPPORTED else None
         if started is not None:
             self.members[leader] = started
         self._save()
 
-    def scan(self) -> dict[int, int]:
+    def scan(self) -> dict[int, float]:
         """Find the tree now: the leader's group, its descendants, every tagged process."""
-        if not LINUX:
+        if not SUPPORTED:
             return dict(self.members)
         me = os.getpid()
-        found: dict[int, int] = {}
+        found: dict[int, float] = {}
         parents: dict[int, int | None] = {}
-        for pid in _pids():
-            if pid == me:
+        starts: dict[int, float] = {}
+        for proc in psutil.process_iter(["ppid", "status", "create_time"]):  # one read per process
+            pid, info = proc.pid, proc.info
+            if pid == me or info.get("status") in _GONE or info.get("create_time") is None:
                 continue
-            f = _stat(pid)  # one read for the start time, the parent and the group
-            if not f or f[0] in ("Z", "X"):
-                continue
-            st = int(f[19])
-            parents[pid] = int(f[1])
+            st = _start(info["create_time"])
+            parents[pid], starts[pid] = info.get("ppid"), st
             if pid in self.members and self.members[pid] == st:
                 found[pid] = st
-            elif int(f[2]) == self.leader or _tagged(pid, self.tag):
+            elif _group(pid) == self.leader or _tagged(proc, self.tag):
                 found[pid] = st
         changed = True
         while changed:  # descendants of anything found (a child that cleared its environment)
             changed = False
             for pid, parent in parents.items():
                 if pid not in found and parent in found:
-                    st = start_time(pid)
-                    if st is not None:
-                        found[pid] = st
-                        changed = True
+                    found[pid] = starts[pid]
+                    changed = True
         with self._lock:
             before = dict(self.members)
             self.members.update(found)
@@ -128,7 +138,7 @@ class ProcessTree:
     def _save(self) -> None:
         if self.state_file is None:
             return
-        data = {"tag": self.tag, "owner": {"pid": os.getpid(), "start": start_time(os.getpid()) if LINUX else None},
+        data = {"tag": self.tag, "owner": {"pid": os.getpid(), "start": start_time(os.getpid()) if SUPPORTED else None},
                 "processes": [{"pid": p, "start": s} for p, s in sorted(self.members.items())]}
         try:
             self.state_file.parent.mkdir(parents=True, exist_ok=True)
@@ -140,7 +150,7 @@ class ProcessTree:
 
     def watch(self) -> None:
         """Scan every SCAN_EVERY_S seconds in a daemon thread until ``end``."""
-        if not LINUX or self._thread is not None:
+        if not SUPPORTED or self._thread is not None:
             return
 
         def loop() -> None:
@@ -174,12 +184,12 @@ def _remove_if_empty(folder: Path) -> None:
         pass
 
 
-def terminate(members: dict[int, int], grace_s: float, leader_group: int | None = None, reap=None) -> list[int]:
+def terminate(members: dict[int, float], grace_s: float, leader_group: int | None = None, reap=None) -> list[int]:
     """SIGTERM every live member (and the group), wait up to ``grace_s``, SIGKILL the rest."""
     def live() -> dict[int, int]:
         if reap is not None:
             reap()
-        return {p: s for p, s in members.items() if alive(p, s)} if LINUX else {}
+        return {p: s for p, s in members.items() if alive(p, s)} if SUPPORTED else {}
 
     if leader_group is not None:
         _signal_group(leader_group, signal.SIGTERM)
@@ -236,7 +246,7 @@ def reap_leftovers(state_dir: Path, grace_s: float = 2.0) -> list[int]:
     A state file whose harness is still running (another run at this moment) is left alone.
     Returns the pids ended.
     """
-    if not LINUX or not Path(state_dir).is_dir():
+    if not SUPPORTED or not Path(state_dir).is_dir():
         return []
     ended: list[int] = []
     for path in sorted(Path(state_dir).glob("*.json")):
@@ -244,13 +254,13 @@ def reap_leftovers(state_dir: Path, grace_s: float = 2.0) -> list[int]:
             data = json.loads(path.read_text(encoding="utf-8"))
             owner = data.get("owner") or {}
             tag = str(data["tag"])
-            recorded = {int(p["pid"]): int(p["start"]) for p in data.get("processes") or ()}
+            recorded = {int(p["pid"]): float(p["start"]) for p in data.get("processes") or ()}
         except (OSError, ValueError, KeyError, TypeError):
             log.warning("unreadable process record %s: removed", path)
             path.unlink(missing_ok=True)
             continue
         if owner.get("pid") is not None and owner.get("start") is not None \
-                and alive(int(owner["pid"]), int(owner["start"])):
+                and alive(int(owner["pid"]), float(owner["start"])):
             continue  # its harness still runs
         me = os.getpid()
         members = {p: s for p, s in recorded.items() if p != me and alive(p, s)}

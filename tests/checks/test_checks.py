@@ -124,6 +124,22 @@ FORM_TABLE = [
     ("reply.language", "en", "El estudio encontró que los niños durmieron más en las noches de escuela.", False),
     ("reply.language", "fr", "L'étude montre que les enfants dorment plus pendant la semaine.", True),
     ("reply.language", "en", "🙂🙂🙂", False),
+    ("reply.language", "en", "12345 ... 67", False),
+    # short replies the function-word detector got wrong (bench/bench_language.py): no function
+    # word at all (it said "no words"), or one shared with a neighbour (it named the neighbour)
+    ("reply.language", "en", "Thanks!", True),
+    ("reply.language", "en", "Link received.", True),
+    ("reply.language", "es", "¡Buenos días!", True),
+    ("reply.language", "fr", "Voici votre résumé.", True),
+    ("reply.language", "de", "Guten Morgen!", True),
+    ("reply.language", "de", "Zusammenfassung fertig.", True),
+    ("reply.language", "pt", "Aqui está o seu resumo.", True),  # was es
+    ("reply.language", "it", "Ecco il tuo riassunto.", True),  # was fr
+    ("reply.language", "es", "Aqui está o seu resumo.", False),  # its wrong twin: Portuguese is not Spanish
+    ("reply.language", "fr", "Ecco il tuo riassunto.", False),
+    ("reply.language", "en", "Hier is je samenvatting.", False),  # Dutch; was en
+    ("reply.language", "es", "Aquí tens el teu resum.", False),  # Catalan; was es
+    ("reply.language", "en", "Gracias", False),
     ("reply.json", True, '{"summary": "x", "platform": "linkedin"}', True),
     ("reply.json", True, 'Here you go:\n```json\n{"a": 1}\n```', True),
     ("reply.json", True, "Summary: not json at all", False),
@@ -145,3 +161,24 @@ def test_form_checks(name, params, text, passes):
                                          ("reply.json", {"keys": ["a"]}), ("reply.json", False)])
 def test_form_checks_reject_bad_params(name, params):
     assert REGISTRY[name].validate(params)
+
+
+def test_the_language_detector_loads_on_first_use_only():
+    """lingua's models are ~300 MB: `harness --help`, the registry and a case that checks no
+    language never load them."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, contextlib, io\n"
+            "from harness import cli\n"
+            "from harness.checks import REGISTRY\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+            "    cli.main(['--help'])\n"
+            "REGISTRY['reply.language'].validate('en')\n"
+            "print('lingua' in sys.modules)\n")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "False"

@@ -99,14 +99,25 @@ async def test_telegram_alert_through_the_bot_api_emulator():
     assert sent and "cost budget exceeded" in sent[0].reply.text and sent[0].reply.chat == "-100200300"
 
 
+class FakeServiceError(Exception):
+    """Shaped like oci.exceptions.ServiceError: the HTTP status in ``.status``."""
+
+    def __init__(self, status: int):
+        super().__init__(f"ServiceError {status} (fake)")
+        self.status = status
+
+
 class FakeOciClient:  # test double for oci.ons.NotificationDataPlaneClient (labelled)
-    def __init__(self, fail: bool = False):
+    def __init__(self, fail: bool = False, status: int = 500):
         self.published: list = []
         self.fail = fail
+        self.status = status
+        self.calls = 0
 
     def publish_message(self, topic_id, details):
+        self.calls += 1
         if self.fail:
-            raise RuntimeError("ServiceError 500 (fake)")
+            raise FakeServiceError(self.status)
         self.published.append((topic_id, details.title, details.body))
 
 
@@ -148,3 +159,92 @@ def test_alerts_section_typos_and_bad_numbers_are_config_errors(tmp_path):
         validate(load_config(cfg, environ={}))
     cfg.write_text('[alerts]\nwebhook_url_env = "HOOK"\nsmtp_port = 2525\nsmtp_to = ["a@example.org"]\n')
     validate(load_config(cfg, environ={}))
+
+
+class StatusReceiver(Receiver):
+    """Answers each status of ``statuses`` in turn (with its Retry-After), then 200."""
+
+    def __init__(self, statuses, retry_after: str | None = None):
+        super().__init__()
+        self.statuses = list(statuses)
+        self.retry_after = retry_after
+        self.tries = 0
+
+    async def hook(self, request: web.Request) -> web.Response:
+        self.tries += 1
+        if self.statuses:
+            headers = {"Retry-After": self.retry_after} if self.retry_after else {}
+            return web.Response(status=self.statuses.pop(0), headers=headers)
+        self.posts.append(await request.json())
+        return web.Response(text="ok")
+
+
+class Waits(list):
+    async def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+async def _webhook_with(rx: Receiver, **kw):
+    waits = Waits()
+    srv = await listen(rx.app(), "webhook receiver")
+    try:
+        s = AlertSettings(webhook_url=srv.base_url + "/hook", **{"retries": 3, "backoff_s": 0.5, **kw})
+        results = await send_alerts(None, ALERT, settings=s, sleep=waits)
+    finally:
+        await srv.stop()
+    return results[0], waits
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404])
+async def test_a_webhook_that_refuses_is_tried_once(status):
+    """The hand-written loop tried a 401 (a revoked hook) three times; a 4xx is final."""
+    rx = StatusReceiver([status] * 5)
+    result, waits = await _webhook_with(rx)
+    assert not result.ok and result.attempts == 1 and rx.tries == 1 and waits == []
+    assert f"HTTP {status}" in result.error
+
+
+async def test_a_webhook_retry_after_is_honoured():
+    """The hand-written loop waited its own backoff, whatever the endpoint asked for."""
+    rx = StatusReceiver([429, 503], retry_after="7")
+    result, waits = await _webhook_with(rx)
+    assert result.ok and result.attempts == 3 and waits == [7.0, 7.0]
+
+
+async def test_a_webhook_down_for_good_stops_after_the_retries():
+    rx = StatusReceiver([503] * 10)
+    result, waits = await _webhook_with(rx, retries=4)
+    assert not result.ok and result.attempts == 4 and rx.tries == 4 and len(waits) == 3
+    assert all(0.5 * 2 ** n <= w <= 0.5 * 2 ** n + 0.5 for n, w in enumerate(waits))  # backoff plus jitter
+
+
+async def test_telegram_flood_wait_is_honoured_and_a_bad_token_is_final():
+    from harness.channels.telegram import BotApiEmulator
+
+    token = "123456:alert-token"
+    emu = BotApiEmulator(token, lambda e: None)
+    emu.fail_next("sendMessage", 429, "Too Many Requests: retry after 5", retry_after=5)
+    srv = await listen(emu.app(), "Bot API emulator")
+    waits = Waits()
+    try:
+        s = AlertSettings(telegram_chat_id="-100200300", telegram_token=token, telegram_api_base=srv.base_url,
+                          backoff_s=0.5)
+        flooded = await send_alerts(None, ALERT, settings=s, sleep=waits)
+        wrong = AlertSettings(telegram_chat_id="-100200300", telegram_token="999:wrong", telegram_api_base=srv.base_url,
+                              backoff_s=0.5)
+        refused = await send_alerts(None, ALERT, settings=wrong, sleep=waits)
+    finally:
+        await srv.stop()
+    assert flooded[0].ok and flooded[0].attempts == 2 and waits == [5.0]  # parameters.retry_after, not the backoff
+    assert not refused[0].ok and refused[0].attempts == 1 and waits == [5.0]  # 401/404: no second try
+
+
+async def test_an_oci_client_error_is_final_a_server_error_is_retried():
+    client = FakeOciClient(fail=True, status=400)
+    s = AlertSettings(oci_topic_id="t", oci_client=client, retries=3, backoff_s=0.5)
+    result = (await send_alerts(None, ALERT, settings=s, sleep=Waits()))[0]
+    assert not result.ok and result.attempts == 1 and client.calls == 1
+    client = FakeOciClient(fail=True, status=503)
+    s = AlertSettings(oci_topic_id="t", oci_client=client, retries=3, backoff_s=0.5)
+    result = (await send_alerts(None, ALERT, settings=s, sleep=Waits()))[0]
+    assert not result.ok and result.attempts == 3 and client.calls == 3

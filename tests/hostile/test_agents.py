@@ -79,7 +79,7 @@ def test_a_3_mb_reply_leaves_the_report_small(tmp_path):
         assert size < 2_500_000, f"{name} is {size} bytes"
 
 
-@pytest.mark.skipif(not procs.LINUX, reason="process trees are read from /proc (Linux)")
+@pytest.mark.skipif(not procs.SUPPORTED, reason="process trees need POSIX signals and psutil (Linux, macOS)")
 def test_no_process_of_a_stubborn_forking_agent_outlives_harness_run(tmp_path, monkeypatch):
     done, results, out, _s = run(tmp_path, "worker,stubborn")
     assert (tmp_path / "pids").exists()
@@ -93,7 +93,7 @@ def test_no_process_of_a_stubborn_forking_agent_outlives_harness_run(tmp_path, m
         kill_all(pids.values())
 
 
-@pytest.mark.skipif(not procs.LINUX, reason="process trees are read from /proc (Linux)")
+@pytest.mark.skipif(not procs.SUPPORTED, reason="process trees need POSIX signals and psutil (Linux, macOS)")
 def test_a_sigterm_to_harness_run_ends_the_agents_whole_tree(tmp_path):
     write_cases(tmp_path, "hostile.yaml",
                 "layer: robustness\ncases:\n  - id: waits\n    send: hello\n    expect: {replies: {min: 5}}\n")

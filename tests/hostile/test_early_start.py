@@ -17,7 +17,7 @@ from harness.targets import procs
 from harness.targets.http import HttpTarget
 from tests.hostile._project import ROOT, bot_config, kill_all, read_pids, write_cases
 
-pytestmark = pytest.mark.skipif(not procs.LINUX, reason="process trees are read from /proc (Linux)")
+pytestmark = pytest.mark.skipif(not procs.SUPPORTED, reason="process trees need POSIX signals and psutil (Linux, macOS)")
 
 GOOD = """\
     layer: robustness

@@ -19,7 +19,7 @@ from harness.targets import procs
 from harness.targets.http import HttpTarget
 from tests.hostile._project import ROOT, bot_config, kill_all, read_pids
 
-pytestmark = pytest.mark.skipif(not procs.LINUX, reason="process trees are read from /proc (Linux)")
+pytestmark = pytest.mark.skipif(not procs.SUPPORTED, reason="process trees need POSIX signals and psutil (Linux, macOS)")
 
 PLACEHOLDERS = {"telegram_api": "http://127.0.0.1:9", "bot_token": "123456:" + "A" * 35,
                 "webhook_secret": "w" * 32}
@@ -155,3 +155,34 @@ def test_a_record_of_a_live_harness_is_not_touched(tmp_path, sleeper):
         "tag": "t", "owner": me, "processes": [{"pid": sleeper.pid, "start": procs.start_time(sleeper.pid)}]}))
     assert procs.reap_leftovers(state) == []
     assert running(sleeper.pid) and (state / "live.json").exists()
+
+
+def test_the_tree_is_found_without_reading_proc_by_hand(monkeypatch, tmp_path):
+    """The hand-written reader was gated on ``sys.platform == "linux"`` and /proc: on macOS the
+    whole tree was a no-op (nothing recorded, only the leader signalled). psutil reads the
+    process table there too, so the gate is POSIX, and a tagged worker that left the group
+    (setsid) is found by its environment through psutil."""
+    import importlib
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    try:
+        importlib.reload(procs)
+        assert procs.SUPPORTED
+        env = {**os.environ, procs.TAG_ENV: "tag-darwin"}
+        worker = subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(30)"], env=env)
+        try:
+            deadline = time.monotonic() + 10
+            tree = procs.ProcessTree("tag-darwin", os.getpid() + 10_000_000, tmp_path / "t.json")  # no such leader
+            while worker.pid not in tree.scan() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert worker.pid in tree.members
+            assert json.loads((tmp_path / "t.json").read_text())["processes"] == [
+                {"pid": worker.pid, "start": procs.start_time(worker.pid)}]
+            assert tree.end(grace_s=2.0) == [] and worker.wait(5) is not None
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait(5)
+    finally:
+        monkeypatch.undo()
+        importlib.reload(procs)

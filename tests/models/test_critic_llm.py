@@ -193,3 +193,46 @@ async def test_factuality_prompt_asks_for_numbers_direction_negation_roles_dates
             assert words in user, words
     statements = [r["body"]["messages"][-1]["content"] for r in server.requests]
     assert any(headline in u for u in statements)
+
+
+class _Waits(list):
+    async def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+@pytest.mark.parametrize("kind,cls", BACKENDS)
+async def test_retry_after_as_an_http_date_is_honoured(kind, cls, tmp_path):
+    import email.utils
+
+    when = email.utils.formatdate(time.time() + 20, usegmt=True)
+    async with ScriptedLLM(kind, [("429", when), ("text", YES)]) as server:
+        waits = _Waits()
+        c = critic(cls, server, tmp_path, sleep=waits)
+        j = await c.factuality(DOC, "Monthly migraine days fell by 30% with relanotide.")
+        await c.aclose()
+    assert j.claims[0].supported is True and len(server.requests) == 2
+    assert len(waits) == 1 and 10 <= waits[0] <= 20 and c.waits == waits
+
+
+@pytest.mark.parametrize("kind,cls", BACKENDS)
+async def test_a_url_that_cannot_work_is_not_retried(kind, cls, tmp_path):
+    """The hand-written loop retried every httpx.TransportError, also an unsupported scheme
+    (a typo in base_url): four requests and three waits for an answer that cannot change."""
+    waits = _Waits()
+    c = cls(model="judge-1", base_url="htp://127.0.0.1:9/v1", api_key="sk-test", cache_dir=tmp_path,
+            max_retries=3, backoff_s=0.5, sleep=waits)
+    j = await c.factuality(DOC, "Monthly migraine days fell by 30% with relanotide.")
+    await c.aclose()
+    assert j.score is None and "cannot be reached" in j.unavailable and "UnsupportedProtocol" in j.unavailable
+    assert waits == [] and c.stats.http_requests == 1 and c.stats.retries == 0
+
+
+@pytest.mark.parametrize("kind,cls", BACKENDS)
+async def test_a_refused_connection_is_retried_until_the_stop(kind, cls, tmp_path):
+    waits = _Waits()
+    c = cls(model="judge-1", base_url="http://127.0.0.1:9/v1", api_key="sk-test", cache_dir=tmp_path,
+            max_retries=2, backoff_s=0.5, sleep=waits)
+    j = await c.answer("Migraine days fell by 30%.", "The drug cut migraine days by 30%.")
+    await c.aclose()
+    assert j.score is None and "unreachable after 3 attempts" in j.unavailable
+    assert c.stats.http_requests == 3 and len(waits) == 2 and 0.5 <= waits[0] <= 1.0 and 1.0 <= waits[1] <= 1.5

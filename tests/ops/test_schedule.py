@@ -154,21 +154,64 @@ def test_a_cycle_is_refused_while_another_process_holds_the_lock(tmp_path, webho
         holder.wait(10)
 
 
+UTC = ZoneInfo("UTC")
+#: Monday 6 January 2025, 03:00 UTC: the week after it starts on a Tuesday.
+MONDAY = datetime(2025, 1, 6, 3, 0, tzinfo=UTC)
+
+
+def _weekdays(cron: str, now: datetime = MONDAY, count: int = 7) -> list[str]:
+    return [t.strftime("%a").lower() for t in next_fire_times(cron, "UTC", count, now=now)]
+
+
 @pytest.mark.parametrize("field,names", [("1-5", "mon,tue,wed,thu,fri"), ("0", "sun"), ("7", "sun"),
                                          ("0,6", "sun,sat"), ("*/2", "sun,tue,thu,sat"), ("5-7", "fri,sat,sun"),
-                                         ("mon-fri", "mon-fri"), ("*", "*"), ("1/3", "mon,thu")])
+                                         ("mon-fri", "mon,tue,wed,thu,fri"), ("*", "mon,tue,wed,thu,fri,sat,sun"),
+                                         ("1/3", "mon,thu,sun"), ("sun", "sun"), ("mon-fri/2", "mon,wed,fri"),
+                                         ("6-7", "sat,sun")])
 def test_crontab_weekday_numbers_mean_what_cron_means(field, names):
-    from harness.night.schedule import crontab_weekdays
+    """0 and 7 are Sunday, 1-5 is Monday to Friday (APScheduler 3 reads 0 as Monday and refused 7)."""
+    fired = _weekdays(f"0 2 * * {field}", count=14)
+    order = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+    assert sorted(set(fired), key=order.index) == sorted(names.split(","), key=order.index)
 
-    assert crontab_weekdays(field) == names
+
+@pytest.mark.parametrize("cron", ["0 2 * * 7", "0 2 * * 5-7", "0 2 * * 0-7"])
+def test_sunday_as_7_is_accepted(cron):
+    """The APScheduler workaround validated with from_crontab first, which refuses 7: a crontab
+    line for Sundays (``0 2 * * 7``) was a usage error."""
+    assert "sun" in _weekdays(cron)
 
 
 @pytest.mark.parametrize("field", ["8", "3-1", "*/0"])
 def test_bad_weekday_fields(field):
-    from harness.night.schedule import crontab_weekdays
+    with pytest.raises(UsageError):
+        make_trigger(f"0 2 * * {field}", "UTC")
 
-    with pytest.raises(ValueError):
-        crontab_weekdays(field)
+
+def test_day_of_month_or_day_of_week_when_both_are_restricted():
+    """crontab(5): with both fields restricted, a day matching either fires. The workaround
+    (APScheduler's AND) fired "0 2 1 * mon" only on a Monday the 1st: September 2025 first."""
+    fired = next_fire_times("0 2 1 * mon", "UTC", 6, now=datetime(2025, 1, 20, 3, 0, tzinfo=UTC))
+    assert [t.strftime("%a %d %b") for t in fired] == ["Mon 27 Jan", "Sat 01 Feb", "Mon 03 Feb", "Mon 10 Feb",
+                                                       "Mon 17 Feb", "Mon 24 Feb"]
+    first_week = next_fire_times("0 2 1-7 * sun", "UTC", 7, now=datetime(2025, 1, 1, 3, 0, tzinfo=UTC))
+    assert [t.day for t in first_week] == [2, 3, 4, 5, 6, 7, 12]  # days 1-7 and every Sunday, not "first Sunday"
+
+
+def test_a_star_day_field_means_and_as_in_cron():
+    """When one of the two day fields starts with ``*`` cron ANDs them (Vixie/Debian cron):
+    "*/2 * mon" is an odd-numbered Monday, not every other day plus Mondays."""
+    fired = next_fire_times("0 2 */2 * mon", "UTC", 3, now=datetime(2025, 1, 1, 3, 0, tzinfo=UTC))
+    assert [t.strftime("%a %d %b") for t in fired] == ["Mon 13 Jan", "Mon 27 Jan", "Mon 03 Feb"]
+
+
+def test_the_daemon_fires_on_crontab_times():
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    scheduler = make_scheduler(None, "0 2 1 * mon", "UTC", scheduler_cls=BackgroundScheduler, run=cli.main)
+    trigger = scheduler.get_job("nightly").trigger
+    nxt = trigger.get_next_fire_time(None, datetime(2025, 1, 28, 3, 0, tzinfo=UTC))
+    assert nxt == datetime(2025, 2, 1, 2, 0, tzinfo=UTC)  # the 1st, a Saturday: OR, as crontab
 
 
 def test_the_repeated_hour_when_daylight_saving_ends_is_one_night():
@@ -176,8 +219,29 @@ def test_the_repeated_hour_when_daylight_saving_ends_is_one_night():
 
     first, second = next_fire_times("0 2 * * *", "Europe/Madrid", 2,
                                     now=datetime(2025, 10, 25, 12, 0, tzinfo=MADRID))
-    assert second.timestamp() - first.timestamp() == 3600  # APScheduler fires 02:00 twice that night...
-    assert wall_minute(first) == wall_minute(second)  # ...and the daemon skips the second by its wall time
+    # APScheduler's CronTrigger fired 02:00 twice that night (the daemon skipped the second by
+    # its wall time); crontab's rule, computed by cronsim, fires a fixed-time job once
+    assert first.isoformat() == "2025-10-26T02:00:00+02:00" and second.isoformat() == "2025-10-27T02:00:00+01:00"
+    assert wall_minute(first) != wall_minute(second)
     spring = next_fire_times("0 2 * * *", "Europe/Madrid", 2, now=datetime(2025, 3, 29, 12, 0, tzinfo=MADRID))
-    assert spring[0].isoformat() == "2025-03-30T02:00:00+01:00"  # 02:00 does not exist: runs as the clocks jump
+    assert spring[0].isoformat() == "2025-03-30T03:00:00+02:00"  # 02:00 does not exist: runs as the clocks jump
+    assert spring[0].timestamp() == datetime(2025, 3, 30, 1, 0, tzinfo=UTC).timestamp()
     assert wall_minute(spring[0]) != wall_minute(spring[1])
+
+
+@pytest.mark.parametrize("cron,ok", [("0 2 * * 7", True), ("0 2 * * mon#1", True), ("0 2 1 * mon", True),
+                                     ("0 2 30 2 *", False), ("0 2 * * 8", False), ("0 2 * *", False)])
+def test_the_config_accepts_what_the_scheduler_runs(cron, ok, tmp_path):
+    """[schedule] cron is validated by the library that computes the fire times: Sunday as 7
+    and ``mon#1`` pass, a day that never comes (30 February) is refused."""
+    from harness.config import load_config
+    from harness.errors import ConfigError
+
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(f'[target]\nname = "x"\n[schedule]\ncron = "{cron}"\n')
+    if ok:
+        load_config(cfg, environ={})
+        make_trigger(cron, "UTC")
+    else:
+        with pytest.raises((ConfigError, UsageError)):
+            load_config(cfg, environ={})

@@ -193,3 +193,49 @@ def test_concurrent_index_writers_use_conditional_puts(tmp_path, s3):
     store.get_tagged = get_then_other_writer
     update_index(store, {"run_id": "ours", "prefix": "p/ours", "started_at": "2025-01-02T00:00:00"})
     assert [e["run_id"] for e in read_index(store)["runs"]] == ["other", "ours"]
+
+def _store(s3, bucket: str | None = None, retries: int = 3):
+    """An S3Store on the moto server whose waits are recorded (``store.waits``), not slept, and
+    whose requests are counted (``store.requests``)."""
+    from harness.night.storage import StorageConfig
+
+    sc = StorageConfig(url=f"s3://{bucket or s3.bucket}/p", bucket=bucket or s3.bucket, prefix="p",
+                       endpoint_url=s3.endpoint, region="us-east-1", addressing_style="path", retries=retries,
+                       retry_backoff_s=0.5)
+    waits: list[float] = []
+    store = S3Store(sc, environ={"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY},
+                    sleep=waits.append)
+    store.waits, store.requests = waits, []
+    store.client.meta.events.register("before-send.s3", lambda **kw: store.requests.append(kw["request"].method))
+    return store
+
+
+def test_a_final_answer_is_not_asked_again(s3):
+    """The hand-written loop put to a missing bucket three times (and botocore twice more each);
+    a 404 NoSuchBucket or a 403 is final: one request, no wait."""
+    store = _store(s3, bucket="no-such-bucket-here")
+    with pytest.raises(StorageError, match="NoSuchBucket"):
+        store.put("p/x.txt", b"x")
+    assert store.requests == ["PUT"] and store.waits == []
+
+
+def test_an_unreachable_store_is_retried_with_backoff_then_raised(s3):
+    store = _store(s3, retries=3)
+    s3.stop()
+    with pytest.raises(StorageError, match="put p/x.txt"):
+        store.put("p/x.txt", b"x")
+    assert store.requests == ["PUT"] * 3 and len(store.waits) == 2  # one request a try: botocore adds none
+    assert 0.5 <= store.waits[0] <= 1.0 and 1.0 <= store.waits[1] <= 1.5  # exponential, plus jitter
+
+
+def test_every_read_goes_through_the_policy_too(s3):
+    """History and merges read through get/list/head: those are retried like the puts."""
+    store = _store(s3, retries=2)
+    store.put("p/x.txt", b"x")
+    s3.stop()
+    for call in (lambda: store.get("p/x.txt"), lambda: store.list("p/"), lambda: store.head("p/x.txt")):
+        store.requests.clear()
+        store.waits.clear()
+        with pytest.raises(StorageError):
+            call()
+        assert len(store.requests) == 2 and len(store.waits) == 1
