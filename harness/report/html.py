@@ -20,7 +20,6 @@ import hashlib
 import html
 import json
 import os
-import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -107,7 +106,9 @@ def esc(value: Any) -> str:
 
 
 def _anchor(case_id: Any) -> str:
-    return "case-" + re.sub(r"[^A-Za-z0-9_-]", "-", str(case_id))
+    from harness.report.html_changes import case_anchor  # one rule for the section's links and the ids
+
+    return case_anchor(case_id)
 
 
 def _badge(status: Any) -> str:

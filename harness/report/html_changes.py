@@ -8,7 +8,9 @@ and goes through ``esc``; only the ``<mark>`` tags around escaped text are ours.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+import html
+import re
+from typing import Any, Mapping, Sequence
 
 from harness.report.changes import CaseChange, Group, Pair
 
@@ -26,16 +28,26 @@ td.gone{color:var(--muted)}
 """
 
 
-def _esc(value) -> str:
-    from harness.report.html import esc
-
-    return esc(value)
+#: The statuses report.html's badges have a colour for.
+STATUSES = ("pass", "soft", "fail", "error", "unavailable", "skipped")
 
 
-def _anchor(case_id: str) -> str:
-    from harness.report.html import _anchor as anchor
+def _esc(value: Any) -> str:
+    """Untrusted value as HTML text (report.html's ``esc``: quotes too)."""
+    return html.escape("" if value is None else str(value), quote=True)
 
-    return anchor(case_id)
+
+def case_anchor(case_id: Any) -> str:
+    """The id of a case's drill-down on report.html (``html._anchor`` is this)."""
+    return "case-" + re.sub(r"[^A-Za-z0-9_-]", "-", str(case_id))
+
+
+_anchor = case_anchor
+
+
+def _badge(status: str) -> str:
+    cls = status if status in STATUSES else "skipped"
+    return f'<span class="badge b-{cls}">{_esc(status)}</span>'
 
 
 def marked_html(pair: Pair, text: str, side: str) -> str:
@@ -68,8 +80,6 @@ def pairs_html(cc: CaseChange) -> str:
 
 
 def _case_head(cc: CaseChange) -> str:
-    from harness.report.html import _badge
-
     accepted = (f' · <span class="muted">accepted on its own from {_esc(cc.accepted_from)}</span>'
                 if cc.accepted_from else "")
     return (f'<div>{_badge(cc.status)} <a href="#{_esc(_anchor(cc.id))}"><b>{_esc(cc.id)}</b></a> '
