@@ -151,8 +151,15 @@ def _save(reports_dir: Path, record: Mapping[str, Any], store: Any) -> list[str]
     path = atomic_write_text(Path(reports_dir) / FILE, text)
     where = [str(path)]
     if store is not None:
+        from harness.errors import StorageError
+
         key = store.sc.key(FILE)
-        store.put(key, text.encode("utf-8"), "application/json")
+        try:
+            store.put(key, text.encode("utf-8"), "application/json")
+        except StorageError as exc:  # the local record stands; say that the others will not see it
+            raise StorageError(f"baseline.json was written to {path} but not to storage: {exc.message}",
+                               fix="run the same `harness baseline accept` again once storage answers "
+                                   "(machines that read the baseline from storage still see the old one)") from None
         where.append(f"s3://{store.sc.bucket}/{key}")
     return where
 

@@ -136,5 +136,12 @@ def test_accept_over_object_storage(tmp_path, make_run, make_case, save_run, cap
         server.stop()
         assert main(["baseline", *opts, "show"]) == 0
         assert "baseline: 20240101-020000-aaaa" in capsys.readouterr().out
+        # ...and an acceptance made now (of a run this machine has) is kept here, with an error
+        # saying storage did not get it
+        save_run(laptop / "reports", make_run(R3, [make_case("url-a")]))
+        assert main(["baseline", *opts, "accept", R3, "--reason", "offline"]) == 1
+        err = capsys.readouterr().err
+        assert "but not to storage" in err and "run the same `harness baseline accept` again" in err
+        assert read_baseline(laptop / "reports")["reason"] == "offline"
     finally:
         server.stop()
