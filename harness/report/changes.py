@@ -190,11 +190,16 @@ def _turns(case: Mapping[str, Any] | None) -> dict[int, tuple[str, ...]]:
             if isinstance(t, Mapping)}
 
 
-def _accepted_turns(case: Mapping[str, Any], base_case: Mapping[str, Any] | None) -> dict[int, tuple[str, ...]]:
+def _accepted_turns(case: Mapping[str, Any], base_case: Mapping[str, Any] | None,
+                    base_is_baseline: bool) -> dict[int, tuple[str, ...]]:
+    """Turn -> the accepted messages. The accepted baseline's own run (each message apart, each
+    case from the run it was accepted from) comes first; the learner's copy in results.json
+    (one joined text per turn) fills in, and comes first when the base is only the run before."""
     block = case.get("baseline") if isinstance(case.get("baseline"), Mapping) else {}
     kept = {int(t["index"]): (str(t.get("text") or ""),) for t in block.get("turns") or ()
             if isinstance(t, Mapping) and isinstance(t.get("index"), int)}
-    return kept or _turns(base_case)
+    base_turns = _turns(base_case)
+    return {**kept, **base_turns} if base_is_baseline else {**base_turns, **kept}
 
 
 def _marks(changes: Sequence[Change], side: str) -> tuple[str, ...]:
@@ -238,7 +243,7 @@ def baseline_changes(results: Mapping[str, Any], base: Mapping[str, Any] | None 
             continue
         cid = str(case.get("id"))
         tonight = _turns(case)
-        accepted = _accepted_turns(case, base_cases.get(cid)) or None
+        accepted = _accepted_turns(case, base_cases.get(cid), bool((base or {}).get("baseline_record"))) or None
         by_group: dict[str, list[Change]] = {}
         for c in changes:
             by_group.setdefault(c.group, []).append(c)

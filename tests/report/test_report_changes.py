@@ -231,7 +231,8 @@ def test_render_finds_the_accepted_reply_through_the_baseline(tmp_path, monkeypa
                  "20240102-020000-bbbb"))
     tonight_dir = save(results([
         case("a", "fail", [ev("baseline.facts", False, 0, "10", "12", "a number changed")], [["A says 12."]]),
-        case("b", "fail", [ev("baseline.facts", False, 0, "2", "3", "a number changed")], [["B says 3."]]),
+        case("b", "fail", [ev("baseline.facts", False, 0, "2", "3", "a number changed")], [["B says 3."]],
+             baseline={"turns": [{"index": 0, "text": "B says 1 (a copy from before b was accepted)."}]}),
     ], "20240103-020000-cccc"))
     monkeypatch.setenv("USER", "tester")
     source = LocalRunSource(reports)
@@ -243,3 +244,13 @@ def test_render_finds_the_accepted_reply_through_the_baseline(tmp_path, monkeypa
     summary = render(tonight_dir, "md", context=nights_around).read_text(encoding="utf-8")
     assert "accepted: A says **10**." in summary and "accepted: B says **2**." in summary
     assert "b <- 20240102-020000-bbbb by tester" in summary.replace("&lt;", "<")
+
+
+def test_the_learners_copy_fills_in_and_leads_only_without_the_accepted_baseline():
+    tonight = results([case("a", "fail", [ev("baseline.facts", False, 0, "1", "2")], [["two"], ["x"]],
+                            baseline={"turns": [{"index": 0, "text": "copy of one"}]})])
+    before = results([case("a", "pass", [], [["run before: one"]])])
+    assert baseline_changes(tonight, before)[0].cases[0].pairs[0].baseline == ("copy of one",)
+    accepted = {**before, "baseline_record": {"run_id": "x"}}
+    assert baseline_changes(tonight, accepted)[0].cases[0].pairs[0].baseline == ("run before: one",)
+    assert baseline_changes(tonight, None)[0].cases[0].pairs[0].baseline == ("copy of one",)
