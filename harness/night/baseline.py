@@ -13,7 +13,8 @@ Without ``--case`` the whole run becomes the baseline (``cases`` is emptied). Wi
 only the matching cases' records of RUN replace the baseline's, the way a snapshot tool's
 ``--snapshot-update`` / ``jest -u`` accepts one changed snapshot: ``cases`` says, per case,
 which run holds its accepted record; every other case stays with ``run_id``
-(``baseline_run_of``; ``baseline_results`` builds the composite results dict). ``log`` keeps
+(``baseline_run_of``; ``baseline_results`` builds the composite results dict,
+``with_case_acceptances`` the nights a learner reads). ``log`` keeps
 every acceptance, newest last. ``note`` is ``reason``'s old name, kept for older readers.
 Who accepted comes from ``--by``, else ``$USER`` (or ``git config user.name`` when USER is
 unset); nothing else about the person is recorded.
@@ -141,6 +142,28 @@ def baseline_results(source: RunSource, record: Mapping[str, Any],
         base["cases"] = cases
     base["baseline_record"] = dict(record)
     return base
+
+
+def with_case_acceptances(source: RunSource, record: Mapping[str, Any] | None,
+                          nights: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The accepted nights a baseline learner reads, with the per-case acceptances applied.
+
+    ``nights``: the accepted baseline run first, then the nights like it (newest first, as a
+    learner loads them). The first becomes ``baseline_results`` (each case accepted on its own
+    taken from the run it was accepted from); the other nights lose those cases, since what a
+    case did before its change was accepted is no longer what it is held to. Without per-case
+    acceptances the nights come back as they are.
+    """
+    nights = [dict(n) for n in nights]
+    overridden = {cid for cid, e in ((record or {}).get("cases") or {}).items()
+                  if isinstance(e, Mapping) and e.get("run_id") and str(e["run_id"]) != str((record or {}).get("run_id"))}
+    if not nights or not overridden:
+        return nights
+    first = baseline_results(source, record, nights[0]) if record else nights[0]
+    rest = [{**n, "cases": [c for c in n.get("cases") or () if not (isinstance(c, Mapping)
+                                                                    and str(c.get("id")) in overridden)]}
+            for n in nights[1:]]
+    return [first, *rest]
 
 
 def _save(reports_dir: Path, record: Mapping[str, Any], store: Any) -> list[str]:

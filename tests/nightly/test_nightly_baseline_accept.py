@@ -145,3 +145,24 @@ def test_accept_over_object_storage(tmp_path, make_run, make_case, save_run, cap
         assert read_baseline(laptop / "reports")["reason"] == "offline"
     finally:
         server.stop()
+
+
+def test_with_case_acceptances_gives_a_learner_the_accepted_records(tmp_path, make_run, make_case, save_run,
+                                                                     monkeypatch):
+    from harness.night.baseline import accept_baseline, with_case_acceptances
+
+    reports, _ = _setup(tmp_path, make_run, make_case, save_run)
+    save_run(reports, make_run(R3, [make_case("url-a", reply="a3"), make_case("url-b", reply="b3"),
+                                    make_case("cmd-help", reply="h3")]))
+    source = LocalRunSource(reports)
+    monkeypatch.setenv("USER", "alice")
+    record = accept_baseline(reports, source, R2)
+    nights = [source.load(R2), source.load(R1)]  # the accepted run first, then the nights like it
+    assert with_case_acceptances(source, record, nights) == nights  # nothing accepted on its own
+
+    record = accept_baseline(reports, source, R3, "a3 is right", cases=["url-a"])
+    first, older = with_case_acceptances(source, record, nights)
+    texts = {c["id"]: c["turns"][0]["replies"][0]["text"] for c in first["cases"]}
+    assert texts == {"url-a": "a3", "url-b": "b2", "cmd-help": "h2"}
+    assert [c["id"] for c in older["cases"]] == ["url-b", "cmd-help"]  # url-a's old behaviour is not learned
+    assert [c["id"] for c in nights[1]["cases"]] == ["url-a", "url-b", "cmd-help"]  # the input is untouched
