@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from difflib import SequenceMatcher
+from typing import Any, Mapping, Sequence, Union
 
 #: Kinds whose expected/observed are words of the reply (marked in the texts); the other
 #: kinds are counts, bands and sets, shown beside the texts but not searched in them.
@@ -76,6 +77,16 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """Something to mark in a reply: every occurrence of ``text`` (whitespace-tolerant, case
+    ignored), the whole of it, or only its words at ``words`` (indices into ``text.split()``:
+    the words of a claim that differ from its aligned claim on the other side)."""
+
+    text: str
+    words: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Pair:
     """One turn: the accepted reply beside tonight's, with the facts to mark in each."""
 
@@ -84,8 +95,8 @@ class Pair:
     """The accepted messages (one string when results.json keeps them joined); None: not known."""
     tonight: tuple[str, ...]
     """Tonight's messages, one string each (a photo without caption shows as ``[photo]``)."""
-    mark_baseline: tuple[str, ...] = ()
-    mark_tonight: tuple[str, ...] = ()
+    mark_baseline: tuple[Mark, ...] = ()
+    mark_tonight: tuple[Mark, ...] = ()
 
     def spans(self, text: str, side: str) -> list[tuple[str, bool]]:
         """``text`` cut into (segment, marked) pieces for ``side`` ``baseline`` or ``tonight``."""
@@ -202,17 +213,48 @@ def _accepted_turns(case: Mapping[str, Any], base_case: Mapping[str, Any] | None
     return {**kept, **base_turns} if base_is_baseline else {**base_turns, **kept}
 
 
-def _marks(changes: Sequence[Change], side: str) -> tuple[str, ...]:
-    out: list[str] = []
+def _norm(word: str) -> str:
+    return re.sub(r"^\W+|\W+$", "", word.lower())
+
+
+def claim_diff(before: str, after: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The words of two aligned claims that differ: (indices in ``before.split()``, indices in
+    ``after.split()``), compared case- and punctuation-blind, like a word diff."""
+    a, b = before.split(), after.split()
+    left: list[int] = []
+    right: list[int] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, [_norm(w) for w in a], [_norm(w) for w in b],
+                                               autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            left += range(i1, i2)
+        if tag in ("replace", "insert"):
+            right += range(j1, j2)
+    return tuple(left), tuple(right)
+
+
+def _clean(value: str) -> str:
+    return re.sub(r"\s*\((?:\d+ of \d+|every|all) [^)]*\)\s*$", "", value or "").strip()
+
+
+def _marks(changes: Sequence[Change], side: str) -> tuple[Mark, ...]:
+    """What to mark on one side: where both aligned claims are known, the words that differ
+    between them; else the fact itself, and a claim known on this side only as a whole."""
+    out: list[Mark] = []
     for c in changes:
         if c.kind not in TEXT_KINDS:
             continue
-        fact = c.expected if side == "baseline" else c.observed
-        claim = c.claim_expected if side == "baseline" else c.claim_observed
-        for value in (fact, claim):
-            value = re.sub(r"\s*\((?:\d+ of \d+|every|all) [^)]*nights?\)\s*$", "", value or "").strip()
-            if value and value not in out:
-                out.append(value)
+        mine, other = (c.claim_expected, c.claim_observed) if side == "baseline" else (c.claim_observed,
+                                                                                       c.claim_expected)
+        fact = _clean(c.expected if side == "baseline" else c.observed)
+        if mine.strip() and other.strip():
+            left, right = claim_diff(c.claim_expected, c.claim_observed)
+            words = left if side == "baseline" else right
+            marks = [Mark(mine.strip(), words)] if words else []
+        else:
+            marks = [Mark(fact)] if fact else []
+            if mine.strip():
+                marks.append(Mark(mine.strip()))
+        out += [m for m in marks if m not in out]
     return tuple(out)
 
 
@@ -256,17 +298,39 @@ def baseline_changes(results: Mapping[str, Any], base: Mapping[str, Any] | None 
     return sorted(groups, key=lambda g: (-len(g.cases), g.key))
 
 
-def mark_spans(text: str, marks: Sequence[str]) -> list[tuple[str, bool]]:
-    """``text`` as (segment, marked) pieces: every case-insensitive occurrence of a mark, as a
-    whole word where the mark starts or ends with a letter or digit; overlaps merged."""
-    hits: list[tuple[int, int]] = []
-    for m in marks:
-        if not m:
+MarkLike = Union[Mark, str]
+
+
+def _ranges(text: str, mark: MarkLike) -> list[tuple[int, int]]:
+    """Where ``mark`` marks ``text``: (start, end) character ranges."""
+    m = mark if isinstance(mark, Mark) else Mark(str(mark))
+    words = m.text.split()
+    if not words:
+        return []
+    pattern = ((r"(?<!\w)" if words[0][0].isalnum() else "") + r"\s+".join(f"({re.escape(w)})" for w in words)
+               + (r"(?!\w)" if words[-1][-1].isalnum() else ""))
+    out: list[tuple[int, int]] = []
+    for hit in re.finditer(pattern, text, flags=re.IGNORECASE):
+        if m.words is None:
+            out.append((hit.start(), hit.end()))
             continue
-        pattern = (r"(?<!\w)" if m[0].isalnum() else "") + re.escape(m) + (r"(?!\w)" if m[-1].isalnum() else "")
-        hits += [(x.start(), x.end()) for x in re.finditer(pattern, text, flags=re.IGNORECASE)]
+        for i in sorted(set(m.words)):
+            if 0 <= i < len(words):
+                start, end = hit.span(i + 1)
+                if out and i - 1 in m.words and not text[out[-1][1]:start].strip():
+                    out[-1] = (out[-1][0], end)  # neighbouring changed words: one mark
+                else:
+                    out.append((start, end))
+    return out
+
+
+def mark_spans(text: str, marks: Sequence[MarkLike]) -> list[tuple[str, bool]]:
+    """``text`` as (segment, marked) pieces: every case-insensitive occurrence of a mark
+    (whitespace-tolerant; whole words where it starts or ends with a letter or digit), all of it
+    or only its ``words``; overlaps merged."""
+    hits = sorted(r for m in marks for r in _ranges(text, m))
     merged: list[list[int]] = []
-    for start, end in sorted(hits):
+    for start, end in hits:
         if merged and start <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)
         else:
@@ -283,26 +347,29 @@ def mark_spans(text: str, marks: Sequence[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def excerpt(text: str, marks: Sequence[str], limit: int = EXCERPT_CHARS) -> list[tuple[str, bool]]:
+def excerpt(text: str, marks: Sequence[MarkLike], limit: int = EXCERPT_CHARS) -> list[tuple[str, bool]]:
     """One line of ``text`` (whitespace collapsed) around its first mark, at most ``limit``
     characters, as ``mark_spans`` pieces; an ellipsis where it was cut."""
     flat = " ".join(str(text).split())
     spans = mark_spans(flat, marks)
     if len(flat) <= limit:
         return spans
-    first = 0
-    pos = 0
+    first, pos = 0, 0
     for seg, marked in spans:
         if marked:
             first = pos
             break
         pos += len(seg)
     start = max(0, min(first - limit // 3, len(flat) - limit))
-    cut = flat[start:start + limit]
-    pieces = mark_spans(cut, marks)
-    if start > 0:
-        pieces.insert(0, ("…", False))
-    if start + limit < len(flat):
+    stop = start + limit
+    pieces: list[tuple[str, bool]] = [("…", False)] if start > 0 else []
+    pos = 0
+    for seg, marked in spans:  # the pieces of the whole text, cut to the window
+        a, b = max(pos, start), min(pos + len(seg), stop)
+        if a < b:
+            pieces.append((flat[a:b], marked))
+        pos += len(seg)
+    if stop < len(flat):
         pieces.append(("…", False))
     return pieces
 

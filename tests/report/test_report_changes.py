@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from harness.report.changes import baseline_changes, excerpt, group_of, mark_spans, Change
+from harness.report.changes import Change, Mark, baseline_changes, claim_diff, excerpt, group_of, mark_spans
 from harness.report.github import render_github
 from harness.report.html import render_html
 from harness.report.markdown import render_summary
@@ -254,3 +254,49 @@ def test_the_learners_copy_fills_in_and_leads_only_without_the_accepted_baseline
     accepted = {**before, "baseline_record": {"run_id": "x"}}
     assert baseline_changes(tonight, accepted)[0].cases[0].pairs[0].baseline == ("run before: one",)
     assert baseline_changes(tonight, None)[0].cases[0].pairs[0].baseline == ("copy of one",)
+
+
+@pytest.mark.parametrize("before, after, left, right", [
+    ("Sodium-ion batteries could lower the cost.", "Sodium-ion batteries lowers the cost.", (2, 3), (2,)),
+    ("to protect about 11,000 homes", "to protect 11,000 homes", (2,), ()),           # a hedge removed
+    ("Prices rose 15% in 2024.", "Prices rose 20% in 2024.", (2,), (2,)),
+    ("Prices rose 15%.", "prices ROSE 15%", (), ()),                                  # case and punctuation blind
+    ("Oslo had more rain than Bergen last year.", "Bergen had more rain than Oslo last year.",
+     (0, 5), (0, 5)),                                                                 # a name swap
+])
+def test_claim_diff(before, after, left, right):
+    assert claim_diff(before, after) == (left, right)
+
+
+def test_a_claim_marks_only_its_changed_words_across_line_breaks():
+    text = "Summary of the paper:\nIn brief, Sodium-ion batteries could\nlower the cost. Could is elsewhere."
+    claim = "In brief, Sodium-ion batteries could lower the cost."
+    left, _ = claim_diff(claim, "Overall, Sodium-ion batteries lowers the cost.")
+    spans = mark_spans(text, [Mark(claim, left)])
+    assert [seg for seg, marked in spans if marked] == ["In brief,", "could\nlower"]
+    assert mark_spans(text, [Mark(claim)])[1] == (claim.replace("could lower", "could\nlower"), True)
+
+
+def test_the_learners_real_hedge_change_is_marked_in_both_replies():
+    """The shape night/learned.py writes for a removed hedge (expected/observed are words about
+    the hedge, the claims carry the text): the changed words are marked, even in a long reply."""
+    lead = "Summary of A Manganese-Rich Layered Oxide Cathode Gives Sodium-Ion Batteries a Long Cycle Life:\n"
+    tail = " We estimate the cost of the cathode material at 38 dollars per kilowatt-hour." * 5
+    before = "In brief, Sodium-ion batteries could lower the cost of stationary energy storage because sodium is cheap."
+    after = "Overall, Sodium-ion batteries lowers the cost of stationary energy storage because sodium is cheap."
+    d = results([case("bat", "fail", [ev("baseline.facts", False, 0, "4 claim(s) and their facts", "…",
+                                         "contradicts the accepted nights: hedge 'hedged on every night' -> "
+                                         "'stated without a hedge'")],
+                      [[lead + after + tail]],
+                      baseline={"turns": [{"index": 0, "text": lead + before + tail}],
+                                "changes": [{"turn": 0, "kind": "hedge", "change": "contradicted",
+                                             "expected": "hedged on every night", "observed": "stated without a hedge",
+                                             "claim_expected": before, "claim_observed": after}]})])
+    (group,) = baseline_changes(d)
+    pair = group.cases[0].pairs[0]
+    assert [s for s, m in pair.spans(pair.baseline[0], "baseline") if m] == ["In brief,", "could lower"]
+    assert [s for s, m in pair.spans(pair.tonight[0], "tonight") if m] == ["Overall,", "lowers"]
+    shown = excerpt(pair.tonight[0], pair.mark_tonight, limit=120)
+    assert ("lowers", True) in shown and len("".join(s for s, _ in shown)) <= 122
+    text = render_summary(d)
+    assert "**could lower**" in text and "**lowers**" in text
