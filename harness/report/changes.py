@@ -248,8 +248,9 @@ def _marks(changes: Sequence[Change], side: str) -> tuple[Mark, ...]:
         fact = _clean(c.expected if side == "baseline" else c.observed)
         if mine.strip() and other.strip():
             left, right = claim_diff(c.claim_expected, c.claim_observed)
-            words = left if side == "baseline" else right
-            marks = [Mark(mine.strip(), words)] if words else []
+            # no changed word on this side (a pure deletion on the other): the claim still places
+            # the excerpt, with nothing marked in it
+            marks = [Mark(mine.strip(), left if side == "baseline" else right)]
         else:
             marks = [Mark(fact)] if fact else []
             if mine.strip():
@@ -301,14 +302,27 @@ def baseline_changes(results: Mapping[str, Any], base: Mapping[str, Any] | None 
 MarkLike = Union[Mark, str]
 
 
+def _pattern(m: Mark) -> str | None:
+    words = m.text.split()
+    if not words:
+        return None
+    return ((r"(?<!\w)" if words[0][0].isalnum() else "") + r"\s+".join(f"({re.escape(w)})" for w in words)
+            + (r"(?!\w)" if words[-1][-1].isalnum() else ""))
+
+
+def _find(text: str, mark: MarkLike) -> "re.Match[str] | None":
+    m = mark if isinstance(mark, Mark) else Mark(str(mark))
+    pattern = _pattern(m)
+    return re.search(pattern, text, flags=re.IGNORECASE) if pattern else None
+
+
 def _ranges(text: str, mark: MarkLike) -> list[tuple[int, int]]:
     """Where ``mark`` marks ``text``: (start, end) character ranges."""
     m = mark if isinstance(mark, Mark) else Mark(str(mark))
-    words = m.text.split()
-    if not words:
+    pattern = _pattern(m)
+    if pattern is None:
         return []
-    pattern = ((r"(?<!\w)" if words[0][0].isalnum() else "") + r"\s+".join(f"({re.escape(w)})" for w in words)
-               + (r"(?!\w)" if words[-1][-1].isalnum() else ""))
+    words = m.text.split()
     out: list[tuple[int, int]] = []
     for hit in re.finditer(pattern, text, flags=re.IGNORECASE):
         if m.words is None:
@@ -354,12 +368,15 @@ def excerpt(text: str, marks: Sequence[MarkLike], limit: int = EXCERPT_CHARS) ->
     spans = mark_spans(flat, marks)
     if len(flat) <= limit:
         return spans
-    first, pos = 0, 0
+    first, pos = None, 0
     for seg, marked in spans:
         if marked:
             first = pos
             break
         pos += len(seg)
+    if first is None:  # nothing marked on this side: show where its claim is
+        places = [hit.start() for m in marks for hit in [_find(flat, m)] if hit is not None]
+        first = min(places, default=0)
     start = max(0, min(first - limit // 3, len(flat) - limit))
     stop = start + limit
     pieces: list[tuple[str, bool]] = [("…", False)] if start > 0 else []
@@ -372,6 +389,19 @@ def excerpt(text: str, marks: Sequence[MarkLike], limit: int = EXCERPT_CHARS) ->
     if stop < len(flat):
         pieces.append(("…", False))
     return pieces
+
+
+def distinct(changes: Sequence[Change]) -> list[tuple[Change, int]]:
+    """The changes with identical (turn, kind, expected, observed, change) folded, with their count
+    (three claims that each lost their hedge read once, "x3")."""
+    out: dict[tuple[Any, ...], list[Any]] = {}
+    for c in changes:
+        key = (c.turn, c.kind, c.expected, c.observed, c.change)
+        if key in out:
+            out[key][1] += 1
+        else:
+            out[key] = [c, 1]
+    return [(c, n) for c, n in out.values()]
 
 
 def fact_line(c: Change) -> str:
@@ -412,9 +442,11 @@ def markdown_lines(groups: Sequence[Group], *, max_cases: int = 10, texts: bool 
     for g in groups:
         out += [f"{heading}# {md(g.heading, 200)}", ""]
         for cc in g.cases[:max_cases]:
+            folded = distinct(cc.changes)
             facts = "; ".join(f"{'turn ' + str(c.turn) if c.turn is not None else 'case'} {md(c.kind, 30)} "
-                              f"{code(c.expected or '-', 80)} → {code(c.observed or '-', 80)}" for c in cc.changes[:4])
-            more = f" (+{len(cc.changes) - 4} more)" if len(cc.changes) > 4 else ""
+                              f"{code(c.expected or '-', 80)} → {code(c.observed or '-', 80)}"
+                              + (f" ×{n}" if n > 1 else "") for c, n in folded[:4])
+            more = f" (+{len(folded) - 4} more)" if len(folded) > 4 else ""
             out.append(f"- {code(cc.id)} ({md(cc.layer, 30)}): {facts}{more}")
             if texts:
                 for pair in cc.pairs[:2]:

@@ -12,7 +12,7 @@ import html
 import re
 from typing import Any, Mapping, Sequence
 
-from harness.report.changes import CaseChange, Group, Pair
+from harness.report.changes import CaseChange, Group, Pair, distinct
 
 #: Cases drawn in full per group; the rest are named with a link to their case.
 MAX_DRAWN = 40
@@ -69,9 +69,10 @@ def pairs_html(cc: CaseChange) -> str:
     """The case's changes as a list and its turns side by side (accepted left, tonight right)."""
     facts = "".join(
         f"<li>{'turn ' + _esc(c.turn) if c.turn is not None else 'case'} · {_esc(c.kind)}: "
-        f"<code>{_esc(c.expected or '-')}</code> → <code>{_esc(c.observed or '-')}</code> "
-        f'<span class="muted">({_esc(c.change)}{"; " + _esc(c.reason) if c.reason else ""})</span></li>'
-        for c in cc.changes)
+        f"<code>{_esc(c.expected or '-')}</code> → <code>{_esc(c.observed or '-')}</code>"
+        + (f" ×{n}" if n > 1 else "") +
+        f' <span class="muted">({_esc(c.change)}{"; " + _esc(c.reason) if c.reason else ""})</span></li>'
+        for c, n in distinct(cc.changes))
     tables = "".join(
         f'<table class="sbs"><tr><th>accepted (turn {_esc(p.turn)})</th><th>tonight (turn {_esc(p.turn)})</th></tr>'
         f"<tr>{_messages_html(p, p.baseline, 'baseline')}{_messages_html(p, p.tonight, 'tonight')}</tr></table>"

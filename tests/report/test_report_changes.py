@@ -300,3 +300,23 @@ def test_the_learners_real_hedge_change_is_marked_in_both_replies():
     assert ("lowers", True) in shown and len("".join(s for s, _ in shown)) <= 122
     text = render_summary(d)
     assert "**could lower**" in text and "**lowers**" in text
+
+
+def test_a_side_with_nothing_marked_still_shows_its_claim():
+    """A hedge removed: tonight's claim lost a word, so nothing is marked on tonight's side; its
+    excerpt is still placed on the claim, not on the reply's first line."""
+    tonight_text = "Intro line. " * 60 + "It saves 310 euros a year." + " More." * 60
+    d = results([case("h", "fail", [ev("baseline.facts", False)], [[tonight_text]],
+                      baseline={"turns": [{"index": 0, "text": "It saves about 310 euros a year."}],
+                                "changes": [{"turn": 0, "kind": "hedge", "change": "contradicted",
+                                             "expected": "hedged on every night", "observed": "stated without a hedge",
+                                             "claim_expected": "It saves about 310 euros a year.",
+                                             "claim_observed": "It saves 310 euros a year."}] * 3})])
+    (group,) = baseline_changes(d)
+    pair = group.cases[0].pairs[0]
+    assert [s for s, m in pair.spans(pair.baseline[0], "baseline") if m] == ["about"]
+    assert not any(m for _, m in pair.spans(pair.tonight[0], "tonight"))
+    shown = "".join(s for s, _ in excerpt(pair.tonight[0], pair.mark_tonight, limit=100))
+    assert "It saves 310 euros a year." in shown
+    text = render_summary(d)
+    assert text.count("`hedged on every night` → `stated without a hedge` ×3") == 1
