@@ -32,7 +32,7 @@ REPLY_KINDS = (*TEXT_KINDS, "replies", "post", "length", "language")
 #: Group key -> what the heading says after "N cases:".
 TITLES = {
     "number": "a number changed", "unit": "a unit changed", "year": "a year changed", "date": "a date changed",
-    "name": "a name changed", "hedge": "a hedge changed (\"may reduce\" -> \"reduces\")",
+    "name": "a name changed", "hedge": "a hedge changed (“may reduce” → “reduces”)",
     "negation": "a negation flipped", "direction": "a direction reversed", "facts": "a fact changed",
     "dropped": "a fact of every accepted night is missing", "new": "a fact no accepted night said",
     "split": "replies split into more messages", "merged": "fewer messages than every accepted night",
