@@ -16,10 +16,13 @@ report.html, summary.md and the PR comment render these; nothing here writes or 
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any, Mapping, Sequence, Union
+
+log = logging.getLogger("harness.report.changes")
 
 #: Kinds whose expected/observed are words of the reply (marked in the texts); the other
 #: kinds are counts, bands and sets, shown beside the texts but not searched in them.
@@ -157,6 +160,11 @@ def group_of(c: Change) -> str:
     return c.kind
 
 
+def _turn(value: Any) -> int | None:
+    """A turn index as results.json should have it; anything else is the whole case."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _from_evidence(e: Mapping[str, Any]) -> Change:
     kind = str(e.get("check"))[len("baseline."):] or "facts"
     reason = str(e.get("reason") or "")
@@ -167,7 +175,7 @@ def _from_evidence(e: Mapping[str, Any]) -> Change:
         change = "contradicted"
         if e.get("passed") is None:
             change = "new" if re.search(r"\bnew\b", low) else "dropped"
-    return Change(turn=e.get("turn"), kind=kind, change=change, expected=str(e.get("expected") or ""),
+    return Change(turn=_turn(e.get("turn")), kind=kind, change=change, expected=str(e.get("expected") or ""),
                   observed=str(e.get("observed") or ""), reason=reason)
 
 
@@ -178,9 +186,10 @@ def case_changes(case: Mapping[str, Any]) -> list[Change]:
     if not flagged_items:
         return []
     block = case.get("baseline") if isinstance(case.get("baseline"), Mapping) else {}
-    listed = [x for x in block.get("changes") or () if isinstance(x, Mapping) and x.get("kind")]
+    changes = block.get("changes") if isinstance(block.get("changes"), (list, tuple)) else ()
+    listed = [x for x in changes if isinstance(x, Mapping) and x.get("kind")]
     if listed:
-        return [Change(turn=x.get("turn"), kind=str(x["kind"]), change=str(x.get("change") or "changed"),
+        return [Change(turn=_turn(x.get("turn")), kind=str(x["kind"]), change=str(x.get("change") or "changed"),
                        expected=str(x.get("expected") or ""), observed=str(x.get("observed") or ""),
                        claim_expected=str(x.get("claim_expected") or ""),
                        claim_observed=str(x.get("claim_observed") or "")) for x in listed]
@@ -188,7 +197,8 @@ def case_changes(case: Mapping[str, Any]) -> list[Change]:
 
 
 def _turn_index(t: Mapping[str, Any], position: int) -> int:
-    return t["index"] if isinstance(t.get("index"), int) else position
+    index = _turn(t.get("index"))
+    return position if index is None else index
 
 
 def _messages(turn: Mapping[str, Any]) -> tuple[str, ...]:
@@ -207,8 +217,9 @@ def _accepted_turns(case: Mapping[str, Any], base_case: Mapping[str, Any] | None
     case from the run it was accepted from) comes first; the learner's copy in results.json
     (one joined text per turn) fills in, and comes first when the base is only the run before."""
     block = case.get("baseline") if isinstance(case.get("baseline"), Mapping) else {}
-    kept = {int(t["index"]): (str(t.get("text") or ""),) for t in block.get("turns") or ()
-            if isinstance(t, Mapping) and isinstance(t.get("index"), int)}
+    turns = block.get("turns") if isinstance(block.get("turns"), (list, tuple)) else ()
+    kept = {t["index"]: (str(t.get("text") or ""),) for t in turns
+            if isinstance(t, Mapping) and _turn(t.get("index")) is not None}
     base_turns = _turns(base_case)
     return {**kept, **base_turns} if base_is_baseline else {**base_turns, **kept}
 
@@ -336,6 +347,16 @@ def _ranges(text: str, mark: MarkLike) -> list[tuple[int, int]]:
                 else:
                     out.append((start, end))
     return out
+
+
+def changes_or_note(results: Mapping[str, Any], base: Mapping[str, Any] | None = None) -> tuple[list[Group], str]:
+    """``baseline_changes``, or no groups and a sentence saying why: a malformed results.json
+    (or a bug here) must not lose the rest of the report."""
+    try:
+        return baseline_changes(results, base), ""
+    except Exception as exc:
+        log.warning("the changes against the baseline were left out: %s: %s", type(exc).__name__, exc)
+        return [], f"the changes against the baseline could not be drawn: {type(exc).__name__}: {exc}"
 
 
 def mark_spans(text: str, marks: Sequence[MarkLike]) -> list[tuple[str, bool]]:

@@ -29,9 +29,9 @@ def render_github(d: Mapping[str, Any], diff: Mapping[str, Any] | None = None,
                   base: Mapping[str, Any] | None = None) -> str:
     """The Markdown, at most ``BUDGET`` characters. ``base``: the results the diff compared
     with, for the accepted replies of the cases that changed against the baseline."""
-    from harness.report.changes import baseline_changes
+    from harness.report.changes import changes_or_note
 
-    groups = baseline_changes(d, base)
+    groups, _note = changes_or_note(d, base)  # a malformed comparison is left out (summary.md says why)
     for listed in (25, 10, 5, 0):
         text = _render(d, diff, history, listed, groups)
         if len(text) <= BUDGET:

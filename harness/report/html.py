@@ -283,7 +283,7 @@ def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping
     ``base``: the results dict the diff compared with (``RunContext.base``): the accepted replies
     shown beside tonight's where ``baseline.*`` evidence failed (report/changes.py).
     """
-    from harness.report.changes import baseline_changes
+    from harness.report.changes import changes_or_note
     from harness.report.html_changes import CSS as CHANGES_CSS, by_case, case_block, changes_html
     from harness.report.html_trends import CSS as TRENDS_CSS, render_diff_html, render_trends
     from harness.report.repeats import html_section as repeats_html  # slots, pass@k, flaky
@@ -328,8 +328,15 @@ def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping
         links.append('<a href="target.log">target.log</a> <span class="muted">(the agent\'s own output: '
                      'tracebacks of a crashed bot are here)</span>')
     sentence = tonight_sentence(d, diff, history)
-    groups = baseline_changes(d, base)
-    against = {cid: case_block(entries) for cid, entries in by_case(groups).items()}
+    groups, changes_note = changes_or_note(d, base)
+    try:
+        changes_section = changes_html(groups)
+        against = {cid: case_block(entries) for cid, entries in by_case(groups).items()}
+    except Exception as exc:  # like a layer's section: its bug must not lose the report
+        changes_section, against = "", {}
+        changes_note = f"the changes against the baseline could not be drawn: {type(exc).__name__}: {exc}"
+    if changes_note:
+        changes_section += f'<p class="why">{esc(changes_note)}</p>'
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
@@ -344,7 +351,7 @@ def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping
 {render_diff_html(diff)}
 {render_trends(history or [])}
 {severe_html}
-{changes_html(groups)}
+{changes_section}
 <h2>Layers</h2>
 <table><tr><th>layer</th>{head_cells}<th>pass rate</th><th>cost</th><th>verdict</th></tr>{layer_rows}</table>
 <p class="muted">Unavailable evidence (judge down, probe or golden missing) is never counted as passed;

@@ -87,9 +87,10 @@ def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any
                 f"{names}{more}", ""]
     if severe:
         out += ["### Failures", ""] + _case_lines(severe) + [""]
-    from harness.report.changes import baseline_changes, markdown_lines as changes_lines
+    from harness.report.changes import changes_or_note, markdown_lines as changes_lines
 
-    out += changes_lines(baseline_changes(d, base))
+    groups, changes_note = changes_or_note(d, base)
+    out += changes_lines(groups) + ([f"_{md(changes_note, 300)}_", ""] if changes_note else [])
 
     out += ["### By layer", "",
             "| layer | " + " | ".join(TABLE_FIELDS) + " | pass rate | cost |",

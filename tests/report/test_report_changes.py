@@ -320,3 +320,27 @@ def test_a_side_with_nothing_marked_still_shows_its_claim():
     assert "It saves 310 euros a year." in shown
     text = render_summary(d)
     assert text.count("`hedged on every night` → `stated without a hedge` ×3") == 1
+
+
+def test_a_malformed_changes_block_costs_only_its_section(tmp_path):
+    d = results([case("x", "fail", [ev("baseline.facts", False)], [["t"]],
+                      baseline={"turns": [{"index": 0, "text": "t"}], "changes": [{"kind": "number", "turn": [1]}]})])
+    page = render_html(d)  # a turn that is a list: not drawn, and nothing else lost
+    assert "Cases (1), by layer" in page
+    bad = results([case("x", "fail", [ev("baseline.facts", False)], [["t"]],
+                        baseline={"turns": "not a list", "changes": "nor this"})])
+    assert "Cases (1), by layer" in render_html(bad) and "### By layer" in render_summary(bad)
+
+
+def test_render_takes_a_context_of_two_or_three(tmp_path):
+    from harness.report import render
+
+    folder = tmp_path / "r" / "20240105-020000-eeee"
+    folder.mkdir(parents=True)
+    d = results([case("split", "fail", [ev("baseline.replies", False, 0, "1 reply", "2 replies")], [["a", "b"]])])
+    (folder / "results.json").write_text(json.dumps(d), encoding="utf-8")
+    two = render(folder, "md", context=lambda res, reports: ([], None)).read_text(encoding="utf-8")
+    assert "accepted: not known here" in two
+    base = results([case("split", "pass", [], [["ab"]])])
+    three = render(folder, "md", context=lambda res, reports: ([], None, base)).read_text(encoding="utf-8")
+    assert "accepted: ab" in three
