@@ -349,6 +349,16 @@ def _ranges(text: str, mark: MarkLike) -> list[tuple[int, int]]:
     return out
 
 
+def changes_line(groups: Sequence[Group], limit: int = 4) -> str:
+    """One line for the end of ``harness run``: ``changed against the baseline: 12 cases (11: a
+    hedge changed; 2: replies split into more messages); see report.html``; '' when none."""
+    if not groups:
+        return ""
+    total = len({cc.id for g in groups for cc in g.cases})
+    parts = "; ".join(f"{len(g.cases)}: {g.title}" for g in groups[:limit]) + ("; …" if len(groups) > limit else "")
+    return f"changed against the baseline: {total} case{'s' if total != 1 else ''} ({parts})"
+
+
 def changes_or_note(results: Mapping[str, Any], base: Mapping[str, Any] | None = None) -> tuple[list[Group], str]:
     """``baseline_changes``, or no groups and a sentence saying why: a malformed results.json
     (or a bug here) must not lose the rest of the report."""

@@ -344,3 +344,12 @@ def test_render_takes_a_context_of_two_or_three(tmp_path):
     base = results([case("split", "pass", [], [["ab"]])])
     three = render(folder, "md", context=lambda res, reports: ([], None, base)).read_text(encoding="utf-8")
     assert "accepted: ab" in three
+
+
+def test_the_run_ends_on_one_line_about_the_changes(tonight, base):
+    from harness.report.changes import changes_line
+
+    assert changes_line(baseline_changes(tonight, base)) == (
+        "changed against the baseline: 4 cases (2: a number changed; 2: replies split into more messages; "
+        "1: a fact of every accepted night is missing)")
+    assert changes_line([]) == ""
