@@ -21,6 +21,10 @@ async def test_calibration_catches_and_counts_false_alarms(tmp_path):
     rows = {r["name"]: r for r in data["regressions"]}
     assert rows["crash_on_empty"]["caught_by"]
     assert rows["crash_on_empty"]["first_evidence"]["check"]
+    # every catch is told by at least one kind of evidence, and by none that did not catch
+    by_kind = rows["crash_on_empty"]["caught_by_kind"]
+    assert sorted({cid for ids in by_kind.values() for cid in ids}) == rows["crash_on_empty"]["caught_by"]
+    assert rows["crash_on_empty"]["first_evidence"]["kind"] in by_kind
     # none of the selected cases exercise links, so this one must be reported as missed
     assert rows["unsupported_types_accepted"]["caught_by"] == []
     assert data["missed"] == ["unsupported_types_accepted"]

@@ -379,6 +379,11 @@ def _run(args, config, out: Path, early) -> int:
 
         print_table(report, console)
         console.print(diff_line(nightly["diff"]), markup=False)
+        from harness.report.changes import changes_line, changes_or_note
+
+        changed = changes_line(changes_or_note(d, nightly.get("base"))[0])  # tonight beside the accepted replies
+        if changed:
+            console.print(changed, markup=False)
         console.print(f"report: {files.get('html', run_dir)}")
     args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
     return report.exit_code

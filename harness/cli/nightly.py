@@ -37,10 +37,15 @@ def add_parsers(sub) -> None:
     b = sub.add_parser("baseline", help="accept a run as the baseline that diffs compare with, or show it")
     common(b)
     bsub = b.add_subparsers(dest="baseline_command", required=True)
-    acc = bsub.add_parser("accept", help="bless RUN_ID as the baseline")
+    acc = bsub.add_parser("accept", help="bless RUN_ID as the baseline, or accept some of its cases into it (--case)")
     acc.add_argument("run_id")
-    acc.add_argument("--note", default="", help="why this run is the baseline")
-    bsub.add_parser("show", help="print the accepted baseline")
+    acc.add_argument("--case", action="append", default=[], metavar="GLOB", dest="cases",
+                     help="accept only these cases of RUN_ID (repeatable; globs): their records replace the "
+                          "baseline's, the rest of the baseline stays (like --snapshot-update for one snapshot)")
+    acc.add_argument("--reason", "--note", default="", dest="reason", metavar="TEXT",
+                     help="why (recorded with who and when; --note is its old name)")
+    acc.add_argument("--by", default=None, metavar="NAME", help="who accepts (default: $USER, else git user.name)")
+    bsub.add_parser("show", help="print the accepted baseline and its acceptances")
 
 
 def _reports_and_config(args) -> tuple[Path, Any]:
@@ -82,9 +87,12 @@ def cmd_history(args) -> int:
 
     if args.last < 1:
         raise UsageError("--last must be at least 1")
+    from harness.night.baseline import acceptance_note, read_baseline
+
     reports, config = _reports_and_config(args)
-    hist = load_history(source_for(reports, config, remote=not args.local), last=args.last)
-    sys.stdout.write(render_history(hist))
+    source = source_for(reports, config, remote=not args.local)
+    hist = load_history(source, last=args.last)
+    sys.stdout.write(render_history(hist, baseline=acceptance_note(read_baseline(reports, source))))
     if args.parquet:
         path = write_parquet(hist.runs, args.parquet)
         print(f"wrote {path} ({sum(len(r.get('cases') or []) for r in hist.runs)} rows)")
@@ -92,7 +100,7 @@ def cmd_history(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from harness.night.baseline import choose_base, load_run, resolve_run_id
+    from harness.night.baseline import acceptance_note, choose_base, load_base, load_run, resolve_run_id
     from harness.night.diff import diff_runs
     from harness.report.diff_text import render_diff_text
     from harness.night.history import load_history
@@ -114,9 +122,11 @@ def cmd_diff(args) -> int:
             raise UsageError(f"nothing to compare {new_id} with: it is the only run",
                              fix="run again, or name two runs: harness diff BASE_RUN NEW_RUN")
     new = load_run(source, new_id)
-    base = load_run(source, base_id)
+    base = load_base(source, reports, base_id)  # the accepted baseline with its later per-case acceptances
     recent = load_history(source, last=t.flaky_nights, until=new_id).runs
     diff = diff_runs(base, new, recent=recent, thresholds=t, base_reason=why)
+    if base.get("baseline_record"):
+        diff["baseline"] = acceptance_note(base["baseline_record"])
     if args.json:
         sys.stdout.write(dumps(diff))
     else:
@@ -132,11 +142,27 @@ def cmd_baseline(args) -> int:
     from harness.night.baseline import accept_baseline, read_baseline, render_baseline
 
     reports, config = _reports_and_config(args)
+    source = source_for(reports, config)
     if args.baseline_command == "accept":
-        record = accept_baseline(reports, source_for(reports, config), args.run_id, note=args.note)
-        print(f"accepted {record['run_id']} as the baseline (by {record['accepted_by']}, {record['accepted_at']})")
+        record = accept_baseline(reports, source, args.run_id, note=args.reason, cases=args.cases, by=args.by)
+        last = record["log"][-1]
+        if last["cases"] is None:
+            print(f"accepted {record['run_id']} as the baseline (by {last['accepted_by']}, {last['accepted_at']})")
+        else:
+            ids = last["cases"]
+            print(f"accepted {len(ids)} case(s) of {last['run_id']} into the baseline {record['run_id']} "
+                  f"(by {last['accepted_by']}, {last['accepted_at']}): {', '.join(ids[:10])}"
+                  + (f" and {len(ids) - 10} more" if len(ids) > 10 else ""))
+            from harness.night.baseline import load_run
+
+            bad = [c.get("id") for c in load_run(source, last["run_id"]).get("cases") or ()
+                   if c.get("id") in ids and c.get("status") not in ("pass", "soft")]
+            if bad:
+                print(f"harness: warning: accepted though not passing in {last['run_id']}: {', '.join(bad[:10])}",
+                      file=sys.stderr)
+        print("wrote " + " and ".join(record["where"]))
         return 0
-    sys.stdout.write(render_baseline(read_baseline(reports)))
+    sys.stdout.write(render_baseline(read_baseline(reports, source)))
     return 0
 
 
@@ -155,7 +181,7 @@ def load_run_quarantine(fixtures_dir: Path):
 
 def finish_run(report, out: Path, config, quarantine) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """The runner's report with quarantine applied, ``write_all`` keyword arguments carrying
-    the history and diff of the reports folder ``out``, and the report's results.json dict
+    the history, diff and base (the accepted baseline's results) of the reports folder ``out``, and the report's results.json dict
     (built once here; ``cost.after_run`` and ``RunFlow.finish`` reuse it)."""
     from harness.night.context import run_context
     from harness.night.quarantine import apply_quarantine
@@ -166,7 +192,7 @@ def finish_run(report, out: Path, config, quarantine) -> tuple[Any, dict[str, An
     ctx = run_context(d, out, source=source_for(out, config), thresholds=thresholds_of(config))
     for w in ctx.warnings:
         print(f"harness: warning: {w}", file=sys.stderr)
-    return report, {"history": ctx.history, "diff": ctx.diff}, d
+    return report, {"history": ctx.history, "diff": ctx.diff, "base": ctx.base}, d
 
 
 def diff_line(diff: dict[str, Any] | None) -> str:

@@ -5,6 +5,11 @@ regressions were missed, and the clean agent's false alarms.
 
 A case "catches" a regression when it fails (fail or error) with the regression on and
 never failed in any clean run: a case that also fails clean is a false alarm, not a catch.
+Each catch is also told by the kind of evidence that failed in it (``caught_by_kind``,
+``evidence_kind``): the case's own ``hand-written`` checks, ``baseline`` invariants learned
+from the accepted nights, the ``judges`` (critic, similarity), or the checks the harness adds
+itself (``defaults``: the layer's default checks, the variants' equivalence, budget and
+anomaly guards); a case that errored with no failing check is ``error``.
 Runs are independent (own sandbox, own docbot process) and several run at once, because a
 run spends most of its time waiting for the agent, not computing.
 """
@@ -18,7 +23,7 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from harness.config import Config, python_command
 from harness.errors import TargetError
@@ -27,6 +32,35 @@ from harness import layer as layer_registry
 from harness.types import Case, RunReport
 
 NOISE_ENV = "DOCBOT_NOISE"
+#: The kinds of evidence a catch is told by, in the order the matrix prints them.
+KINDS = ("hand-written", "baseline", "judges", "defaults", "error")
+#: Check families judged by a model (an LLM critic, an embedder): the ``judges`` kind.
+JUDGE_FAMILIES = ("critic", "similarity")
+#: Checks the harness derives itself even where a case's turn carries them: the variants'
+#: metamorphic comparison (layers/variants.py writes it into the derived turns).
+DERIVED_CHECKS = ("equivalent",)
+
+
+def _written(case: Case, turn: int | None, check: str) -> bool:
+    """``check`` is one the case file wrote on that turn (any turn for case-level evidence)."""
+    turns = case.turns if turn is None or not 0 <= turn < len(case.turns) else (case.turns[turn],)
+    return any(check == s.name or check.startswith(s.name + ".") for t in turns for s in t.checks)
+
+
+def evidence_kind(check: str, turn: int | None, case: Case | None) -> str:
+    """Which kind of evidence ``check`` (on ``turn`` of ``case``) is: ``baseline`` (``baseline.*``),
+    ``judges`` (critic, similarity), ``hand-written`` (a check the case's own file wrote) or
+    ``defaults`` (what the harness adds: the layer's default checks, the variants' ``equivalent``,
+    ``budget.*``, ``anomaly.*``). ``case`` is the case as loaded, before the layer's defaults were
+    added; None (unknown case) leaves ``defaults`` for anything not told by its name."""
+    family = check.split(".", 1)[0]
+    if family == "baseline":
+        return "baseline"
+    if family in JUDGE_FAMILIES:
+        return "judges"
+    if case is not None and family not in DERIVED_CHECKS and _written(case, turn, check):
+        return "hand-written"
+    return "defaults"
 
 
 @dataclass(frozen=True)
@@ -64,6 +98,19 @@ class RunOutcome:
 
     def soft(self) -> int:
         return 0 if self.report is None else sum(1 for c in self.report.cases if c.status == "soft")
+
+    def failing_kinds(self, cases: Mapping[str, Case]) -> dict[str, list[str]]:
+        """Failing case id -> the kinds of its failing evidence (``KINDS`` order; ``error`` when
+        the case errored with no failing evidence)."""
+        out: dict[str, list[str]] = {}
+        if self.report is None:
+            return out
+        for c in self.report.cases:
+            if c.status not in ("fail", "error"):
+                continue
+            kinds = {evidence_kind(e.check, e.turn, cases.get(c.id)) for e in c.evidence if e.passed is False}
+            out[c.id] = [k for k in KINDS if k in kinds] or ["error"]
+        return out
 
 
 def list_regressions(config: Config) -> list[Regression]:
@@ -114,6 +161,8 @@ class Calibration:
     broken: list[RunOutcome]
     seconds: float
     matrix: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    cases: dict[str, Case] = field(default_factory=dict)
+    """The suite as loaded (case id -> case, before layer defaults): tells hand-written checks."""
 
     def false_alarms(self, runs: list[RunOutcome]) -> set[str]:
         return {cid for r in runs for cid in r.failing()}
@@ -125,15 +174,21 @@ class Calibration:
         for reg, run in zip(self.regressions, self.broken):
             failing = run.failing()
             caught = sorted(cid for cid in failing if cid not in clean_fail)
-            first = failing[caught[0]] if caught else None
             same_layer = [cid for cid in caught if failing[cid]["layer"] == reg.layer]
-            if same_layer:
-                first = failing[same_layer[0]]
+            shown = (same_layer or caught)[0] if caught else None  # the first evidence shown: its own layer first
+            first = failing[shown] if shown else None
+            if first:
+                first = {"case": shown, **first, "kind": evidence_kind(first["check"], first["turn"],
+                                                                       self.cases.get(shown))
+                         if first["check"] else "error"}
+            kinds = run.failing_kinds(self.cases)
             rows.append({"name": reg.name, "layer": reg.layer, "description": reg.description,
-                         "caught_by": caught, "by_layer": {layer: sorted(c for c in caught
-                                                                         if failing[c]["layer"] == layer)
-                                                           for layer in layer_registry.names()},
-                         "first_evidence": ({"case": (same_layer or caught)[0], **first} if first else None),
+                         "caught_by": caught,
+                         "caught_by_kind": {kind: [cid for cid in caught if kind in kinds.get(cid, ())]
+                                            for kind in KINDS},
+                         "by_layer": {layer: sorted(c for c in caught if failing[c]["layer"] == layer)
+                                      for layer in layer_registry.names()},
+                         "first_evidence": first,
                          "seconds": round(run.seconds, 1), "error": run.error})
 
         def block(runs: list[RunOutcome]) -> dict:
@@ -148,6 +203,7 @@ class Calibration:
                 "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "regressions": rows, "clean": block(self.clean), "noise": block(self.noisy),
                 "missed": [r["name"] for r in rows if not r["caught_by"]],
+                "by_kind": kind_totals({"regressions": rows}),
                 "wall_seconds": round(self.seconds, 1),
                 "false_alarms": {"clean": sorted(clean_fail), "noise": sorted(noisy_fail)}}
 
@@ -185,7 +241,7 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
                       clean=[by_label[p[0]] for p in plan if p[1] is None and not p[2]],
                       noisy=[by_label[p[0]] for p in plan if p[1] is None and p[2]],
                       broken=[by_label[f"regression-{r.name}"] for r in regressions],
-                      seconds=time.perf_counter() - started)
+                      seconds=time.perf_counter() - started, cases={c.id: c for c in cases})
     return cal
 
 
@@ -203,18 +259,30 @@ def write_calibration(cal: Calibration, out: Path) -> dict:
     return data
 
 
+def kinds_cell(row: Mapping) -> str:
+    """``hand-written 3 · baseline 5``: how many catching cases each kind of evidence accounts for."""
+    by_kind = row.get("caught_by_kind") or {}
+    return " · ".join(f"{kind} {len(by_kind[kind])}" for kind in KINDS if by_kind.get(kind))
+
+
+def kind_totals(data: Mapping) -> dict[str, int]:
+    """Kind -> how many regressions it caught (a regression counts for each kind that caught it)."""
+    return {kind: sum(1 for r in data["regressions"] if (r.get("caught_by_kind") or {}).get(kind)) for kind in KINDS}
+
+
 def matrix_lines(data: dict) -> list[str]:
     """The catch matrix as plain text rows (rows: regressions; columns: layers)."""
     layers = [layer for layer in layer_registry.names()]
     width = max([len(r["name"]) for r in data["regressions"]] + [10])
-    head = f"{'regression'.ljust(width)}  {'layer':<10}  " + "  ".join(f"{layer:<12}" for layer in layers)
+    head = (f"{'regression'.ljust(width)}  {'layer':<10}  " + "  ".join(f"{layer:<12}" for layer in layers)
+            + "  caught by (cases per kind of evidence)")
     lines = [head, "-" * len(head)]
     for r in data["regressions"]:
         cells = []
         for layer in layers:
             ids = r["by_layer"][layer]
             cells.append(f"{len(ids):>3} caught " if ids else "     -      ")
-        mark = "" if r["caught_by"] else "   MISSED"
+        mark = ("  " + kinds_cell(r)) if r["caught_by"] else "   MISSED"
         lines.append(f"{r['name'].ljust(width)}  {r['layer']:<10}  " + "  ".join(cells) + mark)
     c, n = data["clean"], data["noise"]
     lines.append("")
@@ -225,6 +293,11 @@ def matrix_lines(data: dict) -> list[str]:
                      + (f" ({', '.join(n['failing_cases'][:8])})" if n["failing_cases"] else ""))
     caught = sum(1 for r in data["regressions"] if r["caught_by"])
     lines.append(f"caught {caught} of {len(data['regressions'])} seeded regressions in {data['wall_seconds']}s")
+    totals = kind_totals(data)
+    only = {kind: sum(1 for r in data["regressions"]
+                      if {k for k, ids in (r.get("caught_by_kind") or {}).items() if ids} == {kind}) for kind in KINDS}
+    lines.append("by kind of evidence: " + (", ".join(f"{kind} {n} ({only[kind]} by it alone)"
+                                                       for kind, n in totals.items() if n) or "none"))
     for r in data["regressions"]:
         fe = r["first_evidence"]
         if fe:

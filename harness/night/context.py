@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.night.baseline import choose_base
+from harness.night.baseline import acceptance_note, choose_base, load_base
 from harness.night.diff import DriftThresholds, diff_runs
 from harness.night.history import LocalRunSource, RunSource, load_history, run_records
 
@@ -34,6 +34,10 @@ class RunContext:
     """Run records (``history.run_record``), oldest first, ending with this run."""
     diff: dict[str, Any] | None = None
     """This run against its base (``diff.diff_runs``), None when there is nothing to compare."""
+    base: dict[str, Any] | None = None
+    """The results dict the diff compared with: the accepted baseline (with its per-case
+    acceptances, ``baseline.baseline_results``) or the run before; the reports put its replies
+    beside tonight's where ``baseline.*`` evidence failed."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -52,8 +56,12 @@ def run_context(run: Mapping[str, Any], reports_dir: str | os.PathLike[str], *, 
         ctx.history = run_records(runs[-last:])
         base_id, why = choose_base(source, reports_dir, run_id)
         if base_id is not None:
-            base = next((r for r in hist.runs if r.get("run_id") == base_id), None) or source.load(base_id)
+            loaded = next((r for r in hist.runs if r.get("run_id") == base_id), None)
+            base = load_base(source, reports_dir, base_id, loaded)
+            ctx.base = base
             ctx.diff = diff_runs(base, run, recent=runs[-t.flaky_nights:], thresholds=t, base_reason=why)
+            if base.get("baseline_record"):
+                ctx.diff["baseline"] = acceptance_note(base["baseline_record"])
     except Exception as exc:  # a report without trends beats no report
         msg = f"history/diff left out of the report: {type(exc).__name__}: {exc}"
         log.warning(msg)
@@ -61,7 +69,9 @@ def run_context(run: Mapping[str, Any], reports_dir: str | os.PathLike[str], *, 
     return ctx
 
 
-def nights_around(results: Mapping[str, Any], reports_dir: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """``harness.report.render``'s context: the history and diff of a finished run."""
+def nights_around(results: Mapping[str, Any], reports_dir: Path
+                  ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, dict[str, Any] | None]:
+    """``harness.report.render``'s context: the history, diff and base (``RunContext.base``)
+    of a finished run."""
     ctx = run_context(results, reports_dir)
-    return ctx.history, ctx.diff
+    return ctx.history, ctx.diff, ctx.base

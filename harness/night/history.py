@@ -359,12 +359,19 @@ def fmt_num(value: Any, unit: str = "") -> str:
     return str(value)
 
 
-def render_history(hist: History, *, max_cases: int = 60) -> str:
-    """``harness history``: a compact table per layer over the runs, then a status strip per case."""
+def render_history(hist: History, *, max_cases: int = 60, baseline: Mapping[str, Any] | None = None) -> str:
+    """``harness history``: a compact table per layer over the runs, then a status strip per case.
+
+    ``baseline``: the acceptance note (``baseline.acceptance_note``): which run is the baseline,
+    who accepted it, when and why, and the cases accepted since from later runs."""
     if not hist.runs:
         return "no runs found\n" + "".join(f"warning: {w}\n" for w in hist.warnings)
     records = run_records(hist.runs)
     out = [f"{len(records)} run(s): {records[0]['run_id']} .. {records[-1]['run_id']}"]
+    if baseline:
+        from harness.report.diff_text import note_lines
+
+        out += note_lines(baseline)
     layers = list(dict.fromkeys(name for r in records for name in r["layers"])) + ["total"]
     head = f"  {'run':<22} {'verdict':<10} {'pass rate':>9} {'pass/dec':>9} {'soft':>4} {'fail':>4} " \
            f"{'err':>4} {'n/a':>4} {'cost':>9} {'tokens':>8} {'p95':>8} {'sim':>6}"

@@ -41,11 +41,13 @@ __all__ = [
 
 def write_all(report: RunReport | Mapping[str, Any], run_dir: str | os.PathLike[str], *,
               history: list[Mapping[str, Any]] | None = None,
-              diff: Mapping[str, Any] | None = None) -> dict[str, Path]:
+              diff: Mapping[str, Any] | None = None, base: Mapping[str, Any] | None = None) -> dict[str, Path]:
     """Write every report file into ``run_dir``; returns ``{format: path}``.
 
-    ``history`` (run records for report.html's trend charts) and ``diff`` (tonight against
-    the baseline; also written as diff.json) come from ``harness.night.context.run_context``.
+    ``history`` (run records for report.html's trend charts), ``diff`` (tonight against
+    the baseline; also written as diff.json) and ``base`` (the results dict it compared with:
+    the accepted replies report.html and summary.md put beside tonight's) come from
+    ``harness.night.context.run_context``.
     results.json is written last, so its presence means the other files are complete too.
     """
     run_dir = Path(run_dir)
@@ -56,7 +58,7 @@ def write_all(report: RunReport | Mapping[str, Any], run_dir: str | os.PathLike[
     if diff is not None:
         written["diff"] = _save(run_dir / "diff.json", dumps(diff))
     for fmt in ("junit", "md", "html", "json"):
-        written[fmt] = _write(d, run_dir, fmt, history=history, diff=diff)
+        written[fmt] = _write(d, run_dir, fmt, history=history, diff=diff, base=base)
     return written
 
 
@@ -67,9 +69,10 @@ def render_text(report_dict: Mapping[str, Any], fmt: str) -> str:
     return FORMATS[fmt][1](report_dict)
 
 
-#: ``(results dict, reports folder) -> (history, diff)``: the nights around a run, for the
-#: html and md forms (``harness.night.context.nights_around``; the report never reads them itself).
-Context = Callable[[Mapping[str, Any], Path], "tuple[list[Mapping[str, Any]] | None, Mapping[str, Any] | None]"]
+#: ``(results dict, reports folder) -> (history, diff[, base])``: the nights around a run, for
+#: the html, md and github forms (``harness.night.context.nights_around``; the report never reads
+#: them itself). ``base`` (optional third item): the results dict the diff compared with.
+Context = Callable[[Mapping[str, Any], Path], "tuple[Any, ...]"]
 
 
 def render(run_dir: str | os.PathLike[str], fmt: str, *, context: Context | None = None) -> Path:
@@ -88,18 +91,19 @@ def render(run_dir: str | os.PathLike[str], fmt: str, *, context: Context | None
         return run_dir / "results.json"
     extra: dict[str, Any] = {}
     if fmt in ("html", "md", "github") and context is not None:  # the nights around it: the run folder's siblings
-        history, diff = context(d, run_dir.parent)
-        extra = {"history": history, "diff": diff}
+        nights = tuple(context(d, run_dir.parent))
+        history, diff = nights[0], nights[1]
+        extra = {"history": history, "diff": diff, "base": nights[2] if len(nights) > 2 else None}
     return _write(d, run_dir, fmt, **extra)
 
 
-def _write(d: Mapping[str, Any], run_dir: Path, fmt: str, history=None, diff=None) -> Path:
+def _write(d: Mapping[str, Any], run_dir: Path, fmt: str, history=None, diff=None, base=None) -> Path:
     if fmt == "html":
-        text = render_html(d, history, diff, target_log=(run_dir / "target.log").is_file())
+        text = render_html(d, history, diff, target_log=(run_dir / "target.log").is_file(), base=base)
     elif fmt == "md":
-        text = render_summary(d, diff)
+        text = render_summary(d, diff, base=base)
     elif fmt == "github":
-        text = render_github(d, diff, history)
+        text = render_github(d, diff, history, base=base)
     else:
         text = render_text(d, fmt)
     return _save(run_dir / FORMATS[fmt][0], text)

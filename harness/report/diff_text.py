@@ -27,6 +27,31 @@ def _case_line(e: Mapping[str, Any]) -> str:
         (f" - {e['why']}" if e.get("why") else "")
 
 
+def acceptance_line(record: Mapping[str, Any]) -> str:
+    """``by alice at 2026-12-01T20:00:00+00:00: tone change approved`` (the reason when given)."""
+    reason = record.get("reason") or record.get("note")
+    return f"by {record.get('accepted_by', '?')} at {record.get('accepted_at', '?')}" + (f": {reason}" if reason else "")
+
+
+def note_lines(note: Mapping[str, Any] | None, *, max_cases: int = 10) -> list[str]:
+    """The acceptance note as plain lines (``harness history``, ``harness diff``, summary.md)."""
+    if not note:
+        return []
+    out = [f"baseline {note.get('run_id')} accepted {acceptance_line(note)}"]
+    cases = note.get("cases") or {}
+    if cases:
+        by_run: dict[tuple[str, str, str, str], list[str]] = {}
+        for cid, e in sorted(cases.items()):
+            key = (str(e.get("run_id")), str(e.get("accepted_by", "?")), str(e.get("accepted_at", "?")),
+                   str(e.get("reason") or ""))
+            by_run.setdefault(key, []).append(cid)
+        out.append(f"{len(cases)} case(s) accepted since from later runs:")
+        for (run_id, who, at, reason), ids in list(by_run.items())[:max_cases]:
+            shown = ", ".join(ids[:max_cases]) + (f" and {len(ids) - max_cases} more" if len(ids) > max_cases else "")
+            out.append(f"  {shown} <- {run_id} by {who} at {at}" + (f": {reason}" if reason else ""))
+    return out
+
+
 SECTIONS = (("regressions", "New failures (regressions)"), ("fixed", "Fixed"),
             ("still_failing", "Still failing"), ("changed", "Other status changes"),
             ("new", "New cases"), ("removed", "Removed cases"))
@@ -42,6 +67,7 @@ def render_diff_text(diff: Mapping[str, Any]) -> str:
            f"{c.get('fixed', 0)} fixed, {c.get('still_failing', 0)} still failing, {c.get('flaky', 0)} flaky, "
            f"{c.get('new', 0)} new, {c.get('removed', 0)} removed, {c.get('drift', 0)} drift"
            + (f", {c['not_run']} not run tonight (layer not selected)" if c.get("not_run") else "")]
+    out += [f"  {line}" for line in note_lines(diff.get("baseline"))]
     refs = diff.get("references") or []
     if refs:
         out.append("  references changed (a score change may be a reference change):")
@@ -76,6 +102,11 @@ def render_diff_markdown(diff: Mapping[str, Any], *, max_listed: int = 10) -> li
                f"{c.get('new', 0)} new · {c.get('removed', 0)} removed · {c.get('drift', 0)} drift"
                + (f" · {c['not_run']} not run tonight" if c.get("not_run") else ""))
     out.append("")
+    note = note_lines(diff.get("baseline"), max_cases=max_listed)
+    if note:
+        out += ["_" + md(note[0], 300) + "_" + ("" if len(note) == 1 else "  ")]
+        out += [md(line.strip(), 300) + "  " for line in note[1:]]
+        out.append("")
     refs = diff.get("references") or []
     if refs:
         out.append("References changed: " + "; ".join(

@@ -119,6 +119,11 @@ def md(text: Any, limit: int = REASON_CHARS) -> str:
     return one_line("" if text is None else str(text), limit).translate(_MD_ESCAPES)
 
 
+def md_span(text: Any) -> str:
+    """Untrusted text escaped for Markdown as it is: no collapsing, no cut (a piece of a line)."""
+    return ("" if text is None else str(text)).replace("\n", " ").translate(_MD_ESCAPES)
+
+
 def code(text: Any, limit: int = 80) -> str:
     """Untrusted text as an inline code span (inside one, Markdown and HTML are inert)."""
     return "`" + one_line("" if text is None else str(text), limit).replace("`", "'") + "`"

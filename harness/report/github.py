@@ -25,17 +25,23 @@ FIELDS = ("planned", "passed", "failed", "errored", "soft", "unavailable")
 
 
 def render_github(d: Mapping[str, Any], diff: Mapping[str, Any] | None = None,
-                  history: Sequence[Mapping[str, Any]] | None = None) -> str:
-    """The Markdown, at most ``BUDGET`` characters."""
+                  history: Sequence[Mapping[str, Any]] | None = None, *,
+                  base: Mapping[str, Any] | None = None) -> str:
+    """The Markdown, at most ``BUDGET`` characters. ``base``: the results the diff compared
+    with, for the accepted replies of the cases that changed against the baseline."""
+    from harness.report.changes import changes_or_note
+
+    groups, _note = changes_or_note(d, base)  # a malformed comparison is left out (summary.md says why)
     for listed in (25, 10, 5, 0):
-        text = _render(d, diff, history, listed)
+        text = _render(d, diff, history, listed, groups)
         if len(text) <= BUDGET:
             return text
     cut = text[:BUDGET - 200].rsplit("\n", 1)[0]  # pathological: say so rather than overflow
     return cut + "\n\n_… cut to fit GitHub's comment limit; see summary.md and report.html._\n"
 
 
-def _render(d: Mapping[str, Any], diff: Mapping[str, Any] | None, history: Any, listed: int) -> str:
+def _render(d: Mapping[str, Any], diff: Mapping[str, Any] | None, history: Any, listed: int,
+            groups: Sequence[Any] = ()) -> str:
     s = d.get("summary") or {}
     verdict = str(s.get("verdict", "?"))
     target = d.get("target") or {}
@@ -74,6 +80,18 @@ def _render(d: Mapping[str, Any], diff: Mapping[str, Any] | None, history: Any, 
         if len(bad) > listed:
             out.append(f"- … and {len(bad) - listed} more (summary.md, report.html)")
         out += ["", "</details>", ""]
+
+    if groups:  # what changed against the baseline, one folded list per kind (report/changes.py)
+        from harness.report.changes import markdown_lines
+
+        total = len({cc.id for g in groups for cc in g.cases})
+        out += [f"**Changed against the baseline**: {total} case(s) · "
+                + " · ".join(md(g.heading, 120) for g in groups[:8]) + (" · …" if len(groups) > 8 else ""), ""]
+        if listed:
+            for g in groups[:12]:
+                lines = markdown_lines([g], max_cases=min(listed, 10), texts=listed >= 10)
+                body = lines[4:]  # without the section's own heading and the group's heading
+                out += [f"<details><summary>{md(g.heading, 200)}</summary>", "", *body, "</details>", ""]
 
     layers = d.get("layers") or {}
     if layers:

@@ -20,7 +20,6 @@ import hashlib
 import html
 import json
 import os
-import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -107,7 +106,9 @@ def esc(value: Any) -> str:
 
 
 def _anchor(case_id: Any) -> str:
-    return "case-" + re.sub(r"[^A-Za-z0-9_-]", "-", str(case_id))
+    from harness.report.html_changes import case_anchor  # one rule for the section's links and the ids
+
+    return case_anchor(case_id)
 
 
 def _badge(status: Any) -> str:
@@ -197,7 +198,7 @@ def _turn_html(t: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-def _case_html(c: Mapping[str, Any]) -> str:
+def _case_html(c: Mapping[str, Any], against: str = "") -> str:
     status = str(c.get("status", ""))
     is_open = " open" if status in ("fail", "error") else ""
     why = headline(c)
@@ -227,7 +228,7 @@ def _case_html(c: Mapping[str, Any]) -> str:
             f'{esc(format_ms(c.get("duration_ms")))}</span>'
             + (f' <span class="why">— {esc(why)}</span>' if why else "")
             + f'</summary><dl class="meta">{dl}</dl><h3>Evidence</h3>{_evidence_table(c.get("evidence") or [])}'
-            f"<h3>Transcript</h3>{transcript}</details>")
+            f"{against}<h3>Transcript</h3>{transcript}</details>")
 
 
 def layer_sections(d: Mapping[str, Any]) -> str:
@@ -248,7 +249,8 @@ def layer_sections(d: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-def _cases_by_layer(d: Mapping[str, Any], cases: list[Mapping[str, Any]]) -> str:
+def _cases_by_layer(d: Mapping[str, Any], cases: list[Mapping[str, Any]],
+                    against: Mapping[str, str] | None = None) -> str:
     """The filter bar (hidden until the script shows it) and the cases, one group per layer."""
     order = list(dict.fromkeys([*(d.get("layers") or {}), *(str(c.get("layer") or "") for c in cases)]))
     by_status: dict[str, int] = {}
@@ -266,18 +268,23 @@ def _cases_by_layer(d: Mapping[str, Any], cases: list[Mapping[str, Any]]) -> str
             continue
         groups.append(f'<section class="layer-cases" data-layer="{esc(layer)}"><h3 class="layer">'
                       f'{esc(layer or "no layer")} (<span class="n-shown">{len(members)}</span> of {len(members)})'
-                      f'</h3>{"".join(_case_html(c) for c in members)}</section>')
+                      f'</h3>{"".join(_case_html(c, (against or {}).get(str(c.get("id")), "")) for c in members)}</section>')
     return bar + "".join(groups)
 
 
 def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None = None,
-                diff: Mapping[str, Any] | None = None, *, target_log: bool = False) -> str:
+                diff: Mapping[str, Any] | None = None, *, target_log: bool = False,
+                base: Mapping[str, Any] | None = None) -> str:
     """The report page for a report (or its results.json dict).
 
     ``history``: run records (``harness.night.history.run_records``, oldest first) for the trend
     charts; ``diff``: tonight against the baseline (``harness.night.diff.diff_runs``), shown first.
     ``target_log``: the run folder holds target.log (the agent's own output): link it.
+    ``base``: the results dict the diff compared with (``RunContext.base``): the accepted replies
+    shown beside tonight's where ``baseline.*`` evidence failed (report/changes.py).
     """
+    from harness.report.changes import changes_or_note
+    from harness.report.html_changes import CSS as CHANGES_CSS, by_case, case_block, changes_html
     from harness.report.html_trends import CSS as TRENDS_CSS, render_diff_html, render_trends
     from harness.report.repeats import html_section as repeats_html  # slots, pass@k, flaky
 
@@ -321,12 +328,21 @@ def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping
         links.append('<a href="target.log">target.log</a> <span class="muted">(the agent\'s own output: '
                      'tracebacks of a crashed bot are here)</span>')
     sentence = tonight_sentence(d, diff, history)
+    groups, changes_note = changes_or_note(d, base)
+    try:
+        changes_section = changes_html(groups)
+        against = {cid: case_block(entries) for cid, entries in by_case(groups).items()}
+    except Exception as exc:  # like a layer's section: its bug must not lose the report
+        changes_section, against = "", {}
+        changes_note = f"the changes against the baseline could not be drawn: {type(exc).__name__}: {exc}"
+    if changes_note:
+        changes_section += f'<p class="why">{esc(changes_note)}</p>'
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{esc(target_name or "harness")} {esc(d.get('run_id'))}: {esc(sentence)}</title>
-<style>{CSS}{TRENDS_CSS}</style></head><body>
+<style>{CSS}{TRENDS_CSS}{CHANGES_CSS}</style></head><body>
 <header><h1>{_badge(verdict)} {esc(target_name or "harness run")}</h1>
 <p class="sentence" id="sentence">{esc(sentence)}</p>
 <div class="muted">{meta}</div>
@@ -335,6 +351,7 @@ def render_html(report: RunReport | Mapping[str, Any], history: Sequence[Mapping
 {render_diff_html(diff)}
 {render_trends(history or [])}
 {severe_html}
+{changes_section}
 <h2>Layers</h2>
 <table><tr><th>layer</th>{head_cells}<th>pass rate</th><th>cost</th><th>verdict</th></tr>{layer_rows}</table>
 <p class="muted">Unavailable evidence (judge down, probe or golden missing) is never counted as passed;
@@ -344,14 +361,15 @@ it makes the case unavailable and shrinks "decidable".</p>
 {cost_html(d)}
 {notes_html}
 <h2 id="cases">Cases ({len(cases)}), by layer</h2>
-{_cases_by_layer(d, cases)}
+{_cases_by_layer(d, cases, against)}
 <script>{SCRIPT}</script>
 </body></html>
 """
 
 
 def write_html(report: RunReport | Mapping[str, Any], path: str | os.PathLike[str],
-               history: Sequence[Mapping[str, Any]] | None = None, diff: Mapping[str, Any] | None = None) -> Path:
+               history: Sequence[Mapping[str, Any]] | None = None, diff: Mapping[str, Any] | None = None,
+               base: Mapping[str, Any] | None = None) -> Path:
     """Write report.html atomically; returns the path (target.log linked when it is beside it)."""
-    return atomic_write_text(path, render_html(report, history, diff,
+    return atomic_write_text(path, render_html(report, history, diff, base=base,
                                                target_log=(Path(path).parent / "target.log").is_file()))

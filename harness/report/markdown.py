@@ -46,9 +46,12 @@ def _counts_row(name: str, counts: Mapping[str, Any]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
+def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any] | None = None, *,
+                   base: Mapping[str, Any] | None = None) -> str:
     """The Markdown summary of a report (or of its results.json dict); ``diff`` (tonight
-    against the baseline, ``harness.night.diff.diff_runs``) adds its regressions after the layers."""
+    against the baseline, ``harness.night.diff.diff_runs``) adds its regressions after the layers;
+    ``base`` (the results it compared with) gives the accepted replies of the cases whose
+    ``baseline.*`` evidence failed or is soft (report/changes.py), shown after the failures."""
     d = as_report_dict(report)
     summary = d.get("summary") or {}
     cases = d.get("cases") or []
@@ -84,6 +87,10 @@ def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any
                 f"{names}{more}", ""]
     if severe:
         out += ["### Failures", ""] + _case_lines(severe) + [""]
+    from harness.report.changes import changes_or_note, markdown_lines as changes_lines
+
+    groups, changes_note = changes_or_note(d, base)
+    out += changes_lines(groups) + ([f"_{md(changes_note, 300)}_", ""] if changes_note else [])
 
     out += ["### By layer", "",
             "| layer | " + " | ".join(TABLE_FIELDS) + " | pass rate | cost |",
@@ -133,6 +140,6 @@ def render_summary(report: RunReport | Mapping[str, Any], diff: Mapping[str, Any
 
 
 def write_summary(report: RunReport | Mapping[str, Any], path: str | os.PathLike[str],
-                  diff: Mapping[str, Any] | None = None) -> Path:
+                  diff: Mapping[str, Any] | None = None, base: Mapping[str, Any] | None = None) -> Path:
     """Write summary.md atomically; returns the path."""
-    return atomic_write_text(path, render_summary(report, diff))
+    return atomic_write_text(path, render_summary(report, diff, base=base))

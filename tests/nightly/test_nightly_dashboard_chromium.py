@@ -102,3 +102,36 @@ def test_dom_has_charts_and_shows_script_as_text(tmp_path, dashboard):
     assert len(re.findall(r"<script\b", dom, re.I)) == 1
     title = re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
     assert "20240102-020000-bbbb" in title and "pwned" not in title
+
+
+@pytest.fixture
+def changed_page(tmp_path, make_case, make_run, save_run, monkeypatch) -> Path:
+    """An accepted night, then a night whose reply changed a number and carries a script."""
+    from harness.night.baseline import accept_baseline
+    from harness.night.history import LocalRunSource
+
+    reports = tmp_path / "reports"
+    save_run(reports, make_run("20240101-020000-aaaa", [make_case("url-ok", reply="Rates rose 15% last year.")]))
+    changed = make_case("url-ok", "fail", reply=f"Rates rose 20% last year. {XSS}")
+    changed["evidence"].append({"check": "baseline.facts", "turn": 0, "availability": "ready", "passed": False,
+                                "score": 0.0, "expected": "15%", "observed": "20%",
+                                "reason": "a number changed: 15% -> 20%", "evaluator": "baseline@1",
+                                "source": "real"})
+    second = save_run(reports, make_run("20240102-020000-bbbb", [changed]))
+    monkeypatch.setenv("USER", "tester")
+    accept_baseline(reports, LocalRunSource(reports), "20240101-020000-aaaa")
+    return render(second, "html", context=nights_around)
+
+
+def test_dom_shows_the_change_beside_the_baseline_and_the_script_as_text(tmp_path, changed_page):
+    proc = browse(tmp_path, changed_page, "--dump-dom", "--virtual-time-budget=2000")
+    dom = proc.stdout
+    assert "</html>" in dom, f"no DOM dumped (exit {proc.returncode}): {proc.stderr[-2000:]}"
+    section = dom[dom.index('id="changes"'):]
+    section = section[:section.index("</section>")]
+    assert "1 case: a number changed" in section
+    assert re.findall(r"<mark>([^<]*)</mark>", section) == ["15%", "20%"]  # accepted left, tonight right
+    assert "&lt;script&gt;document.title='pwned';alert(1)&lt;/script&gt;" in section
+    assert len(re.findall(r"<script\b", dom, re.I)) == 1  # the page's own filter only
+    title = re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
+    assert "pwned" not in title
