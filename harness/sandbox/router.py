@@ -14,7 +14,7 @@ import asyncio
 import re
 import time
 from dataclasses import replace
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 from harness.types import Event
 
@@ -25,6 +25,117 @@ DOC_TOKEN_RE = re.compile(r"/c/([a-z0-9]{8,32})(?:/|\b)")
 def doc_token_keys(text: str) -> list[str]:
     """Correlation keys for every document token mentioned in ``text``."""
     return [f"tok:{t}" for t in DOC_TOKEN_RE.findall(text or "")]
+
+
+#: A chat id or a WhatsApp number inside a longer id (``"tg-700000001"``, ``"user_4470000000001"``).
+ID_DIGITS_RE = re.compile(r"(?<!\d)\d{6,}(?!\d)")
+#: Fields of a tool call's body or query that name the user or the chat (at any depth).
+ID_FIELDS = frozenset({"user", "user_id", "userid", "chat_id", "chatid", "chat", "wa_id", "waid", "from",
+                       "sender", "sender_id", "customer_id", "telegram_id", "phone", "phone_number",
+                       "safety_identifier", "session_id"})
+#: A case text shorter than this identifies a call only when it is a whole user message.
+MIN_CONTAINED = 8
+#: Markers in a resolved key list (they route nowhere): how a call was attributed.
+VIA_CONTENT = "via:content"
+VIA_AMBIGUOUS = "via:ambiguous"
+
+
+def id_keys(value: Any) -> list[str]:
+    """``user:<v>`` for an id value, plus ``user:<digits>`` for each long digit run inside it."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return []
+    text = str(value).strip()
+    if not text:
+        return []
+    keys = [f"user:{text}"]
+    keys += [f"user:{d}" for d in ID_DIGITS_RE.findall(text) if d != text]
+    return keys
+
+
+def request_keys(body: Mapping[str, Any]) -> list[str]:
+    """The keys an LLM request names itself: ``user``, ``safety_identifier``, ``metadata``
+    values (OpenAI; Anthropic's ``metadata.user_id``), document tokens in its prompt."""
+    keys: list[str] = []
+    for field in ("user", "safety_identifier"):
+        keys += id_keys(body.get(field))
+    meta = body.get("metadata")
+    if isinstance(meta, Mapping):
+        for v in meta.values():
+            keys += id_keys(v)
+    keys += doc_token_keys("\n".join(prompt_texts(body)))
+    return list(dict.fromkeys(keys))
+
+
+def _part_texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):  # OpenAI content parts, Anthropic content blocks
+        return [p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+    return []
+
+
+def user_texts(body: Mapping[str, Any]) -> list[str]:
+    """The user messages of an LLM request, in order: OpenAI chat completions and Anthropic
+    Messages (``messages``), the Responses API (``input``), legacy completions (``prompt``)."""
+    out: list[str] = []
+    items: list = []
+    for field in ("messages", "input"):
+        v = body.get(field)
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, list):
+            items += v
+    for m in items:
+        if isinstance(m, Mapping) and m.get("role", "user") == "user":
+            out += _part_texts(m.get("content"))
+    if isinstance(body.get("prompt"), str):
+        out.append(body["prompt"])
+    return out
+
+
+def prompt_texts(body: Mapping[str, Any]) -> list[str]:
+    """Every text of an LLM request (system prompts, every message), for document tokens."""
+    out = _part_texts(body.get("system"))
+    for field in ("messages", "input"):
+        v = body.get(field)
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, list):
+            out += [t for m in v if isinstance(m, Mapping) for t in _part_texts(m.get("content"))]
+    if isinstance(body.get("prompt"), str):
+        out.append(body["prompt"])
+    return out
+
+
+def tool_request_keys(body: Any, query: Mapping[str, str] | None = None, raw: str = "") -> list[str]:
+    """The keys a tool call names: id fields anywhere in its JSON body, its query parameters,
+    document tokens in the body or the query."""
+    keys: list[str] = []
+
+    def walk(value: Any, depth: int) -> None:
+        if depth > 6:
+            return
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                if str(k).lower() in ID_FIELDS:
+                    keys.extend(id_keys(v) if not isinstance(v, (Mapping, list)) else [])
+                    if isinstance(v, Mapping) and "id" in v:  # {"chat": {"id": 700000001}}
+                        keys.extend(id_keys(v["id"]))
+                walk(v, depth + 1)
+        elif isinstance(value, list):
+            for v in value[:200]:
+                walk(v, depth + 1)
+
+    walk(body, 0)
+    for k, v in (query or {}).items():
+        if k.lower() in ID_FIELDS:
+            keys += id_keys(v)
+    keys += doc_token_keys(raw + " " + " ".join(f"{v}" for v in (query or {}).values()))
+    return list(dict.fromkeys(keys))
+
+
+def _norm(text: str) -> str:
+    return " ".join((text or "").split()).casefold()
 
 
 #: Per turn, a case stores at most this many replies, this many bytes of reply text and this
@@ -51,6 +162,26 @@ class CaseRecorder:
         """turn -> [replies, reply bytes, events] stored."""
         self.overflow: dict[int, dict] = {}
         """turn -> what came beyond the caps: {"replies", "reply_bytes", "events", "chats": {chat: replies}}."""
+        self.texts: list[tuple[int, str]] = []
+        """(turn, normalised text) the driver sent this attempt (``Router.sent``), for content attribution."""
+        self.unattributed: dict[int, dict] = {}
+        """turn -> calls no case could claim while this case and others ran (``Router.record``):
+        ``{"llm": n, "tools": {name: n}, "running": most cases running, "ambiguous": n}``."""
+
+    def note_unattributed(self, event: Event, running: int, ambiguous: bool) -> None:
+        """A call no case could claim came while this case ran with ``running - 1`` others."""
+        mark = self.unattributed.setdefault(self.turn, {"llm": 0, "tools": {}, "running": 0, "ambiguous": 0})
+        if event.name == "llm":
+            mark["llm"] += 1
+        else:
+            mark["tools"][event.name] = mark["tools"].get(event.name, 0) + 1
+        mark["running"] = max(mark["running"], running)
+        mark["ambiguous"] += bool(ambiguous)
+
+    def unattributed_of(self, turn: int) -> dict:
+        """What :meth:`note_unattributed` counted in ``turn`` ({} when nothing)."""
+        mark = self.unattributed.get(turn)
+        return {**mark, "tools": dict(mark["tools"])} if mark else {}
 
     def add(self, event: Event) -> None:
         kept = self._kept.setdefault(self.turn, [0, 0, 0])
@@ -115,6 +246,73 @@ class Router:
         self._active.append(rec)
         return rec
 
+    def sent(self, rec: CaseRecorder, texts: Iterable[str]) -> None:
+        """What the driver sends in ``rec``'s current turn (after placeholders): a call whose
+        messages hold it, and no running case's key, is ``rec``'s (``llm_keys``)."""
+        for t in texts:
+            n = _norm(t)
+            if n:
+                rec.texts.append((rec.turn, n))
+
+    def _claims(self, messages: list[str], current: bool) -> dict[CaseRecorder, str]:
+        """Running cases whose (current turn's, or earlier turns') text is in one of ``messages``,
+        each with its longest such text; a text two running cases sent (in any turn) counts for neither."""
+        senders: dict[str, set[CaseRecorder]] = {}
+        for rec in self._active:
+            for _, text in rec.texts:
+                senders.setdefault(text, set()).add(rec)
+        found: dict[CaseRecorder, str] = {}
+        for rec in self._active:
+            for turn, text in rec.texts:
+                if (turn == rec.turn) != current or len(senders[text]) > 1:
+                    continue
+                if any(text == m or (len(text) >= MIN_CONTAINED and text in m) for m in messages) \
+                        and len(text) > len(found.get(rec, "")):
+                    found[rec] = text
+        return found
+
+    def by_content(self, messages: Iterable[str]) -> tuple[CaseRecorder | None, bool]:
+        """The one running case whose injected text the messages hold (last message first), and
+        whether some text pointed at several cases (ambiguous)."""
+        msgs = [n for n in (_norm(m) for m in messages) if n]
+        if not msgs:
+            return None, False
+        ambiguous = False
+        for scope in (msgs[-1:], msgs):
+            for current in (True, False):
+                found = self._claims(scope, current)
+                if len(found) == 1:
+                    return next(iter(found)), False
+                if len(found) > 1:
+                    longest = max(found.values(), key=len)
+                    winners = [r for r, t in found.items() if t == longest]
+                    if len(winners) == 1 and all(t in longest for t in found.values()):
+                        return winners[0], False
+                    ambiguous = True
+        if not ambiguous:  # the same text sent by two running cases: say so in their marks
+            ambiguous = any(text == m or (len(text) >= MIN_CONTAINED and text in m)
+                            for rec in self._active for _, text in rec.texts for m in msgs)
+        return None, ambiguous
+
+    def _resolve(self, keys: list[str], messages: Iterable[str]) -> tuple[str, ...]:
+        if any(k in self._by_key for k in keys) or len(self._active) < 2:
+            return tuple(keys)  # named, or a sole running case takes it (record)
+        rec, ambiguous = self.by_content(messages)
+        if rec is not None:
+            return tuple(keys) + rec.keys + (VIA_CONTENT,)
+        return tuple(keys) + ((VIA_AMBIGUOUS,) if ambiguous else ())
+
+    def llm_keys(self, body: Mapping[str, Any]) -> tuple[str, ...]:
+        """The one resolution of an LLM request to a case's keys: what it names itself
+        (``request_keys``), else the running case whose text its user messages hold. The gateway
+        uses it for the event's keys, the faults it applies and the model double's script."""
+        return self._resolve(request_keys(body), user_texts(body))
+
+    def tool_keys(self, body: Any, query: Mapping[str, str] | None = None, raw: str = "") -> tuple[str, ...]:
+        """``llm_keys`` for a tool call: the ids it names, else a running case's text in its body."""
+        return self._resolve(tool_request_keys(body, query, raw),
+                             [raw, *(str(v) for v in (query or {}).values())])
+
     def recorder(self, key: str) -> CaseRecorder | None:
         """The running case a correlation key routes to (the driver reads its chat's history)."""
         return self._by_key.get(key)
@@ -144,11 +342,16 @@ class Router:
         for k in event.keys:
             rec = self._by_key.get(k)
             if rec is not None:
-                rec.add(event)
+                rec.add(replace(event, meta={**event.meta, "attributed": "content"})
+                        if VIA_CONTENT in event.keys else event)
                 return
         if len(self._active) == 1:
             self._active[0].add(replace(event, meta={**event.meta, "attributed": "sole-active-case"}))
             return
+        if event.source in ("gateway", "tools") and len(self._active) > 1:
+            # it may be any running case's: their call-dependent checks cannot be decided
+            for rec in self._active:
+                rec.note_unattributed(event, len(self._active), VIA_AMBIGUOUS in event.keys)
         if len(self.unattributed) < MAX_UNATTRIBUTED:
             self.unattributed.append(event)
         else:
