@@ -11,6 +11,7 @@ otherwise stays unattributed at run level (reported, never silently dropped).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 import time
 from dataclasses import replace
@@ -38,6 +39,8 @@ MIN_CONTAINED = 8
 #: Markers in a resolved key list (they route nowhere): how a call was attributed.
 VIA_CONTENT = "via:content"
 VIA_AMBIGUOUS = "via:ambiguous"
+#: ``maybe:<uid>``: a running case whose text an ambiguous call holds (the call is one of theirs).
+MAYBE = "maybe:"
 
 
 def id_keys(value: Any) -> list[str]:
@@ -151,7 +154,11 @@ MAX_UNATTRIBUTED = 2_000
 class CaseRecorder:
     """Collects one running case's events (within the per-turn caps); wakes whoever waits for activity."""
 
+    _uids = itertools.count(1)
+
     def __init__(self, case_id: str, keys: Iterable[str]):
+        self.uid = str(next(self._uids))
+        """Tells this attempt apart in an ambiguous call's ``maybe:`` keys."""
         self.case_id = case_id
         self.keys = tuple(keys)
         self.turn = 0
@@ -271,36 +278,34 @@ class Router:
                     found[rec] = text
         return found
 
-    def by_content(self, messages: Iterable[str]) -> tuple[CaseRecorder | None, bool]:
-        """The one running case whose injected text the messages hold (last message first), and
-        whether some text pointed at several cases (ambiguous)."""
+    def by_content(self, messages: Iterable[str]) -> tuple[CaseRecorder | None, list[CaseRecorder]]:
+        """The one running case whose injected text the messages hold (last message first); else
+        no case, and the running cases whose texts (shared, or several) the messages hold."""
         msgs = [n for n in (_norm(m) for m in messages) if n]
         if not msgs:
-            return None, False
-        ambiguous = False
+            return None, []
         for scope in (msgs[-1:], msgs):
             for current in (True, False):
                 found = self._claims(scope, current)
                 if len(found) == 1:
-                    return next(iter(found)), False
+                    return next(iter(found)), []
                 if len(found) > 1:
                     longest = max(found.values(), key=len)
                     winners = [r for r, t in found.items() if t == longest]
                     if len(winners) == 1 and all(t in longest for t in found.values()):
-                        return winners[0], False
-                    ambiguous = True
-        if not ambiguous:  # the same text sent by two running cases: say so in their marks
-            ambiguous = any(text == m or (len(text) >= MIN_CONTAINED and text in m)
-                            for rec in self._active for _, text in rec.texts for m in msgs)
-        return None, ambiguous
+                        return winners[0], []
+        return None, [rec for rec in self._active if any(
+            text == m or (len(text) >= MIN_CONTAINED and text in m) for _, text in rec.texts for m in msgs)]
 
     def _resolve(self, keys: list[str], messages: Iterable[str]) -> tuple[str, ...]:
         if any(k in self._by_key for k in keys) or len(self._active) < 2:
             return tuple(keys)  # named, or a sole running case takes it (record)
-        rec, ambiguous = self.by_content(messages)
+        rec, candidates = self.by_content(messages)
         if rec is not None:
             return tuple(keys) + rec.keys + (VIA_CONTENT,)
-        return tuple(keys) + ((VIA_AMBIGUOUS,) if ambiguous else ())
+        if candidates:  # one of these cases' (they sent the text): only they are affected
+            return tuple(keys) + (VIA_AMBIGUOUS,) + tuple(f"{MAYBE}{r.uid}" for r in candidates)
+        return tuple(keys)
 
     def llm_keys(self, body: Mapping[str, Any]) -> tuple[str, ...]:
         """The one resolution of an LLM request to a case's keys: what it names itself
@@ -349,9 +354,12 @@ class Router:
             self._active[0].add(replace(event, meta={**event.meta, "attributed": "sole-active-case"}))
             return
         if event.source in ("gateway", "tools") and len(self._active) > 1:
-            # it may be any running case's: their call-dependent checks cannot be decided
+            # it may be any running case's (or, when it holds their shared text, one of those
+            # cases'): their call-dependent checks cannot be decided
+            maybe = {k[len(MAYBE):] for k in event.keys if k.startswith(MAYBE)}
             for rec in self._active:
-                rec.note_unattributed(event, len(self._active), VIA_AMBIGUOUS in event.keys)
+                if not maybe or rec.uid in maybe:
+                    rec.note_unattributed(event, len(self._active), bool(maybe))
         if len(self.unattributed) < MAX_UNATTRIBUTED:
             self.unattributed.append(event)
         else:

@@ -78,6 +78,18 @@ def test_the_same_text_in_two_running_cases_identifies_neither():
         assert rec.unattributed_of(0) == {"llm": 1, "tools": {}, "running": 2, "ambiguous": 1}
 
 
+def test_an_ambiguous_call_marks_only_the_cases_that_sent_its_text():
+    router, a, b = _two_running(["hello there"], ["hello there"])
+    c = router.open("c", ["user:3"])
+    router.sent(c, ["something else entirely"])
+    router.record(Event(source="gateway", name="llm", at=1.0, status=200, keys=router.llm_keys(chat("hello there"))))
+    assert a.unattributed_of(0)["running"] == 3 and b.unattributed_of(0)["llm"] == 1
+    assert c.unattributed_of(0) == {}
+    router.record(Event(source="gateway", name="llm", at=1.0, status=200, keys=router.llm_keys(chat("no one's"))))
+    assert c.unattributed_of(0) == {"llm": 1, "tools": {}, "running": 3, "ambiguous": 0}  # it may be anyone's
+    assert a.unattributed_of(0)["llm"] == 2
+
+
 def test_earlier_turns_tell_a_shared_text_apart():
     router, a, b = _two_running(["book a table for two"], ["book a room for tonight"])
     a.turn = b.turn = 1
