@@ -39,6 +39,7 @@ MIN_CONTAINED = 8
 #: Markers in a resolved key list (they route nowhere): how a call was attributed.
 VIA_CONTENT = "via:content"
 VIA_AMBIGUOUS = "via:ambiguous"
+VIA_SOLE = "via:sole"
 #: ``maybe:<uid>``: a running case whose text an ambiguous call holds (the call is one of theirs).
 MAYBE = "maybe:"
 
@@ -298,8 +299,10 @@ class Router:
             text == m or (len(text) >= MIN_CONTAINED and text in m) for _, text in rec.texts for m in msgs)]
 
     def _resolve(self, keys: list[str], messages: Iterable[str]) -> tuple[str, ...]:
-        if any(k in self._by_key for k in keys) or len(self._active) < 2:
-            return tuple(keys)  # named, or a sole running case takes it (record)
+        if any(k in self._by_key for k in keys) or not self._active:
+            return tuple(keys)
+        if len(self._active) == 1:  # the sole running case takes it: its faults and scripts too
+            return tuple(keys) + self._active[0].keys + (VIA_SOLE,)
         rec, candidates = self.by_content(messages)
         if rec is not None:
             return tuple(keys) + rec.keys + (VIA_CONTENT,)
@@ -347,8 +350,8 @@ class Router:
         for k in event.keys:
             rec = self._by_key.get(k)
             if rec is not None:
-                rec.add(replace(event, meta={**event.meta, "attributed": "content"})
-                        if VIA_CONTENT in event.keys else event)
+                how = "content" if VIA_CONTENT in event.keys else "sole-active-case" if VIA_SOLE in event.keys else ""
+                rec.add(replace(event, meta={**event.meta, "attributed": how}) if how else event)
                 return
         if len(self._active) == 1:
             self._active[0].add(replace(event, meta={**event.meta, "attributed": "sole-active-case"}))

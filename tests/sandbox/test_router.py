@@ -132,6 +132,18 @@ def test_a_sole_running_case_still_takes_unkeyed_calls():
     assert a.unattributed_of(0) == {}
 
 
+def test_a_sole_running_case_gets_its_keys_so_its_faults_reach_unkeyed_calls():
+    from harness.sandbox.faults import FaultBook
+
+    router, book = Router(), FaultBook()
+    a = router.open("a", ["user:1", "tok:abcdefgh1"])
+    book.arm(["user:1"], {"llm": {"status": 500}})
+    keys = router.llm_keys(chat("anything"))
+    assert book.take("llm", keys) is not None
+    router.record(Event(source="gateway", name="llm", at=1.0, status=500, keys=keys))
+    assert a.events[0][1].meta["attributed"] == "sole-active-case"
+
+
 def test_unclaimed_tool_calls_mark_every_running_case_by_tool():
     router, a, b = _two_running(["one text"], ["another text"])
     router.record(Event(source="tools", name="create_order", at=1.0, status=200))
