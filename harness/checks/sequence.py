@@ -89,6 +89,10 @@ def max_calls(case: Case, obs: Observation, turn: int, limits: Mapping[str, int]
     expected = ", ".join(f"{t} <= {n}" for t, n in limits.items())
     if turn_obs(obs, turn) is None:
         return turn_never_ran(name, turn, obs, EVAL, expected)
+    others = [t for t in limits if t != "llm"]
+    why = unattributed_reason(obs, turn, "any" if "llm" in limits else "tools", tools=others)
+    if why is not None:  # a call no case claimed may be one of this case's, beyond the limit
+        return unavailable(name, turn, expected=expected, evaluator=EVAL, reason=why)
     events = _turn_events(obs, turn)
     counts = {t: sum(1 for e in events if _is(e, t, obs)) for t in limits}
     over = {t: n for t, n in counts.items() if n > limits[t]}

@@ -143,6 +143,8 @@ UNCLAIMED = {"llm": 2, "tools": {"create_order": 1}, "running": 8, "ambiguous": 
     ("tool_args", {"create_order": {"quantity": 3}}, obs()),
     ("tool_order", ["create_order", "confirm"], obs(CONFIRM)),
     ("retry_wait", {"of": "llm"}, obs(llm(0, 429, retry_after=1), llm(0.1))),
+    ("max_calls", {"llm": 2}, obs(llm(0))),
+    ("max_calls", {"create_order": 1}, obs()),
 ])
 def test_unattributed_calls_make_call_checks_unavailable(name, params, o):
     marked = obs(*o.turns[0].events, unattributed=UNCLAIMED)
@@ -157,6 +159,7 @@ def test_unattributed_calls_make_call_checks_unavailable(name, params, o):
     ("metered", True, obs(llm(0))),
     ("tools_called", ["create_order"], obs(ORDER)),
     ("tool_args", {"create_order": {"quantity": 3}}, obs(ORDER)),
+    ("max_calls", {"llm": 2}, obs(llm(0))),
 ])
 def test_the_same_checks_decide_when_every_call_was_attributed(name, params, o):
     ev = run(name, params, o)
