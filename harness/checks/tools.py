@@ -121,9 +121,8 @@ def tool_args(case: Case, obs: Observation, turn: int, params: Mapping[str, Any]
                             f"{json.dumps(want, ensure_ascii=False, default=str)}: arguments were "
                             + " | ".join(_shown(e) for e in calls[:3]))
     observed = ", ".join(seen) or "(no tool calls)"
-    if problems:
-        missing = [t for t in params if not tool_calls(obs, turn, t) or isinstance(params[t], list)]
-        why = unattributed_reason(obs, turn, "tools", tools=missing or list(params))
+    if problems:  # the right call may be among calls of these tools that no case could claim
+        why = unattributed_reason(obs, turn, "tools", tools=list(params))
         if why is not None:
             return unavailable(name, turn, expected=expected, evaluator=EVAL, reason=f"{'; '.join(problems)}; {why}")
     ev = verdict(name, turn, not problems, expected=expected, observed=observed,
