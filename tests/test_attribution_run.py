@@ -10,6 +10,8 @@ case's by the text the case sent; two cases that sent the same text at once are
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -32,8 +34,12 @@ async def upstream():
         body = await request.json()
         calls.append(body)
         await asyncio.sleep(0.3)  # concurrent cases are all running while their calls are answered
+        m = re.search(r"(\d+)\s+(\w+)", body["messages"][-1]["content"])
+        call = {"id": "call_1", "type": "function", "function": {
+            "name": "create_order", "arguments": json.dumps({"item": m.group(2), "quantity": int(m.group(1))})}}
         return web.json_response({"id": "c1", "model": body["model"], "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ordering"}}],
+            {"index": 0, "finish_reason": "tool_calls",
+             "message": {"role": "assistant", "content": None, "tool_calls": [call]}}],
             "usage": {"prompt_tokens": 60, "completion_tokens": 8, "total_tokens": 68}})
 
     app = web.Application()
@@ -43,14 +49,14 @@ async def upstream():
     await srv.stop()
 
 
-def setup(tmp_path: Path, upstream_url: str, cases: str, model: str = "") -> tuple:
+def setup(tmp_path: Path, upstream_url: str, cases: str, model: str = "", extra_env: str = "") -> tuple:
     (tmp_path / "fixtures" / "cost").mkdir(parents=True)
     (tmp_path / "fixtures" / "cost" / "shop.yaml").write_text(textwrap.dedent(cases))
     (tmp_path / "fixtures" / "documents").mkdir()
     cfg = tmp_path / "harness.toml"
     cfg.write_text(f'[target]\nname = "toolbot"\ninprocess = "tests.agents.toolbot:make_app"\n'
                    f'[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 8\nllm_upstream = "{upstream_url}"\n'
-                   + TARGET_ENV + (f'LLM_MODEL = "{model}"\n' if model else ""))
+                   + TARGET_ENV + (f'LLM_MODEL = "{model}"\n' if model else "") + extra_env)
     return load_config(cfg, environ={}), load_cases(tmp_path / "fixtures")
 
 
@@ -90,14 +96,41 @@ async def test_calls_without_a_user_field_are_attributed_by_content_at_concurren
     assert not any("could not be attributed" in n for n in report.notes), report.notes
 
 
-async def test_a_pricier_model_fails_cost_usd_at_concurrency_4(tmp_path, upstream):
+ITEMS = ((3, "widgets"), (5, "gadgets"), (2, "bolts"), (7, "nuts"), (4, "screws"), (6, "washers"), (8, "hinges"),
+         (9, "springs"))
+
+
+async def test_a_pricier_model_fails_cost_usd_at_concurrency_8(tmp_path, upstream):
     url, _ = upstream
-    cases = "layer: cost\ncases:\n" + "".join(order_case(f"order-{n}", n, item, cost_max=0.00005) for n, item in
-                                              ((3, "widgets"), (5, "gadgets"), (2, "bolts"), (7, "nuts")))
+    cases = "layer: cost\ncases:\n" + "".join(order_case(f"order-{n}", n, item, cost_max=0.00005) for n, item in ITEMS)
     config, loaded = setup(tmp_path, url, cases, model="gpt-4o")  # 16x the price of gpt-4o-mini
-    report = await run_suite(config, loaded, RunOptions(out_dir=tmp_path / "out", concurrency=4))
+    report = await run_suite(config, loaded, RunOptions(out_dir=tmp_path / "out", concurrency=8))
     cost = [e for c in report.cases for e in c.evidence if e.check == "cost_usd"]
-    assert len(cost) == 4 and all(e.passed is False for e in cost), [e.reason for e in cost]
+    assert len(cost) == 8 and all(e.passed is False for e in cost), [e.reason for e in cost]
+    assert all("> threshold" in e.reason for e in cost)
+
+
+async def test_tool_calls_without_an_id_are_the_case_whose_model_asked_for_them(tmp_path, upstream):
+    url, _ = upstream
+    cases = "layer: cost\ncases:\n" + "".join(order_case(f"order-{n}", n, item) for n, item in ITEMS[:4])
+    cases += """
+  - id: wrong-args
+    send: "please order 11 pallets for me"
+    tools:
+      create_order: {json: {id: "A-11", status: created}}
+    expect:
+      tool_args: {create_order: {quantity: 12}}
+"""
+    config, loaded = setup(tmp_path, url, cases, extra_env='TOOLBOT_FROM_LLM = "1"\n')
+    report = await run_suite(config, loaded, RunOptions(out_dir=tmp_path / "out", concurrency=8))
+    by = {c.id: c for c in report.cases}
+    wrong = by.pop("wrong-args")
+    assert all(c.status == "pass" for c in by.values()), failures(report)
+    for c in by.values():
+        tool = next(e for e in c.observation.turns[0].events if e.source == "tools")
+        assert "chat_id" not in tool.request and tool.meta["attributed"] == "content"
+    ev = next(e for e in wrong.evidence if e.check == "tool_args")
+    assert ev.passed is False and '"quantity": 11' in ev.reason, ev.reason
 
 
 async def test_the_same_text_in_two_running_cases_is_unavailable_not_passed(tmp_path, upstream):

@@ -17,7 +17,7 @@ from typing import Callable
 import aiohttp
 from aiohttp import web
 
-from harness.sandbox.router import request_keys
+from harness.sandbox.router import request_keys, tool_calls_of
 from harness.types import Event
 
 # Headers that must not be copied between hops.
@@ -143,6 +143,7 @@ class LlmGateway:
             "system_prompts": [m["content"][:SYSTEM_PROMPT_CHARS] for m in messages if isinstance(m, dict)
                                and m.get("role") in ("system", "developer") and isinstance(m.get("content"), str)],
             "retry_after": _retry_after(response),  # checks.tools.retry_wait
+            "tool_calls": tool_calls_of(parsed),  # what the model asked for: router.tool_keys attributes those calls
             **(extra or {}),
         }
         if self.meter is not None:  # tokens (usage or tiktoken) and price (harness/sandbox/metering.py)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import re
 import time
 from dataclasses import replace
@@ -111,9 +112,10 @@ def prompt_texts(body: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def tool_request_keys(body: Any, query: Mapping[str, str] | None = None, raw: str = "") -> list[str]:
+def tool_request_keys(body: Any, query: Mapping[str, str] | None = None, raw: str = "",
+                      tool: str = "") -> list[str]:
     """The keys a tool call names: id fields anywhere in its JSON body, its query parameters,
-    document tokens in the body or the query."""
+    document tokens in the body or the query (``tool``: unused here, as ``Router.tool_keys`` takes it)."""
     keys: list[str] = []
 
     def walk(value: Any, depth: int) -> None:
@@ -136,6 +138,47 @@ def tool_request_keys(body: Any, query: Mapping[str, str] | None = None, raw: st
             keys += id_keys(v)
     keys += doc_token_keys(raw + " " + " ".join(f"{v}" for v in (query or {}).values()))
     return list(dict.fromkeys(keys))
+
+
+def tool_calls_of(parsed: Any) -> list[dict]:
+    """``[{"name", "arguments"}]`` the model asked for in an LLM answer (OpenAI ``tool_calls``,
+    Anthropic ``tool_use`` blocks); ``arguments`` parsed from JSON when it is a string."""
+    out: list[dict] = []
+    if not isinstance(parsed, Mapping):
+        return out
+    calls: list = []
+    for choice in parsed.get("choices") or []:
+        msg = choice.get("message") if isinstance(choice, Mapping) else None
+        if isinstance(msg, Mapping):
+            calls += [c.get("function") for c in msg.get("tool_calls") or [] if isinstance(c, Mapping)]
+    for block in parsed.get("content") or [] if isinstance(parsed.get("content"), list) else []:
+        if isinstance(block, Mapping) and block.get("type") == "tool_use":
+            calls.append({"name": block.get("name"), "arguments": block.get("input")})
+    for c in calls:
+        if not isinstance(c, Mapping) or not isinstance(c.get("name"), str):
+            continue
+        args = c.get("arguments")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                continue
+        if isinstance(args, Mapping) and args:
+            out.append({"name": c["name"], "arguments": dict(args)})
+    return out
+
+
+def _holds(want: Any, got: Any) -> bool:
+    """``got`` holds ``want`` (tables partially, numbers by value): a tool body built from the
+    model's arguments, perhaps with the bot's own fields added."""
+    if isinstance(want, Mapping):
+        return isinstance(got, Mapping) and all(k in got and _holds(v, got[k]) for k, v in want.items())
+    if isinstance(want, (int, float)) and not isinstance(want, bool) and isinstance(got, (int, float, str)):
+        try:
+            return float(want) == float(got)
+        except ValueError:
+            return False
+    return want == got or (isinstance(got, str) and str(want) == got)
 
 
 def _norm(text: str) -> str:
@@ -170,6 +213,8 @@ class CaseRecorder:
         """turn -> [replies, reply bytes, events] stored."""
         self.overflow: dict[int, dict] = {}
         """turn -> what came beyond the caps: {"replies", "reply_bytes", "events", "chats": {chat: replies}}."""
+        self.asked: list[tuple[str, dict]] = []
+        """(tool, arguments) the model asked this case's agent to call (its LLM answers' tool calls)."""
         self.texts: list[tuple[int, str]] = []
         """(turn, normalised text) the driver sent this attempt (``Router.sent``), for content attribution."""
         self.unattributed: dict[int, dict] = {}
@@ -316,10 +361,19 @@ class Router:
         uses it for the event's keys, the faults it applies and the model double's script."""
         return self._resolve(request_keys(body), user_texts(body))
 
-    def tool_keys(self, body: Any, query: Mapping[str, str] | None = None, raw: str = "") -> tuple[str, ...]:
-        """``llm_keys`` for a tool call: the ids it names, else a running case's text in its body."""
-        return self._resolve(tool_request_keys(body, query, raw),
-                             [raw, *(str(v) for v in (query or {}).values())])
+    def tool_keys(self, body: Any, query: Mapping[str, str] | None = None, raw: str = "",
+                  tool: str = "") -> tuple[str, ...]:
+        """``llm_keys`` for a call of ``tool``: the ids it names; else the one running case whose
+        model asked for this call (an LLM answer's tool call of that name, with arguments the
+        call holds); else a running case's text in its body."""
+        keys = tool_request_keys(body, query, raw)
+        if tool and len(self._active) > 1 and not any(k in self._by_key for k in keys):
+            args = {**(query or {}), **(body if isinstance(body, Mapping) else {})}
+            asked = [r for r in self._active
+                     if any(n.lower() == tool.lower() and _holds(a, args) for n, a in r.asked)]
+            if len(asked) == 1:
+                return tuple(keys) + asked[0].keys + (VIA_CONTENT,)
+        return self._resolve(keys, [raw, *(str(v) for v in (query or {}).values())])
 
     def recorder(self, key: str) -> CaseRecorder | None:
         """The running case a correlation key routes to (the driver reads its chat's history)."""
@@ -350,10 +404,14 @@ class Router:
         for k in event.keys:
             rec = self._by_key.get(k)
             if rec is not None:
+                if event.name == "llm":  # what the model asked this case's agent to call (tool_keys)
+                    rec.asked += [(c["name"], c["arguments"]) for c in event.meta.get("tool_calls") or ()]
                 how = "content" if VIA_CONTENT in event.keys else "sole-active-case" if VIA_SOLE in event.keys else ""
                 rec.add(replace(event, meta={**event.meta, "attributed": how}) if how else event)
                 return
         if len(self._active) == 1:
+            if event.name == "llm":
+                self._active[0].asked += [(c["name"], c["arguments"]) for c in event.meta.get("tool_calls") or ()]
             self._active[0].add(replace(event, meta={**event.meta, "attributed": "sole-active-case"}))
             return
         if event.source in ("gateway", "tools") and len(self._active) > 1:

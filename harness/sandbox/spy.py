@@ -16,7 +16,8 @@ first. Every call is a ``tools`` event: the tool, the method, its arguments (the
 query parameters for GET), the status and body answered, timing, and ``meta["double"]``
 (False only when the answer came from a ``forward:`` service), so checks label the evidence.
 Calls are tied to a case by ``keys_of`` (``Router.tool_keys``: chat/user ids in the body or
-the query, document tokens, else a running case's text in the body).
+the query, document tokens; else the running case whose model asked for this very call;
+else a running case's text in the body).
 """
 
 from __future__ import annotations
@@ -224,7 +225,7 @@ class ToolSpy:
             body = {"raw": raw[:2000]}
         query = {k: v for k, v in request.query.items()}
         args = arguments(body, query)
-        keys = tuple(self.keys_of(body, query, raw))
+        keys = tuple(self.keys_of(body, query, raw, tool))
         meta: dict[str, Any] = {"method": request.method, "double": True, "args": args}
         if self.faults is not None:
             injected = await self.faults.before_tool(tool, keys, request)

@@ -8,11 +8,14 @@ service needs it), and replies ``Order <id> is <status>`` from the tool's answer
 ``Sorry, <tool status>`` when the tool failed. On an LLM answer of 429/5xx it retries once,
 after the answer's Retry-After (default 1 s), or at once when the text holds ``rush`` (the
 regression ``retry_wait`` must catch). ``LLM_MODEL`` names the model (default gpt-4o-mini).
+``TOOLBOT_FROM_LLM=1``: the tool gets exactly the arguments of the LLM answer's tool call, and
+no chat id (a bot that forwards function calls as they come).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 
 import aiohttp
@@ -43,27 +46,32 @@ def make_app(env: dict) -> web.Application:
             state["s"] = aiohttp.ClientSession()
         return state["s"]
 
-    async def ask_llm(text: str) -> None:
+    async def ask_llm(text: str) -> dict:
         s = await session()
         body = {"model": model, "tools": TOOLS, "messages": [
             {"role": "system", "content": "You are a shop assistant. Use create_order to order."},
             {"role": "user", "content": text}]}
         for attempt in range(2):
             async with s.post(f"{env['LLM_BASE_URL']}/chat/completions", json=body) as r:
-                await r.read()
+                answer = await r.json(content_type=None) if r.status < 400 else {}
                 if r.status != 429 and r.status < 500:
-                    return
+                    return answer
                 wait = float(r.headers.get("Retry-After") or 1)
             if attempt == 0:
                 await asyncio.sleep(0 if "rush" in text else wait)
+        return {}
 
     async def handle(chat_id: int, text: str) -> None:
-        await ask_llm(text)
-        m = re.search(r"(\d+)\s+(\w+)", text)
-        quantity, item = (int(m.group(1)), m.group(2)) if m else (1, "thing")
+        answer = await ask_llm(text)
+        if env.get("TOOLBOT_FROM_LLM"):
+            calls = ((answer.get("choices") or [{}])[0].get("message") or {}).get("tool_calls") or []
+            args = json.loads(calls[0]["function"]["arguments"]) if calls else {}
+        else:
+            m = re.search(r"(\d+)\s+(\w+)", text)
+            quantity, item = (int(m.group(1)), m.group(2)) if m else (1, "thing")
+            args = {"chat_id": chat_id, "item": item, "quantity": quantity}
         s = await session()
-        async with s.post(f"{env['TOOLS_URL']}/create_order",
-                          json={"chat_id": chat_id, "item": item, "quantity": quantity}) as r:
+        async with s.post(f"{env['TOOLS_URL']}/create_order", json=args) as r:
             answer = await r.json(content_type=None)
             status = r.status
         reply = (f"Order {answer.get('id', '?')} is {answer.get('status', '?')}" if status < 400

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from harness.sandbox.router import VIA_AMBIGUOUS, VIA_CONTENT, Router, request_keys, tool_request_keys
+from harness.sandbox.router import VIA_AMBIGUOUS, VIA_CONTENT, Router, request_keys, tool_calls_of, tool_request_keys
 from harness.types import Event
 
 
@@ -149,3 +151,31 @@ def test_unclaimed_tool_calls_mark_every_running_case_by_tool():
     router.record(Event(source="tools", name="create_order", at=1.0, status=200))
     router.record(Event(source="telegram", name="telegram.getMe", at=1.0, status=200))  # not a case's call
     assert a.unattributed_of(0)["tools"] == {"create_order": 1} and a.unattributed_of(0)["llm"] == 0
+
+
+def test_tool_calls_of_openai_and_anthropic_answers():
+    openai = {"choices": [{"message": {"tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "create_order", "arguments": '{"quantity": 3}'}},
+        {"id": "c2", "type": "function", "function": {"name": "broken", "arguments": "{not json"}}]}}]}
+    anthropic = {"content": [{"type": "text", "text": "ok"},
+                             {"type": "tool_use", "id": "t1", "name": "create_order", "input": {"quantity": 3}}]}
+    want = [{"name": "create_order", "arguments": {"quantity": 3}}]
+    assert tool_calls_of(openai) == want and tool_calls_of(anthropic) == want
+    assert tool_calls_of(None) == [] and tool_calls_of({"choices": [{"message": {"content": "hi"}}]}) == []
+
+
+def test_a_tool_call_is_the_case_whose_model_asked_for_it():
+    router, a, b = _two_running(["order three widgets"], ["order five gadgets"])
+    for rec, n in ((a, 3), (b, 5)):
+        router.record(Event(source="gateway", name="llm", at=1.0, status=200, keys=rec.keys, meta={
+            "tool_calls": [{"name": "create_order", "arguments": {"item": "widget", "quantity": n}}]}))
+    body = {"item": "widget", "quantity": 5, "currency": "EUR"}  # the bot added a field of its own
+    keys = router.tool_keys(body, {}, json.dumps(body), "create_order")
+    assert "user:2" in keys and VIA_CONTENT in keys
+    assert "user:2" in router.tool_keys({"item": "widget", "quantity": "5"}, {}, "", "create_order")
+    assert "user:1" not in router.tool_keys(body, {}, "", "other_tool")  # another tool: not asked for
+    assert not {"user:1", "user:2"} & set(router.tool_keys({"item": "widget", "quantity": 9}, {}, "", "create_order"))
+    # the same arguments asked of both: neither
+    router.record(Event(source="gateway", name="llm", at=1.0, status=200, keys=a.keys, meta={
+        "tool_calls": [{"name": "create_order", "arguments": {"item": "widget", "quantity": 5}}]}))
+    assert not {"user:1", "user:2"} & set(router.tool_keys(body, {}, "", "create_order"))
