@@ -35,6 +35,8 @@ ID_DIGITS_RE = re.compile(r"(?<!\d)\d{6,}(?!\d)")
 ID_FIELDS = frozenset({"user", "user_id", "userid", "chat_id", "chatid", "chat", "wa_id", "waid", "from",
                        "sender", "sender_id", "customer_id", "telegram_id", "phone", "phone_number",
                        "safety_identifier", "session_id"})
+#: A bot command at the start of a text (``/order@shop_bot``), which bots strip before the LLM sees it.
+COMMAND_RE = re.compile(r"^/[a-z0-9_]+(?:@[a-z0-9_]+)?\s+")
 #: A case text shorter than this identifies a call only when it is a whole user message.
 MIN_CONTAINED = 8
 #: Markers in a resolved key list (they route nowhere): how a call was attributed.
@@ -306,6 +308,9 @@ class Router:
             n = _norm(t)
             if n:
                 rec.texts.append((rec.turn, n))
+            rest = COMMAND_RE.sub("", n, count=1)  # "/order 3 widgets": bots pass on "3 widgets"
+            if rest != n and len(rest) >= MIN_CONTAINED:
+                rec.texts.append((rec.turn, rest))
 
     def _claims(self, messages: list[str], current: bool) -> dict[CaseRecorder, str]:
         """Running cases whose (current turn's, or earlier turns') text is in one of ``messages``,

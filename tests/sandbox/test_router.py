@@ -179,3 +179,9 @@ def test_a_tool_call_is_the_case_whose_model_asked_for_it():
     router.record(Event(source="gateway", name="llm", at=1.0, status=200, keys=a.keys, meta={
         "tool_calls": [{"name": "create_order", "arguments": {"item": "widget", "quantity": 5}}]}))
     assert not {"user:1", "user:2"} & set(router.tool_keys(body, {}, "", "create_order"))
+
+
+def test_a_command_is_matched_without_its_slash_word():
+    router, a, b = _two_running(["/order 3 blue widgets"], ["/order 5 red gadgets"])
+    assert "user:2" in router.llm_keys(chat("5 red gadgets"))
+    assert "user:1" in router.llm_keys(chat("/order 3 blue widgets"))
