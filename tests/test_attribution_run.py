@@ -49,14 +49,15 @@ async def upstream():
     await srv.stop()
 
 
-def setup(tmp_path: Path, upstream_url: str, cases: str, model: str = "", extra_env: str = "") -> tuple:
+def setup(tmp_path: Path, upstream_url: str, cases: str, model: str = "", extra_env: str = "",
+          sections: str = "") -> tuple:
     (tmp_path / "fixtures" / "cost").mkdir(parents=True)
     (tmp_path / "fixtures" / "cost" / "shop.yaml").write_text(textwrap.dedent(cases))
     (tmp_path / "fixtures" / "documents").mkdir()
     cfg = tmp_path / "harness.toml"
     cfg.write_text(f'[target]\nname = "toolbot"\ninprocess = "tests.agents.toolbot:make_app"\n'
                    f'[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 8\nllm_upstream = "{upstream_url}"\n'
-                   + TARGET_ENV + (f'LLM_MODEL = "{model}"\n' if model else "") + extra_env)
+                   + TARGET_ENV + (f'LLM_MODEL = "{model}"\n' if model else "") + extra_env + sections)
     return load_config(cfg, environ={}), load_cases(tmp_path / "fixtures")
 
 
@@ -146,19 +147,20 @@ async def test_the_same_text_in_two_running_cases_is_unavailable_not_passed(tmp_
 """
     cases = "layer: cost\ncases:\n" + twin.format(cid="twin-a") + twin.format(cid="twin-b") + \
         order_case("order-3", 3, "widgets", cost_max=0.01)
-    config, loaded = setup(tmp_path, url, cases)
+    config, loaded = setup(tmp_path, url, cases, sections="[budget]\ncase_usd = 0.01\n")
     report = await run_suite(config, loaded, RunOptions(out_dir=tmp_path / "out", concurrency=4))
     by = {c.id: c for c in report.cases}
     for cid in ("twin-a", "twin-b"):
         ev = {e.check: e for e in by[cid].evidence}
-        for check in ("llm_calls", "cost_usd", "metered"):
+        for check in ("llm_calls", "cost_usd", "metered", "budget.case_usd"):
             assert ev[check].availability == "unavailable" and ev[check].passed is None, (cid, check, ev[check])
             assert "could not be attributed to a case while" in ev[check].reason
-            assert "held a text several running cases sent" in ev[check].reason
+            assert "held a text several running cases sent" in ev[check].reason or check == "budget.case_usd"
         assert ev["tools_called"].passed is True  # the tool call named its chat
         assert ev["replies"].passed is True
         assert by[cid].status == "unavailable"
     assert by["order-3"].status == "pass", failures(report)  # its own text still names it
+    assert next(e for e in by["order-3"].evidence if e.check == "budget.case_usd").passed is True
     assert any("could not be attributed" in n for n in report.notes)
 
 
