@@ -49,6 +49,10 @@ def tools_not_called(case: Case, obs: Observation, turn: int, tools: Any) -> Evi
         return turn_never_ran(name, turn, obs, EVAL, str(tools))
     called = {t: len(_calls(obs, turn, t)) for t in as_list(tools)}
     bad = {t: n for t, n in called.items() if n}
+    if not bad and (why := unattributed_reason(obs, turn, "any" if "llm" in called else "tools",
+                                               tools=list(called))) is not None:
+        return unavailable(name, turn, expected=f"no call to {as_list(tools)}", evaluator=EVAL,
+                           reason=f"none seen; {why}")
     reason = "none called" if not bad else "called: " + ", ".join(f"{t} x{n}" for t, n in bad.items())
     return verdict(name, turn, not bad, expected=f"no call to {as_list(tools)}", observed=_names(obs, turn),
                    reason=reason, evaluator=EVAL)

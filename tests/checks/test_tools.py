@@ -145,6 +145,8 @@ UNCLAIMED = {"llm": 2, "tools": {"create_order": 1}, "running": 8, "ambiguous": 
     ("retry_wait", {"of": "llm"}, obs(llm(0, 429, retry_after=1), llm(0.1))),
     ("max_calls", {"llm": 2}, obs(llm(0))),
     ("max_calls", {"create_order": 1}, obs()),
+    ("tools_not_called", ["create_order"], obs()),  # an unclaimed create_order may be this case's
+    ("tools_not_called", ["llm"], obs()),
 ])
 def test_unattributed_calls_make_call_checks_unavailable(name, params, o):
     marked = obs(*o.turns[0].events, unattributed=UNCLAIMED)
@@ -164,6 +166,12 @@ def test_unattributed_calls_make_call_checks_unavailable(name, params, o):
 def test_the_same_checks_decide_when_every_call_was_attributed(name, params, o):
     ev = run(name, params, o)
     assert ev.availability == "ready" and ev.passed is True, ev.reason
+
+
+def test_tools_not_called_fails_on_a_call_seen_and_holds_when_only_other_tools_went_unclaimed():
+    other = {"llm": 0, "tools": {"other": 2}, "running": 3, "ambiguous": 0}
+    assert run("tools_not_called", ["create_order"], obs(ORDER, unattributed=other)).passed is False
+    assert run("tools_not_called", ["create_order"], obs(CONFIRM, unattributed=other)).passed is True
 
 
 def test_a_tool_seen_is_not_undone_by_unclaimed_calls_of_other_tools():
