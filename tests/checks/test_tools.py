@@ -199,3 +199,18 @@ def test_a_tool_seen_is_not_undone_by_unclaimed_calls_of_other_tools():
 ])
 def test_bad_parameters_are_fixture_errors(name, bad):
     assert REGISTRY[name].validate(bad)
+
+
+def test_calls_after_a_refusal_are_unavailable_when_calls_went_unclaimed():
+    from harness.types import Reply
+
+    cancel = Reply(channel="telegram", chat="1", text="Cancelled.", at=T0 + 1, method="sendMessage")
+    t = TurnObservation(index=0, sent_at=T0, delivery_status=200, delivery_error="", replies=(cancel,), events=(),
+                        settled_after_s=1.0, unattributed_calls=UNCLAIMED)
+    o = Observation(case_id="c", channel="telegram", chat_id="1", turns=(t,), started_at=T0, finished_at=T0 + 9)
+    ev = run("no_call_after_refusal", True, o)
+    assert ev.availability == "unavailable" and "could not be attributed" in ev.reason
+    clean = Observation(case_id="c", channel="telegram", chat_id="1", started_at=T0, finished_at=T0 + 9,
+                        turns=(TurnObservation(index=0, sent_at=T0, delivery_status=200, delivery_error="",
+                                               replies=(cancel,), events=(), settled_after_s=1.0),))
+    assert run("no_call_after_refusal", True, clean).passed is True
