@@ -34,7 +34,7 @@ GENERATORS = ("words",)
 ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redeliver", "burst",
            # issue 15: what users actually send, and deliveries the bot must refuse
            "location", "contact", "audio", "voice", "reaction", "forward", "forged")
-TURN_KEYS = set(ACTIONS) | {"wait_s", "expect", "fault", "as", "overlap", "reply_to"}
+TURN_KEYS = set(ACTIONS) | {"wait_s", "expect", "fault", "as", "overlap", "reply_to", "tools"}
 #: The table keys each of those actions takes (required ones first, see _ACTION_REQUIRED).
 ACTION_KEYS = {
     "location": {"latitude", "longitude", "title", "address", "live_period"},
@@ -242,6 +242,15 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
         problem = fault_error(fault)
         if problem:
             out.add(f"turn {index}: {problem}", file=file, case=case, line=line)
+    tools = _strip(raw.get("tools")) if "tools" in raw else {}
+    if "tools" in raw:  # the tool double's script for this turn (harness/sandbox/spy.py)
+        from harness.sandbox.spy import validate as tools_error
+
+        problem = tools_error(tools)
+        if problem:
+            out.add(f"turn {index}: {problem}", file=file, case=case, line=line,
+                    fix="e.g. tools: {create_order: {json: {id: A-17}}} (docs/CASES.md, Tool doubles)")
+            tools = {}
     user = raw.get("as", "")
     if not isinstance(user, str):
         out.add(f"turn {index}: as must be one of the case's users", file=file, case=case, line=line)
@@ -251,7 +260,7 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
         out.add(f"turn {index}: overlap must be true or false", file=file, case=case, line=line)
         overlap = False
     return Turn(send=send, kind="text" if kind == "send" else kind, options=options, wait_s=float(wait), checks=checks,
-                faults=fault or {}, user=user, overlap=overlap)
+                faults=fault or {}, tools=tools or {}, user=user, overlap=overlap)
 
 
 def _number(value: Any) -> bool:
@@ -397,6 +406,14 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
         raw_turns = merged["turns"]
         if not isinstance(raw_turns, list) or not raw_turns:
             out.add("turns must be a non-empty list", file=file, case=cid, line=line)
+            return None
+        if isinstance(_strip(merged.get("tools")), dict):  # a case's tools: script applies to every turn
+            raw_turns = [{**rt, "tools": {**_strip(merged["tools"]), **(_strip(rt.get("tools")) or {})}}
+                         if isinstance(rt, dict) and isinstance(_strip(rt.get("tools", {})), dict) else rt
+                         for rt in raw_turns]
+        elif "tools" in merged:
+            out.add(f"tools must be a table of tool name: result, got {_strip(merged['tools'])!r}", file=file,
+                    case=cid, line=line, fix="e.g. tools: {create_order: {json: {id: A-17}}}")
             return None
     else:
         raw_turns = [{**single, LINE: line}]

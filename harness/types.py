@@ -51,6 +51,9 @@ class Turn:
     faults: Mapping[str, Any] = field(default_factory=dict)
     """Scripted faults armed for this turn only (``fault:`` in the case file; see
     harness/sandbox/faults.py): LLM/document-server faults and delivery faults."""
+    tools: Mapping[str, Any] = field(default_factory=dict)
+    """The tool double's script for this turn (``tools:``; harness/sandbox/spy.py): per tool
+    name, a result or a list of results used in order. A case-level ``tools:`` is merged in."""
     user: str = ""
     """Which of the case's ``users`` sends this turn (``as:``); '' = the first (or only) user."""
     overlap: bool = False
@@ -186,6 +189,10 @@ class TurnObservation:
     overflow: Mapping[str, Any] = field(default_factory=dict)
     """What came beyond the per-turn caps of ``sandbox/router.py`` (counted, not stored):
     ``{"replies", "reply_bytes", "events", "chats": {chat: replies}, "max_*": caps}``; {} when nothing."""
+    unattributed_calls: Mapping[str, Any] = field(default_factory=dict)
+    """LLM and tool calls no case could claim while this case and others ran during the turn
+    (``sandbox/router.py``): ``{"llm": n, "tools": {name: n}, "running": n, "ambiguous": n}``; {}
+    when none. Any of them may have been this case's: its call-dependent checks are unavailable."""
 
     @property
     def first_reply_ms(self) -> float | None:

@@ -122,6 +122,37 @@ BAD = [
             send: hi
             expect: {replies: {min: 3, max: 1}}
         """, "min 3 is greater than max 1"),
+    ("bad tool script", """
+        layer: robustness
+        cases:
+          - id: a
+            send: hi
+            tools: {create_order: {jsn: {id: 1}}}
+            expect: {replies: {min: 1}}
+        """, "tools create_order: unknown key(s) ['jsn']"),
+    ("tool script not a table", """
+        layer: robustness
+        cases:
+          - id: a
+            send: hi
+            tools: [create_order]
+            expect: {replies: {min: 1}}
+        """, "tools"),
+    ("bad tool_args", """
+        layer: robustness
+        cases:
+          - id: a
+            send: hi
+            expect: {tool_args: {create_order: 3}}
+        """, "create_order: expects a table of arguments"),
+    ("tools fault on the llm", """
+        layer: robustness
+        cases:
+          - id: a
+            send: hi
+            fault: {llm: {status: 500, tool: create_order}}
+            expect: {replies: {min: 1}}
+        """, "applies to tools faults only"),
     ("unknown layer", """
         layer: robustnes
         cases:
@@ -140,6 +171,32 @@ def test_bad_files_are_fixture_errors(tmp_path, label, text, message):
     rendered = info.value.render()
     assert message in rendered
     assert str(path) in rendered
+
+
+def test_tool_scripts_load_per_turn_and_merge_over_the_case(tmp_path):
+    write(tmp_path, "multiturn", "tools.yaml", """
+        layer: multiturn
+        cases:
+          - id: order
+            tools: {create_order: {json: {id: A-17}}, confirm: {json: {ok: true}}}
+            turns:
+              - send: "order 3 widgets"
+                fault: {tools: {status: 503, retry_after: 1, times: 1, tool: create_order}}
+                expect: {tool_args: {create_order: {quantity: 3}}, retry_wait: {of: create_order}}
+              - send: "confirm"
+                tools: {confirm: [{status: 500}, {json: {done: true}}]}
+                expect: {tool_order: [{confirm: {order: A-17}}, telegram.sendMessage]}
+          - id: single
+            send: hi
+            tools: {lookup: {json: {hits: []}}}
+            expect: {replies: {min: 1}}
+        """)
+    by = {c.id: c for c in load_cases(tmp_path)}
+    first, second = by["order"].turns
+    assert first.tools == {"create_order": {"json": {"id": "A-17"}}, "confirm": {"json": {"ok": True}}}
+    assert second.tools["confirm"] == [{"status": 500}, {"json": {"done": True}}]
+    assert second.tools["create_order"] == {"json": {"id": "A-17"}}
+    assert by["single"].turns[0].tools == {"lookup": {"json": {"hits": []}}}
 
 
 def test_error_names_case_and_line(tmp_path):

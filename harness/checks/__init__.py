@@ -82,3 +82,9 @@ from harness.checks import callbacks as _callbacks, entities as _entities  # noq
 
 for _definition in (*_entities.CHECKS, *_callbacks.CHECKS):
     register(_definition)
+
+# What the agent asked of its tools and how it paced retries (the tool double's records).
+from harness.checks import tools as _tools  # noqa: E402
+
+for _definition in _tools.CHECKS:
+    register(_definition)

@@ -161,3 +161,30 @@ def probed_state(name: str, turn: int, obs: Observation, expected: str, evaluato
         return None, unavailable(name, turn, expected=expected, reason=f"turn {turn}: {what} unavailable: {why}",
                                  evaluator=evaluator)
     return t, None
+
+
+def unattributed_reason(obs: Observation, turn: int, of: str = "llm", tools: Any = None) -> str | None:
+    """Why a check on the turn's calls cannot be decided: calls no case could claim came while
+    this case ran with others (``TurnObservation.unattributed_calls``, harness/sandbox/router.py),
+    and any of them may have been this case's. ``of``: ``llm``, ``tools`` (``tools``: only
+    these tool names; None: any tool) or ``any``. None when every call was attributed."""
+    t = turn_obs(obs, turn)
+    mark = t.unattributed_calls if t is not None else None
+    if not mark:
+        return None
+    parts = []
+    if of in ("llm", "any") and mark.get("llm"):
+        n = mark["llm"]
+        parts.append(f"{n} LLM call{'s' if n != 1 else ''}")
+    if of in ("tools", "any"):
+        named = {k: v for k, v in (mark.get("tools") or {}).items()
+                 if tools is None or any(k.lower() == x.lower() for x in as_list(tools))}
+        n = sum(named.values())
+        if n:
+            parts.append(f"{n} tool call{'s' if n != 1 else ''} ({', '.join(sorted(named))})")
+    if not parts:
+        return None
+    why = (f"; {mark['ambiguous']} of them held a text several running cases sent" if mark.get("ambiguous") else "")
+    return (f"{' and '.join(parts)} during this case could not be attributed to a case while {mark.get('running', 2)} "
+            f"ran{why}: this case's own calls may be among them (give the calls a user/metadata id or a "
+            f"distinct text, or run with --concurrency 1)")

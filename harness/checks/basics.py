@@ -29,6 +29,7 @@ from harness.checks.base import (
     takes_true,
     turn_never_ran,
     turn_obs,
+    unattributed_reason,
     unavailable,
     verdict,
 )
@@ -156,6 +157,8 @@ def metered(case: Case, obs: Observation, turn: int, params: bool) -> Evidence:
     expected = "every LLM call has tokens and a price"
     if t is None:
         return turn_never_ran(name, turn, obs, EVAL, expected)
+    if (why := unattributed_reason(obs, turn)) is not None:
+        return unavailable(name, turn, expected=expected, evaluator=EVAL, reason=why)
     llm = [e for e in t.events if e.name == "llm"]
     untokened = [e for e in llm if e.meta.get("input_tokens") is None]
     unpriced = [e for e in llm if e.meta.get("cost_usd") is None]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.base import bounds_error, turn_never_ran, turn_obs, unavailable, verdict
+from harness.checks.base import bounds_error, turn_never_ran, turn_obs, unattributed_reason, unavailable, verdict
 from harness.types import Case, Event, Evidence, Observation
 
 EVAL = "cost@1"
@@ -26,6 +26,8 @@ def tokens(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
     if turn_obs(obs, turn) is None:
         return turn_never_ran(name, turn, obs, EVAL, str(params))
     llm = _llm(obs, turn)
+    if (why := unattributed_reason(obs, turn)) is not None:
+        return unavailable(name, turn, expected=_want(params), evaluator=EVAL, reason=why)
     if any(e.meta.get("input_tokens") is None for e in llm):
         return unavailable(name, turn, expected=_want(params), evaluator=EVAL,
                            reason="an LLM call of this turn has no token count (no usage and no tokenizer)")
@@ -45,6 +47,8 @@ def cost_usd(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
         return turn_never_ran(name, turn, obs, EVAL, str(params))
     llm = _llm(obs, turn)
     want = f"at most ${params['max']:.4f}"
+    if (why := unattributed_reason(obs, turn)) is not None:
+        return unavailable(name, turn, expected=want, evaluator=EVAL, reason=f"cost unavailable: {why}")
     unpriced = [e for e in llm if e.meta.get("cost_usd") is None]
     if unpriced:
         why = unpriced[0].meta.get("cost_reason") or "the call was not priced"
@@ -65,6 +69,8 @@ def error_rate(case: Case, obs: Observation, turn: int, params: dict) -> Evidenc
     t = turn_obs(obs, turn)
     if t is None:
         return turn_never_ran(name, turn, obs, EVAL, str(params))
+    if (why := unattributed_reason(obs, turn, "any")) is not None:
+        return unavailable(name, turn, expected=f"error rate at most {params['max']:g}", evaluator=EVAL, reason=why)
     calls = [e for e in t.events if e.source != "driver"]
     bad = [e for e in calls if not 200 <= e.status < 300]
     rate = len(bad) / len(calls) if calls else 0.0

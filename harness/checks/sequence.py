@@ -4,7 +4,8 @@ Judged from the sandbox's records only (every Event carries the time the call ar
 never from what the agent says it did.
 
 - ``tool_order: [fetch_document, llm]``: the first call of each tool comes after the first
-  call of the one before it, within the turn.
+  call of the one before it, within the turn. An item may be ``{create_order: {quantity: 3}}``:
+  the first call of that tool whose arguments hold that partial JSON (``checks.tools.args_match``).
 - ``max_calls: {llm: 2, fetch_document: 1}``: at most that many calls of each, within the turn.
 - ``calls_after: {reply_regex: "(?i)cancel", max: 0, tools: [llm, post]}``: once the agent
   has sent a reply matching ``reply_regex`` in this turn, at most ``max`` calls of those
@@ -16,10 +17,13 @@ never from what the agent says it did.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Mapping
 
-from harness.checks.base import as_list, is_str_list, own_replies, turn_never_ran, turn_obs, verdict
+from harness.checks.base import (as_list, is_str_list, own_replies, turn_never_ran, turn_obs, unattributed_reason,
+                                 unavailable, verdict)
+from harness.checks.tools import args_match, call_args, tool_args_error
 from harness.checks.trajectory import tool_matches
 from harness.types import Case, Event, Evidence, Observation
 
@@ -40,20 +44,35 @@ def _turn_events(obs: Observation, turn: int) -> list[Event]:
     return [e for e in (t.events if t else ()) if e.source != "driver"]
 
 
+def _item(item: Any) -> tuple[str, Mapping[str, Any] | None, str]:
+    """(tool, wanted arguments or None, how it reads) of one ``tool_order`` item."""
+    if isinstance(item, Mapping):
+        (tool, want), = item.items()
+        return tool, want, f"{tool}({json.dumps(want, ensure_ascii=False, default=str)})"
+    return item, None, item
+
+
 def tool_order(case: Case, obs: Observation, turn: int, tools: Any) -> Evidence:
     name = "tool_order"
-    order = as_list(tools)
-    expected = " before ".join(order)
+    order = [_item(i) for i in ([tools] if isinstance(tools, str) else tools)]
+    expected = " before ".join(label for _, _, label in order)
     if turn_obs(obs, turn) is None:
         return turn_never_ran(name, turn, obs, EVAL, expected)
     events = sorted(_turn_events(obs, turn), key=lambda e: e.at)
     firsts: list[tuple[str, float | None]] = []
-    for tool in order:
-        first = next((e.at for e in events if _is(e, tool, obs)), None)
-        firsts.append((tool, first))
-    observed = ", ".join(e.name for e in events) or "(no calls)"
+    for tool, want, label in order:
+        first = next((e.at for e in events if _is(e, tool, obs)
+                      and (want is None or args_match(want, call_args(e)))), None)
+        firsts.append((label, first))
+    observed = ", ".join(e.name + (f"({json.dumps(call_args(e), ensure_ascii=False, default=str, sort_keys=True)})"
+                                   if e.source == "tools" and any(w is not None for _, w, _ in order) else "")
+                         for e in events) or "(no calls)"
     missing = [t for t, at in firsts if at is None]
     if missing:
+        why = unattributed_reason(obs, turn, "any", tools=[tool for tool, _, label in order if label in missing])
+        if why is not None:
+            return unavailable(name, turn, expected=expected, evaluator=EVAL,
+                               reason=f"turn {turn}: not seen {missing}; {why}")
         return verdict(name, turn, False, expected=expected, observed=observed,
                        reason=f"turn {turn}: never called {missing}", evaluator=EVAL)
     for (a, ta), (b, tb) in zip(firsts, firsts[1:]):
@@ -70,6 +89,10 @@ def max_calls(case: Case, obs: Observation, turn: int, limits: Mapping[str, int]
     expected = ", ".join(f"{t} <= {n}" for t, n in limits.items())
     if turn_obs(obs, turn) is None:
         return turn_never_ran(name, turn, obs, EVAL, expected)
+    others = [t for t in limits if t != "llm"]
+    why = unattributed_reason(obs, turn, "any" if "llm" in limits else "tools", tools=others)
+    if why is not None:  # a call no case claimed may be one of this case's, beyond the limit
+        return unavailable(name, turn, expected=expected, evaluator=EVAL, reason=why)
     events = _turn_events(obs, turn)
     counts = {t: sum(1 for e in events if _is(e, t, obs)) for t in limits}
     over = {t: n for t, n in counts.items() if n > limits[t]}
@@ -98,6 +121,12 @@ def calls_after(case: Case, obs: Observation, turn: int, params: Mapping[str, An
     observed = ", ".join(f"{e.name} (+{1000 * (e.at - marker.at):.0f}ms, turn "
                          f"{_turn_of(obs, e)})" for e in later) or "(none)"
     ok = len(later) <= limit
+    named = [t for t in tools if t != "post"]
+    why = next((w for i in range(turn, len(obs.turns)) if (w := unattributed_reason(
+        obs, i, "any" if "llm" in named else "tools", tools=named)) is not None), None) if ok and named else None
+    if why is not None:  # an unclaimed call after the refusal may be this case's
+        return unavailable(name, turn, expected=expected, evaluator=EVAL,
+                           reason=f"turn {turn}: {len(later)} calls seen after the refusal; {why}")
     reason = (f"turn {turn}: {len(later)} calls after the refusal" if ok else
               f"turn {turn}: {len(later)} calls after the reply {marker.text[:60]!r}: {observed}")
     return verdict(name, turn, ok, expected=expected, observed=observed, reason=reason, evaluator=EVAL)
@@ -119,8 +148,17 @@ def _turn_of(obs: Observation, event: Event) -> int:
 
 
 def tool_order_error(value: Any) -> str | None:
-    if not is_str_list(value) or isinstance(value, str) or len(value) < 2:
-        return "expects a list of at least two tool names, e.g. [fetch_document, llm]"
+    fix = "expects a list of at least two tools, e.g. [fetch_document, llm] or [{create_order: {quantity: 3}}, confirm]"
+    if not isinstance(value, list) or len(value) < 2:
+        return fix
+    for item in value:
+        if isinstance(item, str) and item:
+            continue
+        if not (isinstance(item, Mapping) and len(item) == 1):
+            return f"{fix}; an item is a tool name or a one-key table tool: {{arguments}}, got {item!r}"
+        problem = tool_args_error(item)
+        if problem or isinstance(next(iter(item.values())), list):
+            return problem or f"{fix}; {next(iter(item))}: one table of arguments (not a list)"
     return None
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.base import as_list, bounds_error, is_str_list, turn_never_ran, turn_obs, verdict
+from harness.checks.base import (as_list, bounds_error, is_str_list, turn_never_ran, turn_obs,
+                                 unattributed_reason, unavailable, verdict)
 from harness.types import Case, Event, Evidence, Observation
 
 EVAL = "trajectory@1"
@@ -34,6 +35,10 @@ def tools_called(case: Case, obs: Observation, turn: int, tools: Any) -> Evidenc
     if turn_obs(obs, turn) is None:
         return turn_never_ran(name, turn, obs, EVAL, str(tools))
     missing = [t for t in as_list(tools) if not _calls(obs, turn, t)]
+    if missing and (why := unattributed_reason(obs, turn, "any" if "llm" in missing else "tools",
+                                               tools=missing)) is not None:
+        return unavailable(name, turn, expected=f"called {as_list(tools)}", evaluator=EVAL,
+                           reason=f"not seen: {missing}; {why}")
     return verdict(name, turn, not missing, expected=f"called {as_list(tools)}", observed=_names(obs, turn),
                    reason="all called" if not missing else f"not called: {missing}", evaluator=EVAL)
 
@@ -44,6 +49,10 @@ def tools_not_called(case: Case, obs: Observation, turn: int, tools: Any) -> Evi
         return turn_never_ran(name, turn, obs, EVAL, str(tools))
     called = {t: len(_calls(obs, turn, t)) for t in as_list(tools)}
     bad = {t: n for t, n in called.items() if n}
+    if not bad and (why := unattributed_reason(obs, turn, "any" if "llm" in called else "tools",
+                                               tools=list(called))) is not None:
+        return unavailable(name, turn, expected=f"no call to {as_list(tools)}", evaluator=EVAL,
+                           reason=f"none seen; {why}")
     reason = "none called" if not bad else "called: " + ", ".join(f"{t} x{n}" for t, n in bad.items())
     return verdict(name, turn, not bad, expected=f"no call to {as_list(tools)}", observed=_names(obs, turn),
                    reason=reason, evaluator=EVAL)
@@ -53,6 +62,8 @@ def llm_calls(case: Case, obs: Observation, turn: int, params: dict) -> Evidence
     name = "llm_calls"
     if turn_obs(obs, turn) is None:
         return turn_never_ran(name, turn, obs, EVAL, str(params))
+    if (why := unattributed_reason(obs, turn)) is not None:
+        return unavailable(name, turn, expected=f"{params} LLM calls", evaluator=EVAL, reason=why)
     n = len(_calls(obs, turn, "llm"))
     lo, hi = params.get("min", 0), params.get("max")
     ok = n >= lo and (hi is None or n <= hi)

@@ -211,6 +211,8 @@ def turn_to_dict(t: TurnObservation) -> dict[str, Any]:
         "state": t.state,
         # A flood beyond the router's per-turn caps: counted, not stored (harness/sandbox/router.py).
         **({"overflow": dict(t.overflow)} if t.overflow else {}),
+        # Calls no case could claim while this one ran with others (harness/sandbox/router.py).
+        **({"unattributed_calls": dict(t.unattributed_calls)} if t.unattributed_calls else {}),
     }
 
 

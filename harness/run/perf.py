@@ -69,7 +69,15 @@ class RunMeter:
         if metrics:
             result = costs.apply(result, costs.combine(metrics))
         extra: list[Evidence] = []
-        if self.settings.case_usd is not None and result.cost_usd is not None:
+        unclaimed = _unattributed_llm(attempts)
+        if self.settings.case_usd is not None and unclaimed:
+            n, running = unclaimed
+            extra.append(Evidence(
+                check="budget.case_usd", turn=None, availability="unavailable", passed=None,
+                expected=f"at most ${self.settings.case_usd:.4f} per case ([budget] case_usd)",
+                reason=(f"{n} LLM call{'s' if n != 1 else ''} during this case could not be attributed to a case "
+                        f"while {running} ran: its spend is not known"), evaluator="budget@1"))
+        elif self.settings.case_usd is not None and result.cost_usd is not None:
             limit = self.settings.case_usd
             ok = result.cost_usd <= limit
             extra.append(Evidence(
@@ -119,6 +127,16 @@ class RunMeter:
         if replayed:
             notes.append(f"{replayed} case(s) ran on replayed LLM answers (cassette; no spend)")
         return notes, perf, self.guard.breached
+
+
+def _unattributed_llm(attempts: Sequence[CaseResult]) -> tuple[int, int] | None:
+    """(LLM calls no case could claim, most cases running) over the attempts' turns, or None."""
+    n = running = 0
+    for a in attempts:
+        for t in (a.observation.turns if a.observation is not None else ()):
+            n += int(t.unattributed_calls.get("llm") or 0)
+            running = max(running, int(t.unattributed_calls.get("running") or 0))
+    return (n, running) if n else None
 
 
 def _prices_version(path: str, config) -> str:

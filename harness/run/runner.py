@@ -27,6 +27,7 @@ from harness.run.aggregate import case_status, combine_attempts, exit_code, obse
 from harness.run.aggregate import apply_soft_budget
 from harness.models.settings import soft_budget
 from harness.soft import is_soft, reevaluate
+from harness.textgen import render
 from harness.checks import REGISTRY
 from harness.config import Config
 from harness.run.driver import Driver, Identity, make_identity
@@ -124,6 +125,22 @@ def unattributed_notes(events: Sequence, cases_from: float, concurrency: int) ->
                      + ("; run with --concurrency 1 to attribute every call" if concurrency > 1 else
                         ": made while no case was running"))
     return notes
+
+
+def turn_texts(turn: Turn, values: Mapping[str, str]) -> list[str]:
+    """What the user says in ``turn`` as the driver sends it (placeholders filled): the text,
+    a burst's texts, a caption; a button's data and a refused (forged) delivery say nothing."""
+    if turn.kind in ("callback", "forged"):
+        return []
+    raw = [turn.send] + list(turn.options.get("texts") or []) + [turn.options.get("caption")]
+    out = []
+    for t in raw:
+        if isinstance(t, str) and t.strip():
+            try:
+                out.append(render(t, values))
+            except (KeyError, ValueError, IndexError):  # a caption the driver sends as written
+                out.append(t)
+    return out
 
 
 def _expected_reply_bounds(turn: Turn) -> tuple[int, int | None]:
@@ -545,6 +562,7 @@ class Runner:
             att.rec.turn = first  # a group's events are recorded under its first turn
             deliveries = []
             armed = []
+            scripts = []
             try:
                 for index in group:
                     turn = att.case.turns[index]
@@ -557,6 +575,10 @@ class Runner:
                     ident = att.ident_of(turn)
                     if turn.faults:
                         armed.append(self.sandbox.faults.arm(ident.keys(), turn.faults))
+                    if turn.tools:  # the tool double's script, armed like faults (sandbox/spy.py)
+                        scripts.append(self.sandbox.tool_scripts.arm(ident.keys(), turn.tools))
+                    # what the user says, so calls that name no id are still this case's (router.py)
+                    self.sandbox.router.sent(att.rec, turn_texts(turn, driver.values_for(ident)))
                     deliveries.append(await driver.deliver(
                         att.case, turn, ident, sb.reply_timeout_s, att.bot_message_ids.get(att.user_of(turn), "")))
                     att.current_delivery = (deliveries[-1].status, deliveries[-1].error)
@@ -566,6 +588,8 @@ class Runner:
             finally:
                 for a in armed:
                     self.sandbox.faults.disarm(a)
+                for a in scripts:
+                    self.sandbox.tool_scripts.disarm(a)
             att.seen = len(att.rec.events)
             for index, delivery in zip(group, deliveries):
                 turn = att.case.turns[index]
@@ -632,7 +656,8 @@ class Runner:
         return TurnObservation(index=index, sent_at=sent_at, delivery_status=status, delivery_error=error or "",
                                replies=tuple(self._own(att, recorded, turn)), events=events, settled_after_s=waited,
                                timed_out=timed_out, chat=chat, unattributed=stray,
-                               overflow=att.rec.overflow_of(recorded))
+                               overflow=att.rec.overflow_of(recorded),
+                               unattributed_calls=att.rec.unattributed_of(recorded))
 
     async def _probe_state(self, att: _Attempt, t_obs: TurnObservation, driver: Driver,
                            ident: Identity) -> TurnObservation:

@@ -11,6 +11,7 @@ so cases running concurrently never see each other's faults.
       llm: timeout                                    # hang until the agent gives up
       llm: malformed                                  # 200 with a body that is not JSON
       docs: hang                                      # the document server never answers
+      tools: {status: 503, retry_after: 1, times: 1, tool: create_order}   # the tool double (tool: one tool)
       docs: {status: 500}
       telegram: {method: sendMessage, status: 429, retry_after: 1, times: 1}   # Bot API error
       telegram: flood                                 # Telegram's flood limits (429 + retry_after)
@@ -32,14 +33,14 @@ from typing import Any, Iterable, Mapping
 
 from aiohttp import web
 
-from harness.sandbox.router import doc_token_keys
+from harness.sandbox.router import request_keys
 
 #: Which parts of the sandbox a fault can target, and the delivery faults the driver applies.
-SERVER_TARGETS = ("llm", "docs", "telegram", "whatsapp")
+SERVER_TARGETS = ("llm", "docs", "telegram", "whatsapp", "tools")
 CHANNEL_TARGETS = ("telegram", "whatsapp")
 DELIVERY_FAULTS = ("duplicate", "reversed")
 WORDS = ("timeout", "hang", "malformed", "flood", "undeliverable")
-FAULT_KEYS = ("status", "retry_after", "delay_ms", "times", "hang", "malformed", "timeout", "method")
+FAULT_KEYS = ("status", "retry_after", "delay_ms", "times", "hang", "malformed", "timeout", "method", "tool")
 #: A hang never outlives this, even if nobody disarms it (a harness bug must not wedge a run).
 MAX_HANG_S = 120.0
 
@@ -58,7 +59,7 @@ class Fault:
     times: int | None = None
     """How many calls it affects; None: every call while armed."""
     method: str = ""
-    """Telegram only: the Bot API method it applies to ('' = every method)."""
+    """Telegram: the Bot API method it applies to; tools: the tool (``tool:``); '' = every one."""
     fired: int = 0
 
     def describe(self) -> str:
@@ -87,8 +88,8 @@ def _one_error(target: str, value: Any) -> str | None:
     if isinstance(value, str):
         if value not in WORDS:
             return f"fault {target}: {value!r} is not one of {', '.join(WORDS)} (or a table)"
-        if target != "llm" and value == "malformed":
-            return f"fault {target}: malformed applies to the LLM only"
+        if target not in ("llm", "tools") and value == "malformed":
+            return f"fault {target}: malformed applies to the LLM and tools only"
         if value == "flood":  # the Bot API emulator's flood limits (channels/telegram_emulator.py)
             return None if target == "telegram" else f"fault {target}: flood applies to telegram only"
         if value == "undeliverable":  # accepted, then a failed statuses webhook (channels/whatsapp_emulator.py)
@@ -112,6 +113,8 @@ def _one_error(target: str, value: Any) -> str | None:
         return f"fault {target}: retry_after must be a non-negative number of seconds"
     if "method" in value and (target != "telegram" or not isinstance(value["method"], str)):
         return f"fault {target}: method (a Bot API method name) applies to telegram faults only"
+    if "tool" in value and (target != "tools" or not isinstance(value["tool"], str) or not value["tool"]):
+        return f"fault {target}: tool (the name of one tool, as in {{tools_url}}/<name>) applies to tools faults only"
     if target in CHANNEL_TARGETS and not ("status" in value or "delay_ms" in value):
         return f"fault {target}: channel faults are an error status or a delay_ms"
     if not any(k in value for k in ("status", "delay_ms", "hang", "malformed", "timeout")):
@@ -152,15 +155,16 @@ def parse(value: Mapping[str, Any]) -> list[Fault]:
             elif item.get("undeliverable"):
                 out.append(Fault(target, "undeliverable", times=times))
             elif item.get("hang") or item.get("timeout"):
-                out.append(Fault(target, "hang", times=times))
+                out.append(Fault(target, "hang", times=times, method=item.get("tool", "")))
             elif item.get("malformed"):
-                out.append(Fault(target, "malformed", times=times))
+                out.append(Fault(target, "malformed", times=times, method=item.get("tool", "")))
             elif "status" in item:
                 out.append(Fault(target, "status", status=item["status"], retry_after=item.get("retry_after"),
-                                 delay_ms=item.get("delay_ms", 0), times=times, method=item.get("method", "")))
+                                 delay_ms=item.get("delay_ms", 0), times=times,
+                                 method=item.get("method", item.get("tool", ""))))
             else:
                 out.append(Fault(target, "delay", delay_ms=item["delay_ms"], times=times,
-                                 method=item.get("method", "")))
+                                 method=item.get("method", item.get("tool", ""))))
     return out
 
 
@@ -221,10 +225,18 @@ class FaultBook:
 
     # -- what the servers call ------------------------------------------------------
 
-    async def before_llm(self, body: Mapping[str, Any], request: web.Request | None = None) -> Injected | None:
+    async def before_llm(self, body: Mapping[str, Any], request: web.Request | None = None,
+                         keys: Iterable[str] | None = None) -> Injected | None:
         """Apply the LLM fault for this chat completion, if any: None lets the call through
-        (after any injected delay); an ``Injected`` is the answer to send instead."""
-        return await self._apply("llm", llm_keys(body), request)
+        (after any injected delay); an ``Injected`` is the answer to send instead. ``keys``: the
+        request's resolved keys (``Router.llm_keys``, content included); default: what it names."""
+        return await self._apply("llm", llm_keys(body) if keys is None else keys, request)
+
+    async def before_tool(self, tool: str, keys: Iterable[str],
+                          request: web.Request | None = None) -> Injected | None:
+        """``before_llm`` for a call of tool ``tool`` on the tool double (``fault: {tools: ...}``;
+        a fault's ``tool:`` limits it to one tool)."""
+        return await self._apply("tools", keys, request, method=tool)
 
     async def before_docs(self, token: str, request: web.Request | None = None) -> Injected | None:
         return await self._apply("docs", (f"tok:{token}",) if token else (), request)
@@ -240,8 +252,9 @@ class FaultBook:
             await asyncio.sleep(fault.delay_ms / 1000)
         return fault if fault.kind in ("status", "flood", "undeliverable") else None
 
-    async def _apply(self, target: str, keys: Iterable[str], request: web.Request | None) -> Injected | None:
-        found = self.take(target, keys)
+    async def _apply(self, target: str, keys: Iterable[str], request: web.Request | None,
+                     method: str = "") -> Injected | None:
+        found = self.take(target, keys, method)
         if found is None:
             return None
         fault, armed = found
@@ -254,8 +267,8 @@ class FaultBook:
             return Injected(504, _error_response(target, 504, "injected hang: no answer in time"),
                             "injected hang (answered 504 when released)", fault.describe())
         if fault.kind == "malformed":
-            resp = web.Response(status=200, body=b'{"id": "chatcmpl-broken", "choices": [{"message": ',
-                                content_type="application/json")
+            resp = web.Response(status=200, body=b'{"id": "chatcmpl-broken", "choices": [{"message": '
+                                if target == "llm" else b'{"ok": tr', content_type="application/json")
             return Injected(200, resp, "injected malformed JSON", fault.describe())
         resp = _error_response(target, fault.status, f"injected HTTP {fault.status}")
         if fault.retry_after is not None:
@@ -277,16 +290,15 @@ class FaultBook:
 
 
 def llm_keys(body: Mapping[str, Any]) -> list[str]:
-    """The correlation keys of a chat completion request (as the gateway records them)."""
-    keys = [f"user:{body['user']}"] if body.get("user") else []
-    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
-    text = "\n".join(m.get("content", "") for m in messages
-                     if isinstance(m, dict) and isinstance(m.get("content"), str))
-    return keys + doc_token_keys(text)
+    """The keys a chat completion request names itself (``router.request_keys``); the gateway
+    passes the router's full resolution (content included) instead."""
+    return request_keys(body)
 
 
 def _error_response(target: str, status: int, message: str) -> web.Response:
     if target == "llm":  # the OpenAI error shape agents parse
         body = {"error": {"message": message, "type": "injected_fault", "code": status}}
         return web.Response(status=status, text=json.dumps(body), content_type="application/json")
+    if target == "tools":  # an HTTP service's JSON error
+        return web.Response(status=status, text=json.dumps({"error": message}), content_type="application/json")
     return web.Response(status=status, text=message)

@@ -11,10 +11,12 @@ otherwise stays unattributed at run level (reported, never silently dropped).
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import re
 import time
 from dataclasses import replace
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 from harness.types import Event
 
@@ -25,6 +27,164 @@ DOC_TOKEN_RE = re.compile(r"/c/([a-z0-9]{8,32})(?:/|\b)")
 def doc_token_keys(text: str) -> list[str]:
     """Correlation keys for every document token mentioned in ``text``."""
     return [f"tok:{t}" for t in DOC_TOKEN_RE.findall(text or "")]
+
+
+#: A chat id or a WhatsApp number inside a longer id (``"tg-700000001"``, ``"user_4470000000001"``).
+ID_DIGITS_RE = re.compile(r"(?<!\d)\d{6,}(?!\d)")
+#: Fields of a tool call's body or query that name the user or the chat (at any depth).
+ID_FIELDS = frozenset({"user", "user_id", "userid", "chat_id", "chatid", "chat", "wa_id", "waid", "from",
+                       "sender", "sender_id", "customer_id", "telegram_id", "phone", "phone_number",
+                       "safety_identifier", "session_id"})
+#: A bot command at the start of a text (``/order@shop_bot``), which bots strip before the LLM sees it.
+COMMAND_RE = re.compile(r"^/[a-z0-9_]+(?:@[a-z0-9_]+)?\s+")
+#: A case text shorter than this identifies a call only when it is a whole user message.
+MIN_CONTAINED = 8
+#: Markers in a resolved key list (they route nowhere): how a call was attributed.
+VIA_CONTENT = "via:content"
+VIA_AMBIGUOUS = "via:ambiguous"
+VIA_SOLE = "via:sole"
+#: ``maybe:<uid>``: a running case whose text an ambiguous call holds (the call is one of theirs).
+MAYBE = "maybe:"
+
+
+def id_keys(value: Any) -> list[str]:
+    """``user:<v>`` for an id value, plus ``user:<digits>`` for each long digit run inside it."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return []
+    text = str(value).strip()
+    if not text:
+        return []
+    keys = [f"user:{text}"]
+    keys += [f"user:{d}" for d in ID_DIGITS_RE.findall(text) if d != text]
+    return keys
+
+
+def request_keys(body: Mapping[str, Any]) -> list[str]:
+    """The keys an LLM request names itself: ``user``, ``safety_identifier``, ``metadata``
+    values (OpenAI; Anthropic's ``metadata.user_id``), document tokens in its prompt."""
+    keys: list[str] = []
+    for field in ("user", "safety_identifier"):
+        keys += id_keys(body.get(field))
+    meta = body.get("metadata")
+    if isinstance(meta, Mapping):
+        for v in meta.values():
+            keys += id_keys(v)
+    keys += doc_token_keys("\n".join(prompt_texts(body)))
+    return list(dict.fromkeys(keys))
+
+
+def _part_texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):  # OpenAI content parts, Anthropic content blocks
+        return [p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+    return []
+
+
+def user_texts(body: Mapping[str, Any]) -> list[str]:
+    """The user messages of an LLM request, in order: OpenAI chat completions and Anthropic
+    Messages (``messages``), the Responses API (``input``), legacy completions (``prompt``)."""
+    out: list[str] = []
+    items: list = []
+    for field in ("messages", "input"):
+        v = body.get(field)
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, list):
+            items += v
+    for m in items:
+        if isinstance(m, Mapping) and m.get("role", "user") == "user":
+            out += _part_texts(m.get("content"))
+    if isinstance(body.get("prompt"), str):
+        out.append(body["prompt"])
+    return out
+
+
+def prompt_texts(body: Mapping[str, Any]) -> list[str]:
+    """Every text of an LLM request (system prompts, every message), for document tokens."""
+    out = _part_texts(body.get("system"))
+    for field in ("messages", "input"):
+        v = body.get(field)
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, list):
+            out += [t for m in v if isinstance(m, Mapping) for t in _part_texts(m.get("content"))]
+    if isinstance(body.get("prompt"), str):
+        out.append(body["prompt"])
+    return out
+
+
+def tool_request_keys(body: Any, query: Mapping[str, str] | None = None, raw: str = "",
+                      tool: str = "") -> list[str]:
+    """The keys a tool call names: id fields anywhere in its JSON body, its query parameters,
+    document tokens in the body or the query (``tool``: unused here, as ``Router.tool_keys`` takes it)."""
+    keys: list[str] = []
+
+    def walk(value: Any, depth: int) -> None:
+        if depth > 6:
+            return
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                if str(k).lower() in ID_FIELDS:
+                    keys.extend(id_keys(v) if not isinstance(v, (Mapping, list)) else [])
+                    if isinstance(v, Mapping) and "id" in v:  # {"chat": {"id": 700000001}}
+                        keys.extend(id_keys(v["id"]))
+                walk(v, depth + 1)
+        elif isinstance(value, list):
+            for v in value[:200]:
+                walk(v, depth + 1)
+
+    walk(body, 0)
+    for k, v in (query or {}).items():
+        if k.lower() in ID_FIELDS:
+            keys += id_keys(v)
+    keys += doc_token_keys(raw + " " + " ".join(f"{v}" for v in (query or {}).values()))
+    return list(dict.fromkeys(keys))
+
+
+def tool_calls_of(parsed: Any) -> list[dict]:
+    """``[{"name", "arguments"}]`` the model asked for in an LLM answer (OpenAI ``tool_calls``,
+    Anthropic ``tool_use`` blocks); ``arguments`` parsed from JSON when it is a string."""
+    out: list[dict] = []
+    if not isinstance(parsed, Mapping):
+        return out
+    calls: list = []
+    for choice in parsed.get("choices") or []:
+        msg = choice.get("message") if isinstance(choice, Mapping) else None
+        if isinstance(msg, Mapping):
+            calls += [c.get("function") for c in msg.get("tool_calls") or [] if isinstance(c, Mapping)]
+    for block in parsed.get("content") or [] if isinstance(parsed.get("content"), list) else []:
+        if isinstance(block, Mapping) and block.get("type") == "tool_use":
+            calls.append({"name": block.get("name"), "arguments": block.get("input")})
+    for c in calls:
+        if not isinstance(c, Mapping) or not isinstance(c.get("name"), str):
+            continue
+        args = c.get("arguments")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                continue
+        if isinstance(args, Mapping) and args:
+            out.append({"name": c["name"], "arguments": dict(args)})
+    return out
+
+
+def _holds(want: Any, got: Any) -> bool:
+    """``got`` holds ``want`` (tables partially, numbers by value): a tool body built from the
+    model's arguments, perhaps with the bot's own fields added."""
+    if isinstance(want, Mapping):
+        return isinstance(got, Mapping) and all(k in got and _holds(v, got[k]) for k, v in want.items())
+    if isinstance(want, (int, float)) and not isinstance(want, bool) and isinstance(got, (int, float, str)):
+        try:
+            return float(want) == float(got)
+        except ValueError:
+            return False
+    return want == got or (isinstance(got, str) and str(want) == got)
+
+
+def _norm(text: str) -> str:
+    return " ".join((text or "").split()).casefold()
 
 
 #: Per turn, a case stores at most this many replies, this many bytes of reply text and this
@@ -40,7 +200,11 @@ MAX_UNATTRIBUTED = 2_000
 class CaseRecorder:
     """Collects one running case's events (within the per-turn caps); wakes whoever waits for activity."""
 
+    _uids = itertools.count(1)
+
     def __init__(self, case_id: str, keys: Iterable[str]):
+        self.uid = str(next(self._uids))
+        """Tells this attempt apart in an ambiguous call's ``maybe:`` keys."""
         self.case_id = case_id
         self.keys = tuple(keys)
         self.turn = 0
@@ -51,6 +215,28 @@ class CaseRecorder:
         """turn -> [replies, reply bytes, events] stored."""
         self.overflow: dict[int, dict] = {}
         """turn -> what came beyond the caps: {"replies", "reply_bytes", "events", "chats": {chat: replies}}."""
+        self.asked: list[tuple[str, dict]] = []
+        """(tool, arguments) the model asked this case's agent to call (its LLM answers' tool calls)."""
+        self.texts: list[tuple[int, str]] = []
+        """(turn, normalised text) the driver sent this attempt (``Router.sent``), for content attribution."""
+        self.unattributed: dict[int, dict] = {}
+        """turn -> calls no case could claim while this case and others ran (``Router.record``):
+        ``{"llm": n, "tools": {name: n}, "running": most cases running, "ambiguous": n}``."""
+
+    def note_unattributed(self, event: Event, running: int, ambiguous: bool) -> None:
+        """A call no case could claim came while this case ran with ``running - 1`` others."""
+        mark = self.unattributed.setdefault(self.turn, {"llm": 0, "tools": {}, "running": 0, "ambiguous": 0})
+        if event.name == "llm":
+            mark["llm"] += 1
+        else:
+            mark["tools"][event.name] = mark["tools"].get(event.name, 0) + 1
+        mark["running"] = max(mark["running"], running)
+        mark["ambiguous"] += bool(ambiguous)
+
+    def unattributed_of(self, turn: int) -> dict:
+        """What :meth:`note_unattributed` counted in ``turn`` ({} when nothing)."""
+        mark = self.unattributed.get(turn)
+        return {**mark, "tools": dict(mark["tools"])} if mark else {}
 
     def add(self, event: Event) -> None:
         kept = self._kept.setdefault(self.turn, [0, 0, 0])
@@ -115,6 +301,85 @@ class Router:
         self._active.append(rec)
         return rec
 
+    def sent(self, rec: CaseRecorder, texts: Iterable[str]) -> None:
+        """What the driver sends in ``rec``'s current turn (after placeholders): a call whose
+        messages hold it, and no running case's key, is ``rec``'s (``llm_keys``)."""
+        for t in texts:
+            n = _norm(t)
+            if n:
+                rec.texts.append((rec.turn, n))
+            rest = COMMAND_RE.sub("", n, count=1)  # "/order 3 widgets": bots pass on "3 widgets"
+            if rest != n and len(rest) >= MIN_CONTAINED:
+                rec.texts.append((rec.turn, rest))
+
+    def _claims(self, messages: list[str], current: bool) -> dict[CaseRecorder, str]:
+        """Running cases whose (current turn's, or earlier turns') text is in one of ``messages``,
+        each with its longest such text; a text two running cases sent (in any turn) counts for neither."""
+        senders: dict[str, set[CaseRecorder]] = {}
+        for rec in self._active:
+            for _, text in rec.texts:
+                senders.setdefault(text, set()).add(rec)
+        found: dict[CaseRecorder, str] = {}
+        for rec in self._active:
+            for turn, text in rec.texts:
+                if (turn == rec.turn) != current or len(senders[text]) > 1:
+                    continue
+                if any(text == m or (len(text) >= MIN_CONTAINED and text in m) for m in messages) \
+                        and len(text) > len(found.get(rec, "")):
+                    found[rec] = text
+        return found
+
+    def by_content(self, messages: Iterable[str]) -> tuple[CaseRecorder | None, list[CaseRecorder]]:
+        """The one running case whose injected text the messages hold (last message first); else
+        no case, and the running cases whose texts (shared, or several) the messages hold."""
+        msgs = [n for n in (_norm(m) for m in messages) if n]
+        if not msgs:
+            return None, []
+        for scope in (msgs[-1:], msgs):
+            for current in (True, False):
+                found = self._claims(scope, current)
+                if len(found) == 1:
+                    return next(iter(found)), []
+                if len(found) > 1:
+                    longest = max(found.values(), key=len)
+                    winners = [r for r, t in found.items() if t == longest]
+                    if len(winners) == 1 and all(t in longest for t in found.values()):
+                        return winners[0], []
+        return None, [rec for rec in self._active if any(
+            text == m or (len(text) >= MIN_CONTAINED and text in m) for _, text in rec.texts for m in msgs)]
+
+    def _resolve(self, keys: list[str], messages: Iterable[str]) -> tuple[str, ...]:
+        if any(k in self._by_key for k in keys) or not self._active:
+            return tuple(keys)
+        if len(self._active) == 1:  # the sole running case takes it: its faults and scripts too
+            return tuple(keys) + self._active[0].keys + (VIA_SOLE,)
+        rec, candidates = self.by_content(messages)
+        if rec is not None:
+            return tuple(keys) + rec.keys + (VIA_CONTENT,)
+        if candidates:  # one of these cases' (they sent the text): only they are affected
+            return tuple(keys) + (VIA_AMBIGUOUS,) + tuple(f"{MAYBE}{r.uid}" for r in candidates)
+        return tuple(keys)
+
+    def llm_keys(self, body: Mapping[str, Any]) -> tuple[str, ...]:
+        """The one resolution of an LLM request to a case's keys: what it names itself
+        (``request_keys``), else the running case whose text its user messages hold. The gateway
+        uses it for the event's keys, the faults it applies and the model double's script."""
+        return self._resolve(request_keys(body), user_texts(body))
+
+    def tool_keys(self, body: Any, query: Mapping[str, str] | None = None, raw: str = "",
+                  tool: str = "") -> tuple[str, ...]:
+        """``llm_keys`` for a call of ``tool``: the ids it names; else the one running case whose
+        model asked for this call (an LLM answer's tool call of that name, with arguments the
+        call holds); else a running case's text in its body."""
+        keys = tool_request_keys(body, query, raw)
+        if tool and len(self._active) > 1 and not any(k in self._by_key for k in keys):
+            args = {**(query or {}), **(body if isinstance(body, Mapping) else {})}
+            asked = [r for r in self._active
+                     if any(n.lower() == tool.lower() and _holds(a, args) for n, a in r.asked)]
+            if len(asked) == 1:
+                return tuple(keys) + asked[0].keys + (VIA_CONTENT,)
+        return self._resolve(keys, [raw, *(str(v) for v in (query or {}).values())])
+
     def recorder(self, key: str) -> CaseRecorder | None:
         """The running case a correlation key routes to (the driver reads its chat's history)."""
         return self._by_key.get(key)
@@ -144,11 +409,23 @@ class Router:
         for k in event.keys:
             rec = self._by_key.get(k)
             if rec is not None:
-                rec.add(event)
+                if event.name == "llm":  # what the model asked this case's agent to call (tool_keys)
+                    rec.asked += [(c["name"], c["arguments"]) for c in event.meta.get("tool_calls") or ()]
+                how = "content" if VIA_CONTENT in event.keys else "sole-active-case" if VIA_SOLE in event.keys else ""
+                rec.add(replace(event, meta={**event.meta, "attributed": how}) if how else event)
                 return
         if len(self._active) == 1:
+            if event.name == "llm":
+                self._active[0].asked += [(c["name"], c["arguments"]) for c in event.meta.get("tool_calls") or ()]
             self._active[0].add(replace(event, meta={**event.meta, "attributed": "sole-active-case"}))
             return
+        if event.source in ("gateway", "tools") and len(self._active) > 1:
+            # it may be any running case's (or, when it holds their shared text, one of those
+            # cases'): their call-dependent checks cannot be decided
+            maybe = {k[len(MAYBE):] for k in event.keys if k.startswith(MAYBE)}
+            for rec in self._active:
+                if not maybe or rec.uid in maybe:
+                    rec.note_unattributed(event, len(self._active), bool(maybe))
         if len(self.unattributed) < MAX_UNATTRIBUTED:
             self.unattributed.append(event)
         else:

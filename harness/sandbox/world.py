@@ -13,7 +13,7 @@ from harness.sandbox.gateway import LlmGateway
 from harness.sandbox.ports import SERVERS, Reserved, placeholders
 from harness.sandbox.router import Router
 from harness.sandbox.server import Listening, listen
-from harness.sandbox.spy import ToolSpy
+from harness.sandbox.spy import ToolScripts, ToolSpy
 
 
 @dataclass
@@ -33,6 +33,8 @@ class Sandbox:
     whatsapp: object = None
     faults: FaultBook = field(default_factory=FaultBook)
     """Scripted per-case, per-turn faults the gateway and document server apply."""
+    tool_scripts: ToolScripts = field(default_factory=ToolScripts)
+    """Per-case, per-turn ``tools:`` scripts the tool double answers with (spy.py)."""
     _servers: list[Listening] = field(default_factory=list)
 
     async def start(self, reserved: Reserved | None = None) -> "Sandbox":
@@ -62,6 +64,7 @@ class Sandbox:
             key = os.environ.get(cfg.sandbox.llm_upstream_key_env, "")
             gateway = LlmGateway(sink, upstream=self._upstream(), api_key=key)
             gateway.faults = self.faults
+            gateway.keys_of = self.router.llm_keys  # one resolution: event keys, faults, scripts
             from harness.sandbox.metering import gateway_hooks
 
             for name, hook in gateway_hooks(cfg, self._upstream()).items():  # meter, cassette (cost layer)
@@ -77,6 +80,7 @@ class Sandbox:
             self.docs_base = srv.base_url
 
             spy = ToolSpy(sink)
+            spy.scripts, spy.faults, spy.keys_of = self.tool_scripts, self.faults, self.router.tool_keys
             srv = await listen(spy.app(), **at("tools"))
             self._servers.append(srv)
             self.tools_url = srv.base_url

@@ -413,6 +413,8 @@ TURN_FIELDS: dict[str, Any] = {
     "burst": (list[str] | None, Field(None, min_length=2)),
     "wait_s": (Wait, 0.0),
     "fault": (dict[str, Any] | None, Field(None, description="scripted faults (docs/CASES.md)")),
+    "tools": (dict[str, Any] | None, Field(None, description="the tool double's script: per tool, a result "
+                                                             "or a list of results (docs/CASES.md)")),
     "as_": (str | None, Field(None, alias="as", pattern=r"^[a-z][a-z0-9_-]{0,31}$",
                               description="which user sends the turn")),
     "overlap": (bool, False),
