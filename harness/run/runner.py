@@ -42,7 +42,8 @@ from harness.services import Services, default_factories
 from harness.targets.base import Endpoints
 from harness.targets.http import HttpTarget
 from harness.targets.inprocess import InProcessTarget
-from harness.types import Case, CaseResult, Event, Evidence, Observation, Reply, RunReport, Turn, TurnObservation
+from harness.types import (SOURCE_DOUBLE, Case, CaseResult, Event, Evidence, Observation, Reply, RunReport, Turn,
+                           TurnObservation)
 
 log = logging.getLogger("harness.run.runner")
 
@@ -121,6 +122,26 @@ def unattributed_notes(events: Sequence, cases_from: float, concurrency: int) ->
                      + ("; run with --concurrency 1 to attribute every call" if concurrency > 1 else
                         ": made while no case was running"))
     return notes
+
+
+def double_notes(gateway) -> list[str]:
+    """The run's note on the model double: how many LLM calls it answered, scripted or not."""
+    n = getattr(gateway, "double_calls", 0) if gateway is not None else 0
+    if not n:
+        return []
+    scripted = gateway.double_scripted
+    return [f"the model double answered {n} LLM call(s) ({scripted} from the cases' model: scripts, "
+            f"{n - scripted} with its default answer, no upstream configured); their evidence is labelled "
+            f"source {SOURCE_DOUBLE}"]
+
+
+def _warm_encodings() -> None:
+    try:
+        from harness.models.tokens import warm
+
+        warm()
+    except Exception as exc:  # counting falls back to 'missing' tokens, reported per call
+        log.warning("tiktoken encodings could not be loaded in advance: %s", exc)
 
 
 def _expected_reply_bounds(turn: Turn) -> tuple[int, int | None]:
@@ -311,6 +332,9 @@ class Runner:
                     driver.tg = TelegramUpdates(start_update_id=self.options.identity_offset + 1,
                                                 message_ids=driver.tg.message_ids, bot_user=driver.tg.bot_user)
                 await driver.handshake(cases)  # Meta's GET verification of the WhatsApp webhook (exit 4)
+                # one case at a time: a call with no key takes the only armed model script (model_double.py)
+                self.sandbox.scripts.solo = (self.options.concurrency or self.config.sandbox.concurrency) == 1 \
+                    or len(cases) == 1
                 await self._run_cases(cases, driver, journal, results)
             try:  # services' end-of-run work, e.g. the critic's judge-health score
                 await self.services.finalize()
@@ -326,6 +350,7 @@ class Runner:
             journal.close()
         self._notes += unattributed_notes(self.sandbox.router.unattributed, cases_from,
                                           self.options.concurrency or self.config.sandbox.concurrency)
+        self._notes += double_notes(self.sandbox.gateway)
         return self._report(cases, results, started)
 
     async def bring_up(self, cases: Sequence[Case] = ()) -> None:
@@ -351,7 +376,10 @@ class Runner:
         if early is not None and early.error is not None:
             raise early.error  # the target could not be started (exit 4)
         warm = self._warm_services(cases) if cases else None  # e.g. the embedder loads while the target starts
+        # tiktoken's encodings load now, not on the bot's first LLM call (the gateway counts tokens)
+        encodings = asyncio.get_running_loop().run_in_executor(None, _warm_encodings)
         self.endpoints = await target.start(placeholders)
+        await encodings
         if warm is not None:
             await warm
 
@@ -533,6 +561,7 @@ class Runner:
             att.rec.turn = first  # a group's events are recorded under its first turn
             deliveries = []
             armed = []
+            scripts = []
             try:
                 for index in group:
                     turn = att.case.turns[index]
@@ -545,6 +574,8 @@ class Runner:
                     ident = att.ident_of(turn)
                     if turn.faults:
                         armed.append(self.sandbox.faults.arm(ident.keys(), turn.faults))
+                    if turn.model:  # the model double's script, armed like a fault (model_double.py)
+                        scripts.append(self.sandbox.scripts.arm(ident.keys(), list(turn.model)))
                     deliveries.append(await driver.deliver(
                         att.case, turn, ident, sb.reply_timeout_s, att.bot_message_ids.get(att.user_of(turn), "")))
                     att.current_delivery = (deliveries[-1].status, deliveries[-1].error)
@@ -554,6 +585,8 @@ class Runner:
             finally:
                 for a in armed:
                     self.sandbox.faults.disarm(a)
+                for a in scripts:
+                    self.sandbox.scripts.disarm(a)
             att.seen = len(att.rec.events)
             for index, delivery in zip(group, deliveries):
                 turn = att.case.turns[index]

@@ -85,6 +85,8 @@ class SandboxModel(Strict):
 
     llm_upstream: str = ""
     llm_upstream_key_env: str = "HARNESS_LLM_API_KEY"
+    anthropic_upstream: str = ""
+    anthropic_upstream_key_env: str = "HARNESS_ANTHROPIC_API_KEY"
     docs_dir: str = "fixtures/documents"
     settle_s: Wait = 1.0
     reply_timeout_s: Seconds = 20.0
@@ -390,6 +392,8 @@ TURN_FIELDS: dict[str, Any] = {
     "burst": (list[str] | None, Field(None, min_length=2)),
     "wait_s": (Wait, 0.0),
     "fault": (dict[str, Any] | None, Field(None, description="scripted faults (docs/CASES.md)")),
+    "model": (dict[str, Any] | list[dict[str, Any]] | None,
+              Field(None, description="the model double's script for the turn (docs/CASES.md)")),
     "as_": (str | None, Field(None, alias="as", pattern=r"^[a-z][a-z0-9_-]{0,31}$",
                               description="which user sends the turn")),
     "overlap": (bool, False),
