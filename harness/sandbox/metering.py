@@ -101,7 +101,9 @@ class Meter:
         model = str(body.get("model") or meta.get("upstream_model") or "")
         reported = usage_counts(parsed)
         if reported is not None:
-            meta.update(input_tokens=reported[0], output_tokens=reported[1], tokens_source="usage",
+            tin, tout = (meta.get("input_tokens"), meta.get("output_tokens"))
+            meta.update(input_tokens=reported[0] if tin is None else tin,
+                        output_tokens=reported[1] if tout is None else tout, tokens_source="usage",
                         # the double's usage is tiktoken's count: exact only for OpenAI's models, no tools
                         estimated=bool(meta.get("double")) and bool(meta.get("double_estimated", True)))
         elif status >= 400 or (parsed is None and status >= 300):
