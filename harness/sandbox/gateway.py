@@ -344,9 +344,10 @@ class LlmGateway:
         headers["Content-Type"] = "application/json"
         if provider == "anthropic":
             url = upstream + "/v1/messages"
-            key = self.anthropic_key or request.headers.get("x-api-key", "")
-            if key:
-                headers["x-api-key"] = key
+            if self.anthropic_key:
+                headers["x-api-key"] = self.anthropic_key
+            else:  # the agent's own credentials, as its SDK sent them (x-api-key or a bearer token)
+                headers.update({k: v for k, v in request.headers.items() if k.lower() in ("x-api-key", "authorization")})
         else:
             url = upstream + "/chat/completions"
             key = self.api_key or request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
