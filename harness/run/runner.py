@@ -94,6 +94,8 @@ class _Attempt:
     """The last message the agent sent each user (callbacks press its buttons)."""
     seen: int | None = None
     """How many of the recorder's events the turns observed so far hold (late replies come after)."""
+    scripts: list = field(default_factory=list)
+    """The in-flight turn's armed model scripts (``model:``, harness/sandbox/model_double.py)."""
 
     @property
     def ident(self) -> Identity:
@@ -131,7 +133,7 @@ def double_notes(gateway) -> list[str]:
         return []
     scripted = gateway.double_scripted
     return [f"the model double answered {n} LLM call(s) ({scripted} from the cases' model: scripts, "
-            f"{n - scripted} with its default answer, no upstream configured); their evidence is labelled "
+            f"{n - scripted} with its default answer: no upstream for them); their evidence is labelled "
             f"source {SOURCE_DOUBLE}"]
 
 
@@ -561,7 +563,7 @@ class Runner:
             att.rec.turn = first  # a group's events are recorded under its first turn
             deliveries = []
             armed = []
-            scripts = []
+            scripts = att.scripts = []
             try:
                 for index in group:
                     turn = att.case.turns[index]
@@ -574,8 +576,9 @@ class Runner:
                     ident = att.ident_of(turn)
                     if turn.faults:
                         armed.append(self.sandbox.faults.arm(ident.keys(), turn.faults))
-                    if turn.model:  # the model double's script, armed like a fault (model_double.py)
-                        scripts.append(self.sandbox.scripts.arm(ident.keys(), list(turn.model)))
+                    # the model double's script (model_double.py), armed like a fault; a turn without
+                    # one is armed too: a keyless call while it runs is not another case's
+                    scripts.append(self.sandbox.scripts.arm(ident.keys(), list(turn.model)))
                     deliveries.append(await driver.deliver(
                         att.case, turn, ident, sb.reply_timeout_s, att.bot_message_ids.get(att.user_of(turn), "")))
                     att.current_delivery = (deliveries[-1].status, deliveries[-1].error)
@@ -628,6 +631,8 @@ class Runner:
             replies_in = all(self._count(att, att.current, turn) >= lo for turn, lo in wants)
             if replies_in and last and slot is not None:
                 slot.give()
+                for script in att.scripts:  # the next case starts: a keyless call is its, not this one's
+                    script.watching = True
             window = self.quiet.closing if last else self.quiet.value
             quiet = now - max(att.rec.last_activity, start)
             if replies_in and quiet >= window:

@@ -186,6 +186,9 @@ class ArmedScript:
     steps: tuple[Step, ...]
     calls: int = 0
     released: asyncio.Event = field(default_factory=asyncio.Event)
+    watching: bool = False
+    """The turn's replies are in and its case watches its closing quiet window while the next
+    case starts (runner._settle): a call with no key goes to the other script first."""
 
     def next_step(self) -> Step:
         step = self.steps[min(self.calls, len(self.steps) - 1)]
@@ -196,9 +199,11 @@ class ArmedScript:
 class ScriptBook:
     """Armed ``model:`` scripts by correlation key; the gateway takes a step per LLM call.
 
-    Looked up with the same keys as the FaultBook (``faults.llm_keys``). A call that carries
-    none of the armed keys takes the only armed script when ``solo`` is set (the runner sets
-    it when one case runs at a time: the router gives such a call to the sole active case too).
+    Looked up with the same keys as the FaultBook (``faults.llm_keys``). Every turn in flight
+    is armed, with or without a script. A call that carries none of the armed keys, when
+    ``solo`` is set (the runner sets it when one case runs at a time), belongs to the only
+    turn in flight whose case is not just watching its closing quiet window (else the only
+    turn there is), and takes that turn's script if it has one.
     """
 
     def __init__(self) -> None:
@@ -206,11 +211,10 @@ class ScriptBook:
         self._armed: list[ArmedScript] = []
         self.solo = False
 
-    def arm(self, keys: Iterable[str], script: Any) -> ArmedScript | None:
-        steps = parse(script) if script else ()
-        if not steps:
-            return None
-        armed = ArmedScript(tuple(keys), steps)
+    def arm(self, keys: Iterable[str], script: Any) -> ArmedScript:
+        """Arm a turn's script; an empty one still marks the turn in flight, so a keyless call
+        made while it runs is not given to another case's script."""
+        armed = ArmedScript(tuple(keys), parse(script) if script else ())
         for k in armed.keys:
             self._by_key[k] = armed
         self._armed.append(armed)
@@ -235,10 +239,12 @@ class ScriptBook:
         for k in keys:
             armed = self._by_key.get(k)
             if armed is not None:
-                return armed.next_step(), armed, "key"
-        if self.solo and len(self._armed) == 1:
-            armed = self._armed[0]
-            return armed.next_step(), armed, "sole-armed"
+                return (armed.next_step(), armed, "key") if armed.steps else None
+        if self.solo:
+            working = [a for a in self._armed if not a.watching]
+            pick = working if working else self._armed
+            if len(pick) == 1 and pick[0].steps:
+                return pick[0].next_step(), pick[0], "sole-armed"
         return None
 
 
