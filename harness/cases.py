@@ -26,8 +26,8 @@ from harness.schema.yamlload import load_file as load_yaml
 from harness.textgen import MAX_WORDS
 from harness.types import CASE_ID_RE, CHANNELS, Case, CheckSpec, Turn
 
-PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "tools_url", "bot_token",
-                "webhook_secret", "app_secret", "phone_number_id")
+PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "anthropic_base_url", "tools_url",
+                "bot_token", "webhook_secret", "app_secret", "phone_number_id")
 GENERATORS = ("words",)
 ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redeliver", "burst",
            # issue 15: what users actually send, and deliveries the bot must refuse
