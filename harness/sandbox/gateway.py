@@ -431,8 +431,10 @@ class LlmGateway:
         }
         if self.meter is not None:  # tokens (usage or tiktoken) and price (harness/sandbox/metering.py)
             meta = self.meter.annotate(meta, body, parsed, status)
-        request_summary = {k: v for k, v in body.items() if k != "messages"}
+        request_summary = {k: v for k, v in body.items() if k not in ("messages", "system")}
         request_summary["messages"] = len(messages)
+        if body.get("system"):  # the prompt stays in meta (system_prompts), never in the summary
+            request_summary["system_chars"] = len(_text_of(body["system"]))
         request_summary["prompt_chars"] = len(prompt_text)
         self.sink(Event(source="gateway", name="llm", at=started, status=status,
                         duration_ms=(time.perf_counter() - t0) * 1000, request=request_summary,

@@ -313,6 +313,9 @@ class Upstream:
     async def openai(self, request: web.Request) -> web.StreamResponse:
         self.calls += 1
         body = await request.json()
+        if body["messages"][-1]["content"] == "rate me":
+            return web.json_response(double.error_body("openai", 429, "slow down"), status=429,
+                                     headers={"Retry-After": "3", "x-ratelimit-remaining-requests": "0"})
         answer = double.Answer(provider="openai", model="gpt-4o-2024-08-06", text="from the real upstream",
                                usage=(11, 4))
         if not body.get("stream"):
@@ -382,6 +385,16 @@ async def test_a_script_wins_over_the_upstream_for_its_turn(upstream_stack):
     r = await s.openai().chat.completions.create(model="gpt-4o", messages=_msgs(), user="u2")
     assert r.choices[0].message.content == "from the real upstream" and up.calls == 1
     assert s.gateway.double_calls == 1
+
+
+async def test_an_upstream_error_reaches_the_sdk_with_its_retry_after(upstream_stack):
+    s, _up = upstream_stack
+    with pytest.raises(openai.RateLimitError) as err:
+        await s.openai().chat.completions.create(model="gpt-4o", messages=_msgs("rate me"))
+    assert err.value.response.headers["retry-after"] == "3"
+    assert err.value.response.headers["x-ratelimit-remaining-requests"] == "0"
+    (e,) = s.llm()
+    assert e.status == 429 and e.meta["tokens_source"] == "not-billed" and "double" not in e.meta
 
 
 async def test_anthropic_upstream_stream_usage_from_message_start_and_delta(upstream_stack):

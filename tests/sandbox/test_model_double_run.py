@@ -74,3 +74,18 @@ async def test_a_switch_to_a_pricier_model_fails_cost_usd(tmp_path):
     (ev,) = [e for e in order.evidence if e.check == "cost_usd"]
     assert order.status == "fail" and ev.passed is False and "> threshold $0.0005" in ev.reason
     assert ev.source == SOURCE_DOUBLE
+
+
+async def test_tiktoken_is_warm_before_the_first_case(tmp_path):
+    """The bot's first LLM call must not wait for the harness to load encodings."""
+    from harness.models import tokens
+    from harness.run.runner import Runner
+
+    config, _cases = _setup(tmp_path)
+    tokens.get_encoding.cache_clear()
+    runner = Runner(config, RunOptions(out_dir=tmp_path / "out"))
+    try:
+        await runner.bring_up()
+        assert tokens.get_encoding.cache_info().currsize == len(tokens.ENCODINGS)
+    finally:
+        await runner.shut_down()
