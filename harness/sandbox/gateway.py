@@ -234,8 +234,12 @@ class LlmGateway:
         if self.faults is not None:  # scripted per-case faults (harness/sandbox/faults.py)
             injected = await self.faults.before_llm(body, request)
             if injected is not None:
-                return self._record(started, t0, body, keys, injected.status, None, injected.error,
-                                    injected.response, base)
+                resp = injected.response
+                if provider == "anthropic" and injected.status >= 400:  # the error shape its SDK reads
+                    resp = _error(injected.status, injected.error, provider)
+                    if "Retry-After" in injected.response.headers:
+                        resp.headers["Retry-After"] = injected.response.headers["Retry-After"]
+                return self._record(started, t0, body, keys, injected.status, None, injected.error, resp, base)
         found = self.scripts.take(keys) if self.scripts is not None else None
         if found is not None:  # the turn's model: script wins over any upstream
             step, armed, how = found
@@ -347,7 +351,8 @@ class LlmGateway:
             if self.anthropic_key:
                 headers["x-api-key"] = self.anthropic_key
             else:  # the agent's own credentials, as its SDK sent them (x-api-key or a bearer token)
-                headers.update({k: v for k, v in request.headers.items() if k.lower() in ("x-api-key", "authorization")})
+                headers.update({k: v for k, v in request.headers.items()
+                                if k.lower() in ("x-api-key", "authorization")})
         else:
             url = upstream + "/chat/completions"
             key = self.api_key or request.headers.get("Authorization", "").removeprefix("Bearer ").strip()

@@ -293,6 +293,17 @@ async def test_anthropic_errors_in_anthropics_shape(stack):
     assert err.value.status_code == 529 and err.value.body["error"]["type"] == "overloaded_error"
 
 
+async def test_an_injected_fault_reaches_an_anthropic_call_in_anthropics_shape(stack):
+    from harness.sandbox.faults import FaultBook
+
+    stack.gateway.faults = FaultBook()
+    stack.gateway.faults.arm(["tok:abcdefgh12"], {"llm": {"status": 429, "retry_after": 1, "times": 1}})
+    with pytest.raises(anthropic.RateLimitError) as err:
+        await stack.anthropic().messages.create(model="claude-3-haiku-20240307", max_tokens=10, messages=[
+            {"role": "user", "content": "read http://127.0.0.1:1/c/abcdefgh12/a.pdf"}])
+    assert err.value.body["error"]["type"] == "rate_limit_error" and err.value.response.headers["retry-after"] == "1"
+
+
 # --------------------------------------------------------------------------- a real upstream
 
 

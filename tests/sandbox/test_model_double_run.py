@@ -53,7 +53,8 @@ def _why(report) -> list:
     return [(c.id, [(e.reason, e.observed) for e in c.evidence if e.passed is not True]) for c in report.cases]
 
 
-@pytest.mark.parametrize("env", ["", 'LLM_STREAM = "1"\n', 'LLM_PROVIDER = "anthropic"\nLLM_MODEL = "claude-3-haiku-20240307"\n'])
+@pytest.mark.parametrize("env", ["", 'LLM_STREAM = "1"\n',
+                                 'LLM_PROVIDER = "anthropic"\nLLM_MODEL = "claude-3-haiku-20240307"\n'])
 async def test_the_bot_runs_offline_on_the_model_double(tmp_path, env):
     cost = "0.01" if "anthropic" in env else "0.0005"
     config, cases = _setup(tmp_path, env, CASES.replace("0.0005", cost))
