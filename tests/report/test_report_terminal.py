@@ -135,3 +135,19 @@ def test_progress_on_a_terminal_uses_the_bar_and_shows_only_non_passing(report):
 def test_progress_can_be_forced(enabled):
     console = plain_console()
     assert Progress(console, enabled=enabled).live is enabled
+
+
+def test_replay_misses_get_a_line_at_the_end_of_the_run(report):
+    from harness.report.markdown import render_summary
+    from harness.run.perf import replay_miss_note
+    from harness.types import CaseMetrics
+
+    missed = replace(report.cases[0], metrics=CaseMetrics(replay_misses=268))
+    note = replay_miss_note([missed])
+    console = plain_console(width=400)
+    print_table(replace(report, notes=(note,)), console)
+    assert "REPLAY MISSES: 268 LLM call(s) in 1 case(s)" in output(console)
+    assert "REPLAY MISSES: 268" in render_summary(replace(report, notes=(note,)))
+    console = plain_console(width=400)
+    print_table(replace(report, notes=("some other note",)), console)
+    assert "REPLAY MISSES" not in output(console) and "some other note" not in output(console)
