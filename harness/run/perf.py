@@ -108,7 +108,8 @@ class RunMeter:
         if self.guard.breached:
             notes.append(self.guard.message())
         if perf["summary"]["simulated"]:
-            notes.append("SIMULATED spend: the LLM upstream is the agent's offline model on loopback; calls are "
+            notes.append("SIMULATED spend: the LLM answers came from the agent's offline model on loopback or "
+                         "the model double; calls are "
                          "priced at the models they name (list prices, prices "
                          f"{perf['summary']['prices_version']}), nothing was billed")
         unpriced = perf["summary"]["cost_unavailable"]

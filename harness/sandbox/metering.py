@@ -11,8 +11,8 @@ A failed call (non-2xx) without usage is not billed. A call the model double ans
 carries the double's usage (tiktoken's count, estimated outside OpenAI's models).
 
 The price comes from the price table; an unknown model gives ``cost_usd: None`` with a
-reason. When the upstream is the agent's own offline model (a loopback upstream), calls
-are priced at the named field models' prices and marked ``simulated``.
+reason. When the upstream is the agent's own offline model (a loopback upstream), or the
+model double answered, calls are priced at the named models' prices and marked ``simulated``.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ class Meter:
                                        meta.get("output_tokens"))
                 cost = alt if alt.usd is not None else cost
             meta.update(cost_usd=cost.usd, cost_reason=cost.reason)
-        meta["simulated"] = self.simulated
+        meta["simulated"] = self.simulated or bool(meta.get("double"))  # the double bills nobody either
         meta["price_version"] = self.prices.version
         return meta
 

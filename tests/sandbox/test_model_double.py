@@ -86,6 +86,7 @@ async def test_no_upstream_and_no_script_the_double_answers_never_503(stack):
     assert e.meta["script"] == "default" and e.meta["tokens_source"] == "usage"
     assert e.meta["input_tokens"] == r.usage.prompt_tokens and e.meta["output_tokens"] == r.usage.completion_tokens
     assert e.meta["cost_usd"] > 0 and stack.gateway.double_calls == 1 and stack.gateway.double_scripted == 0
+    assert e.meta["simulated"] is True  # priced at list prices, billed to nobody
 
 
 async def test_sync_client_gets_the_same_answers(stack):
@@ -380,6 +381,7 @@ async def test_a_forwarded_stream_passes_chunk_by_chunk_and_is_read_back(upstrea
     assert "".join(c.choices[0].delta.content or "" for c in [first, *rest] if c.choices) == "from the real upstream"
     (e,) = s.llm()
     assert "double" not in e.meta and e.meta["stream"] is True and e.meta["upstream_model"] == "gpt-4o-2024-08-06"
+    assert e.meta["simulated"] is False
     if with_usage:
         assert (e.meta["input_tokens"], e.meta["output_tokens"]) == (11, 4)
         assert e.meta["tokens_source"] == "usage" and e.meta["estimated"] is False

@@ -74,7 +74,7 @@ async def test_a_switch_to_a_pricier_model_fails_cost_usd(tmp_path):
     order = next(c for c in report.cases if c.id == "order-three")
     (ev,) = [e for e in order.evidence if e.check == "cost_usd"]
     assert order.status == "fail" and ev.passed is False and "> threshold $0.0005" in ev.reason
-    assert ev.source == SOURCE_DOUBLE
+    assert ev.source == SOURCE_DOUBLE and "simulated" in ev.reason
 
 
 async def test_tiktoken_is_warm_before_the_first_case(tmp_path):
