@@ -267,7 +267,7 @@ def request_context(body: Mapping[str, Any]) -> dict[str, str | None]:
         if not isinstance(m, dict):
             continue
         role, content = m.get("role"), m.get("content")
-        if role == "tool":
+        if role in ("tool", "function"):  # "function": the legacy function-calling result
             tool_result = _block_text(content)
         elif role == "user":
             blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
@@ -416,8 +416,8 @@ def _openai_usage(answer: Answer) -> dict:
 
 def openai_json(answer: Answer) -> dict:
     """A ``chat.completion`` object (usage included when the answer has one)."""
-    msg: dict[str, Any] = {"role": "assistant", "content": (answer.text or None) if not answer.refusal else None,
-                           "refusal": answer.refusal or None}
+    content = None if answer.refusal or (answer.tool_calls and not answer.text) else answer.text
+    msg: dict[str, Any] = {"role": "assistant", "content": content, "refusal": answer.refusal or None}
     if answer.tool_calls:
         msg["tool_calls"] = [{"id": c["id"], "type": "function",
                               "function": {"name": c["name"], "arguments": c["arguments"]}} for c in answer.tool_calls]
