@@ -334,7 +334,7 @@ class Runner:
                     driver.tg = TelegramUpdates(start_update_id=self.options.identity_offset + 1,
                                                 message_ids=driver.tg.message_ids, bot_user=driver.tg.bot_user)
                 await driver.handshake(cases)  # Meta's GET verification of the WhatsApp webhook (exit 4)
-                # one case at a time: a call with no key takes the only armed model script (model_double.py)
+                # one case at a time: a call with no key takes the script of the turn in flight (model_double.py)
                 self.sandbox.scripts.solo = (self.options.concurrency or self.config.sandbox.concurrency) == 1 \
                     or len(cases) == 1
                 await self._run_cases(cases, driver, journal, results)
