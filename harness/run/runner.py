@@ -126,15 +126,22 @@ def unattributed_notes(events: Sequence, cases_from: float, concurrency: int) ->
     return notes
 
 
-def double_notes(gateway) -> list[str]:
-    """The run's note on the model double: how many LLM calls it answered, scripted or not."""
+def double_notes(gateway, scripts=None) -> list[str]:
+    """The run's notes on the model double: how many LLM calls it answered, scripted or not,
+    and how many calls could not be tied to a scripted turn."""
     n = getattr(gateway, "double_calls", 0) if gateway is not None else 0
-    if not n:
-        return []
-    scripted = gateway.double_scripted
-    return [f"the model double answered {n} LLM call(s) ({scripted} from the cases' model: scripts, "
-            f"{n - scripted} with its default answer: no upstream for them); their evidence is labelled "
-            f"source {SOURCE_DOUBLE}"]
+    notes = []
+    if n:
+        scripted = gateway.double_scripted
+        notes.append(f"the model double answered {n} LLM call(s) ({scripted} from the cases' model: scripts, "
+                     f"{n - scripted} with its default answer: no script and no upstream for them); their "
+                     f"evidence is labelled source {SOURCE_DOUBLE}")
+    unmatched = getattr(scripts, "unmatched", 0)
+    if unmatched:
+        notes.append(f"{unmatched} LLM call(s) came while scripted turns ran but carried nothing that ties them "
+                     f"to a case (no user field, no document token), so no model: script answered them; run "
+                     f"with --concurrency 1 to give each call the script of the turn in flight")
+    return notes
 
 
 def _warm_encodings() -> None:
@@ -352,7 +359,7 @@ class Runner:
             journal.close()
         self._notes += unattributed_notes(self.sandbox.router.unattributed, cases_from,
                                           self.options.concurrency or self.config.sandbox.concurrency)
-        self._notes += double_notes(self.sandbox.gateway)
+        self._notes += double_notes(self.sandbox.gateway, self.sandbox.scripts)
         return self._report(cases, results, started)
 
     async def bring_up(self, cases: Sequence[Case] = ()) -> None:

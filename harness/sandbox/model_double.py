@@ -210,6 +210,8 @@ class ScriptBook:
         self._by_key: dict[str, ArmedScript] = {}
         self._armed: list[ArmedScript] = []
         self.solo = False
+        self.unmatched = 0
+        """Calls that matched no turn while a scripted turn was in flight (the run's notes say so)."""
 
     def arm(self, keys: Iterable[str], script: Any) -> ArmedScript:
         """Arm a turn's script; an empty one still marks the turn in flight, so a keyless call
@@ -243,8 +245,10 @@ class ScriptBook:
         if self.solo:
             working = [a for a in self._armed if not a.watching]
             pick = working if working else self._armed
-            if len(pick) == 1 and pick[0].steps:
-                return pick[0].next_step(), pick[0], "sole-armed"
+            if len(pick) == 1:
+                return (pick[0].next_step(), pick[0], "sole-armed") if pick[0].steps else None
+        if any(a.steps for a in self._armed):
+            self.unmatched += 1
         return None
 
 

@@ -453,6 +453,22 @@ async def test_stream_recorded_then_replayed_as_a_stream(tmp_path: Path):
 # --------------------------------------------------------------------------- units
 
 
+def test_a_keyless_call_goes_to_the_turn_in_flight_only_when_that_is_unambiguous():
+    book = double.ScriptBook()
+    a = book.arm(["user:a"], [{"text": "A"}])
+    b = book.arm(["user:b"], [])  # a turn without a script is in flight too
+    assert book.take([]) is None and book.unmatched == 1  # not solo: never guessed
+    book.solo = True
+    assert book.take([]) is None and book.unmatched == 2  # two turns working: ambiguous
+    a.watching = True  # A's replies are in; B is the case working now: its (empty) script
+    assert book.take([]) is None and book.unmatched == 2
+    book.disarm(b)
+    step, armed, how = book.take([])  # only A left, watching its closing window: its script
+    assert (step.text, armed, how) == ("A", a, "sole-armed")
+    assert book.take(["user:b"]) is not None  # b disarmed: its key no longer matches, A still solo
+    assert book.take(["user:a"])[2] == "key"
+
+
 @pytest.mark.parametrize("script,problem", [
     ([], "model must be a step"),
     ("hello", "model must be a step"),
