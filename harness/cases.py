@@ -28,13 +28,14 @@ from harness.schema.yamlload import load_file as load_yaml
 from harness.textgen import MAX_WORDS
 from harness.types import CASE_ID_RE, CHANNELS, Case, CheckSpec, Turn
 
-PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "tools_url", "bot_token",
-                "webhook_secret", "app_secret", "phone_number_id")
+PLACEHOLDERS = ("docs", "telegram_api", "whatsapp_api", "llm_base_url", "anthropic_base_url", "tools_url",
+                "bot_token", "webhook_secret", "app_secret", "phone_number_id")
 GENERATORS = ("words",)
 ACTIONS = ("send", "document", "photo", "sticker", "edit", "callback", "redeliver", "burst",
            # issue 15: what users actually send, and deliveries the bot must refuse
            "location", "contact", "audio", "voice", "reaction", "forward", "forged")
 TURN_KEYS = set(ACTIONS) | {"wait_s", "expect", "fault", "as", "overlap", "reply_to", "tools"}
+TURN_KEYS = TURN_KEYS | {"model"}  # the model double's script for the turn (harness/sandbox/model_double.py)
 #: The table keys each of those actions takes (required ones first, see _ACTION_REQUIRED).
 ACTION_KEYS = {
     "location": {"latitude", "longitude", "title", "address", "live_period"},
@@ -251,6 +252,17 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
             out.add(f"turn {index}: {problem}", file=file, case=case, line=line,
                     fix="e.g. tools: {create_order: {json: {id: A-17}}} (docs/CASES.md, Tool doubles)")
             tools = {}
+
+    model = _strip(raw.get("model")) if "model" in raw else None
+    if "model" in raw:  # the model double's script for this turn (harness/sandbox/model_double.py)
+        from harness.sandbox.model_double import validate as script_error
+
+        problem = script_error(model)
+        if problem:
+            out.add(f"turn {index}: {problem}", file=file, case=case, line=getattr(raw, "key_lines", {}).get(
+                "model", line), fix="e.g. model: [{tool_calls: [{name: create_order, arguments: {quantity: 3}}]}, "
+                "{text: \"Order {tool_result.id} is placed\"}] (docs/CASES.md, the model double)")
+            model = None
     user = raw.get("as", "")
     if not isinstance(user, str):
         out.add(f"turn {index}: as must be one of the case's users", file=file, case=case, line=line)
@@ -260,7 +272,8 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
         out.add(f"turn {index}: overlap must be true or false", file=file, case=case, line=line)
         overlap = False
     return Turn(send=send, kind="text" if kind == "send" else kind, options=options, wait_s=float(wait), checks=checks,
-                faults=fault or {}, tools=tools or {}, user=user, overlap=overlap)
+                faults=fault or {}, tools=tools or {}, user=user, overlap=overlap,
+                model=tuple(model) if isinstance(model, list) else (model,) if model else ())
 
 
 def _number(value: Any) -> bool:
@@ -415,6 +428,10 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
             out.add(f"tools must be a table of tool name: result, got {_strip(merged['tools'])!r}", file=file,
                     case=cid, line=line, fix="e.g. tools: {create_order: {json: {id: A-17}}}")
             return None
+
+        if "model" in merged:  # a case's (or the file's default) model script: every turn without its own
+            raw_turns = [{**rt, "model": merged["model"]} if isinstance(rt, dict) and "model" not in rt else rt
+                         for rt in raw_turns]
     else:
         raw_turns = [{**single, LINE: line}]
     turns = []

@@ -64,9 +64,14 @@ class SandboxConfig:
     """The loopback world the agent talks to."""
 
     llm_upstream: str = ""
-    """OpenAI-compatible base URL the gateway forwards to (``.../v1``); empty: calls fail with 503."""
+    """OpenAI-compatible base URL the gateway forwards to (``.../v1``); empty: the model double answers."""
     llm_upstream_key_env: str = "HARNESS_LLM_API_KEY"
     """Environment variable holding the upstream's API key (forwarded as a bearer token)."""
+    anthropic_upstream: str = ""
+    """Anthropic Messages API root the gateway forwards ``/v1/messages`` to (e.g.
+    ``https://api.anthropic.com``); empty: the model double answers Anthropic calls."""
+    anthropic_upstream_key_env: str = "HARNESS_ANTHROPIC_API_KEY"
+    """Environment variable holding the Anthropic key (sent as ``x-api-key``)."""
     docs_dir: str = "fixtures/documents"
     settle_s: float = 1.0
     """A turn ends once the agent was quiet this long (and the expected replies arrived)."""

@@ -36,7 +36,8 @@ MIN_SECRET_LEN = 8
 SECRET_NAME_WORDS = ("TOKEN", "SECRET", "PASSWORD", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL")
 #: Variables that hold keys whatever the config says.
 WELL_KNOWN = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY", "GEMINI_API_KEY",
-              "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "HARNESS_LLM_API_KEY")
+              "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "HARNESS_LLM_API_KEY",
+              "HARNESS_ANTHROPIC_API_KEY")
 
 #: Key shapes: (name, pattern). A pattern's group ``keep``, when present, is kept in clear.
 SHAPES: tuple[tuple[str, str], ...] = (
@@ -253,9 +254,10 @@ def config_secrets(config: Any, environ: Mapping[str, str]) -> dict[str, str]:
         if value:
             out[field] = str(value)
     sandbox = getattr(config, "sandbox", None)
-    key_env = getattr(sandbox, "llm_upstream_key_env", "") if sandbox is not None else ""
-    if key_env and environ.get(key_env):
-        out[key_env] = environ[key_env]
+    for name in ("llm_upstream_key_env", "anthropic_upstream_key_env"):
+        key_env = getattr(sandbox, name, "") if sandbox is not None else ""
+        if key_env and environ.get(key_env):
+            out[key_env] = environ[key_env]
 
     def walk(table: Any) -> None:
         if not isinstance(table, Mapping):

@@ -60,6 +60,9 @@ class Turn:
     """Send the next turn at once, without waiting for this one's replies (``overlap: true``):
     consecutive overlapping turns and the turn after them settle together, each judged on
     the replies its own user's chat received meanwhile."""
+    model: tuple[Mapping[str, Any], ...] = ()
+    """The model double's script for this turn (``model:``, harness/sandbox/model_double.py):
+    one step per LLM call, the last repeating; () = no script."""
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ parameters (a fixture error), so a bad case never reaches the run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from harness.types import Case, Evidence, Observation, Reply, TurnObservation
+from harness.types import SOURCE_DOUBLE, Case, Evidence, Observation, Reply, TurnObservation
 
 CheckFn = Callable[[Case, Observation, int, Any], Evidence]
 Validator = Callable[[Any], "str | None"]
@@ -115,6 +115,14 @@ def verdict(name: str, turn: int, ok: bool, *, expected: str, observed: str, rea
 def unavailable(name: str, turn: int | None, *, expected: str, reason: str, evaluator: str) -> Evidence:
     return Evidence(check=name, turn=turn, availability="unavailable", passed=None, expected=expected,
                     reason=reason, evaluator=evaluator)
+
+
+def llm_sourced(evidence: Evidence, events) -> Evidence:
+    """``evidence`` labelled ``source: test-double`` when any of the LLM calls it judged was
+    answered by the model double (``meta["double"]``, harness/sandbox/model_double.py)."""
+    if any(e.name == "llm" and e.meta.get("double") for e in events):
+        return replace(evidence, source=SOURCE_DOUBLE)
+    return evidence
 
 
 def turn_never_ran(name: str, turn: int, obs: Observation, evaluator: str, expected: str) -> Evidence:

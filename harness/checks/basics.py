@@ -12,7 +12,8 @@
 - ``state_probed: true``: the target's state probe answered after the turn (unavailable,
   never passed, when the target has no probe).
 - ``metered: true``: every LLM call of the turn has a token count and a price, so the cost
-  layer's figures for the case are measured, not missing (unknown model: unavailable).
+  layer's figures for the case are measured, not missing (unknown model: unavailable; a
+  call with no recording in a replay cassette: fail, naming the miss).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import re
 from harness.checks.base import (
     CheckDef,
     clip,
+    llm_sourced,
     messages,
     probed_state,
     refused_note,
@@ -160,6 +162,17 @@ def metered(case: Case, obs: Observation, turn: int, params: bool) -> Evidence:
     if (why := unattributed_reason(obs, turn)) is not None:
         return unavailable(name, turn, expected=expected, evaluator=EVAL, reason=why)
     llm = [e for e in t.events if e.name == "llm"]
+    return llm_sourced(_metered(name, turn, expected, llm), llm)
+
+
+def _metered(name: str, turn: int, expected: str, llm: list) -> Evidence:
+    misses = [e for e in llm if e.meta.get("replay_miss")]
+    if misses:  # answered 502 by the gateway, "not billed" at $0: never a measured figure
+        keys = ", ".join(f"{e.meta.get('cassette_key', '?')} ({e.meta.get('model') or 'no model'})" for e in misses[:3])
+        return verdict(name, turn, False, expected=expected, observed=f"{len(misses)} cassette miss(es) of {len(llm)}",
+                       reason=f"{len(misses)} of {len(llm)} LLM calls had no recording in the replay cassette "
+                              f"(key {keys}): their tokens and price are unknown; re-record with "
+                              f"llm_mode = \"record\"", evaluator=EVAL)
     untokened = [e for e in llm if e.meta.get("input_tokens") is None]
     unpriced = [e for e in llm if e.meta.get("cost_usd") is None]
     if untokened:

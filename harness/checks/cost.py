@@ -3,14 +3,15 @@
 Figures come from the sandbox: the gateway wrote each LLM call's tokens and price into the
 ``llm`` event (``harness.sandbox.metering``). Evidence always states the measured figure
 and the threshold. A price the table does not know makes ``cost_usd`` unavailable, never
-a pass.
+a pass. Evidence judged on calls the model double answered is labelled ``source: test-double``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.base import bounds_error, turn_never_ran, turn_obs, unattributed_reason, unavailable, verdict
+from harness.checks.base import (bounds_error, llm_sourced, turn_never_ran, turn_obs, unattributed_reason,
+                                 unavailable, verdict)
 from harness.types import Case, Event, Evidence, Observation
 
 EVAL = "cost@1"
@@ -22,6 +23,10 @@ def _llm(obs: Observation, turn: int) -> list[Event]:
 
 
 def tokens(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
+    return llm_sourced(_tokens(case, obs, turn, params), _llm(obs, turn))
+
+
+def _tokens(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
     name = "tokens"
     if turn_obs(obs, turn) is None:
         return turn_never_ran(name, turn, obs, EVAL, str(params))
@@ -42,6 +47,10 @@ def tokens(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
 
 
 def cost_usd(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
+    return llm_sourced(_cost_usd(case, obs, turn, params), _llm(obs, turn))
+
+
+def _cost_usd(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
     name = "cost_usd"
     if turn_obs(obs, turn) is None:
         return turn_never_ran(name, turn, obs, EVAL, str(params))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.base import (as_list, bounds_error, is_str_list, turn_never_ran, turn_obs,
+from harness.checks.base import (as_list, bounds_error, is_str_list, llm_sourced, turn_never_ran, turn_obs,
                                  unattributed_reason, unavailable, verdict)
 from harness.types import Case, Event, Evidence, Observation
 
@@ -64,12 +64,13 @@ def llm_calls(case: Case, obs: Observation, turn: int, params: dict) -> Evidence
         return turn_never_ran(name, turn, obs, EVAL, str(params))
     if (why := unattributed_reason(obs, turn)) is not None:
         return unavailable(name, turn, expected=f"{params} LLM calls", evaluator=EVAL, reason=why)
-    n = len(_calls(obs, turn, "llm"))
+    calls = _calls(obs, turn, "llm")
+    n = len(calls)
     lo, hi = params.get("min", 0), params.get("max")
     ok = n >= lo and (hi is None or n <= hi)
     want = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
-    return verdict(name, turn, ok, expected=f"{want} LLM calls", observed=str(n),
-                   reason=f"{n} LLM calls, wanted {want}", evaluator=EVAL)
+    return llm_sourced(verdict(name, turn, ok, expected=f"{want} LLM calls", observed=str(n),
+                               reason=f"{n} LLM calls, wanted {want}", evaluator=EVAL), calls)
 
 
 def delivery(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:

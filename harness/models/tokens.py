@@ -15,6 +15,7 @@ tiktoken is imported lazily: a run whose provider reports ``usage`` never loads 
 from __future__ import annotations
 
 import base64
+import json
 import functools
 import gzip
 from dataclasses import dataclass
@@ -112,8 +113,42 @@ TOKENS_PER_MESSAGE = 3
 TOKENS_REPLY_PRIMING = 3
 
 
+def _part_texts(value) -> list[str]:
+    """The countable strings of a message's content: text parts, tool_use names and inputs,
+    tool_result contents (OpenAI content parts and Anthropic content blocks alike)."""
+    if isinstance(value, str):
+        return [value]
+    out: list[str] = []
+    for p in value if isinstance(value, list) else ():
+        if not isinstance(p, dict):
+            continue
+        kind = p.get("type", "text")
+        if isinstance(p.get("text"), str):
+            out.append(p["text"])
+        elif kind == "tool_use":
+            out += [str(p.get("name", "")), json.dumps(p.get("input") or {}, ensure_ascii=False)]
+        elif kind == "tool_result":
+            out += _part_texts(p.get("content"))
+    return out
+
+
+def message_texts(m: dict) -> list[str]:
+    """Every string of one chat message that a provider bills as input: role, name, content,
+    the arguments of the assistant's tool calls, a tool result's content."""
+    out = [v for v in (m.get("role"), m.get("name"), m.get("tool_call_id")) if isinstance(v, str)]
+    out += _part_texts(m.get("content"))
+    for call in m.get("tool_calls") or ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict):
+            out += [str(fn.get("name", "")), str(fn.get("arguments", ""))]
+    fn = m.get("function_call")  # the legacy single function call
+    if isinstance(fn, dict):
+        out += [str(fn.get("name", "")), str(fn.get("arguments", ""))]
+    return out
+
+
 def count_messages(messages: list, model: str) -> tuple[int, EncodingChoice]:
-    """Prompt tokens of a chat request's ``messages`` (text parts only)."""
+    """Prompt tokens of a chat request's ``messages``: text, tool calls and tool results."""
     choice = encoding_for(model)
     enc = get_encoding(choice.name)
     total = TOKENS_REPLY_PRIMING
@@ -121,10 +156,36 @@ def count_messages(messages: list, model: str) -> tuple[int, EncodingChoice]:
         if not isinstance(m, dict):
             continue
         total += TOKENS_PER_MESSAGE
-        for key in ("role", "name", "content"):
-            value = m.get(key)
-            if isinstance(value, list):  # content parts
-                value = " ".join(p.get("text", "") for p in value if isinstance(p, dict))
-            if isinstance(value, str):
-                total += len(enc.encode(value, disallowed_special=()))
+        total += sum(len(enc.encode(v, disallowed_special=())) for v in message_texts(m))
     return total, choice
+
+
+def count_request(body: dict, model: str) -> tuple[int, EncodingChoice, bool]:
+    """Input tokens of an OpenAI chat completion or Anthropic Messages request: messages, the
+    Anthropic ``system``, and the ``tools`` schemas (as their JSON; the provider's own rendering
+    of them is not published, so a request with tools is an estimate). The bool: tools were counted."""
+    tin, choice = count_messages(body.get("messages") or [], model)
+    enc = get_encoding(choice.name)
+    system = body.get("system")
+    if system:
+        tin += TOKENS_PER_MESSAGE + sum(len(enc.encode(v, disallowed_special=())) for v in _part_texts(system))
+    tools = [t for t in body.get("tools") or () if isinstance(t, dict)]
+    for tool in tools:
+        schema = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        tin += len(enc.encode(json.dumps(schema, ensure_ascii=False, sort_keys=True), disallowed_special=()))
+    return tin, choice, bool(tools)
+
+
+def count_output(text: str, arguments: list[str], model: str) -> tuple[int, EncodingChoice]:
+    """Output tokens of an answer: its text (or refusal) and its tool calls' arguments."""
+    choice = encoding_for(model)
+    enc = get_encoding(choice.name)
+    n = len(enc.encode(text or "", disallowed_special=()))
+    return n + sum(len(enc.encode(a or "", disallowed_special=())) for a in arguments), choice
+
+
+def warm(names: tuple[str, ...] = ENCODINGS) -> None:
+    """Load ``names``' encodings now (the run does this before its first case, so the bot's
+    first LLM call never waits for the harness to read rank files)."""
+    for name in names:
+        get_encoding(name).encode("warm")

@@ -137,6 +137,9 @@ def print_table(report: RunReport | Mapping[str, Any], console: Console) -> None
         for extra in layer_registry.summary_lines(name, counts):  # e.g. the metamorphic variants' line
             console.print(Text(f"{'':<11} {extra}"), soft_wrap=True)
     summary = d.get("summary") or {}
+    for note in d.get("notes") or ():  # replay misses: the cassette no longer matches the bot's calls
+        if str(note).startswith("REPLAY MISSES"):
+            console.print(Text(str(note), style="bold red"), soft_wrap=True)
     verdict = str(summary.get("verdict", "?"))
     console.print(Text(_counts_line("total", summary, simulated)), soft_wrap=True)
     line = Text(f"verdict: {verdict.upper()}", style="bold green" if verdict == "pass" else "bold red")

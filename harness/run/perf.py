@@ -116,13 +116,17 @@ class RunMeter:
         if self.guard.breached:
             notes.append(self.guard.message())
         if perf["summary"]["simulated"]:
-            notes.append("SIMULATED spend: the LLM upstream is the agent's offline model on loopback; calls are "
+            notes.append("SIMULATED spend: the LLM answers came from the agent's offline model on loopback or "
+                         "the model double; calls are "
                          "priced at the models they name (list prices, prices "
                          f"{perf['summary']['prices_version']}), nothing was billed")
         unpriced = perf["summary"]["cost_unavailable"]
         if unpriced:
             notes.append(f"cost unavailable for {unpriced} case(s) (unknown model or no token count): "
                          + ", ".join(perf["summary"]["cost_unavailable_cases"][:10]))
+        note = replay_miss_note(results)
+        if note:
+            notes.append(note)
         replayed = perf["summary"]["replayed_cases"]
         if replayed:
             notes.append(f"{replayed} case(s) ran on replayed LLM answers (cassette; no spend)")
@@ -137,6 +141,17 @@ def _unattributed_llm(attempts: Sequence[CaseResult]) -> tuple[int, int] | None:
             n += int(t.unattributed_calls.get("llm") or 0)
             running = max(running, int(t.unattributed_calls.get("running") or 0))
     return (n, running) if n else None
+
+def replay_miss_note(results: Sequence[CaseResult]) -> str:
+    """The run's note on LLM calls a replay cassette had no recording for ('' when none)."""
+    missed = [(r.id, r.metrics.replay_misses) for r in results if r.metrics is not None and r.metrics.replay_misses]
+    if not missed:
+        return ""
+    total = sum(n for _, n in missed)
+    listed = ", ".join(f"{cid} ({n})" for cid, n in missed[:10]) + (" ..." if len(missed) > 10 else "")
+    return (f"REPLAY MISSES: {total} LLM call(s) in {len(missed)} case(s) had no recording in the cassette "
+            f"(answered 502 cassette_miss; their metered checks fail): {listed}; re-record with "
+            f"llm_mode = \"record\"")
 
 
 def _prices_version(path: str, config) -> str:

@@ -43,7 +43,8 @@ from harness.services import Services, default_factories
 from harness.targets.base import Endpoints
 from harness.targets.http import HttpTarget
 from harness.targets.inprocess import InProcessTarget
-from harness.types import Case, CaseResult, Event, Evidence, Observation, Reply, RunReport, Turn, TurnObservation
+from harness.types import (SOURCE_DOUBLE, Case, CaseResult, Event, Evidence, Observation, Reply, RunReport, Turn,
+                           TurnObservation)
 
 log = logging.getLogger("harness.run.runner")
 
@@ -97,6 +98,8 @@ class _Attempt:
     """The last message the agent sent each user (callbacks press its buttons)."""
     seen: int | None = None
     """How many of the recorder's events the turns observed so far hold (late replies come after)."""
+    scripts: list = field(default_factory=list)
+    """The in-flight turn's armed model scripts (``model:``, harness/sandbox/model_double.py)."""
 
     @property
     def ident(self) -> Identity:
@@ -141,6 +144,32 @@ def turn_texts(turn: Turn, values: Mapping[str, str]) -> list[str]:
             except (KeyError, ValueError, IndexError):  # a caption the driver sends as written
                 out.append(t)
     return out
+
+def double_notes(gateway, scripts=None) -> list[str]:
+    """The run's notes on the model double: how many LLM calls it answered, scripted or not,
+    and how many calls could not be tied to a scripted turn."""
+    n = getattr(gateway, "double_calls", 0) if gateway is not None else 0
+    notes = []
+    if n:
+        scripted = gateway.double_scripted
+        notes.append(f"the model double answered {n} LLM call(s) ({scripted} from the cases' model: scripts, "
+                     f"{n - scripted} with its default answer: no script and no upstream for them); their "
+                     f"evidence is labelled source {SOURCE_DOUBLE}")
+    unmatched = getattr(scripts, "unmatched", 0)
+    if unmatched:
+        notes.append(f"{unmatched} LLM call(s) came while scripted turns ran but carried nothing that ties them "
+                     f"to a case (no user field, no document token), so no model: script answered them; run "
+                     f"with --concurrency 1 to give each call the script of the turn in flight")
+    return notes
+
+
+def _warm_encodings() -> None:
+    try:
+        from harness.models.tokens import warm
+
+        warm()
+    except Exception as exc:  # counting falls back to 'missing' tokens, reported per call
+        log.warning("tiktoken encodings could not be loaded in advance: %s", exc)
 
 
 def _expected_reply_bounds(turn: Turn) -> tuple[int, int | None]:
@@ -331,6 +360,9 @@ class Runner:
                     driver.tg = TelegramUpdates(start_update_id=self.options.identity_offset + 1,
                                                 message_ids=driver.tg.message_ids, bot_user=driver.tg.bot_user)
                 await driver.handshake(cases)  # Meta's GET verification of the WhatsApp webhook (exit 4)
+                # one case at a time: a call with no key takes the script of the turn in flight (model_double.py)
+                self.sandbox.scripts.solo = (self.options.concurrency or self.config.sandbox.concurrency) == 1 \
+                    or len(cases) == 1
                 await self._run_cases(cases, driver, journal, results)
             try:  # services' end-of-run work, e.g. the critic's judge-health score
                 await self.services.finalize()
@@ -346,6 +378,7 @@ class Runner:
             journal.close()
         self._notes += unattributed_notes(self.sandbox.router.unattributed, cases_from,
                                           self.options.concurrency or self.config.sandbox.concurrency)
+        self._notes += double_notes(self.sandbox.gateway, self.sandbox.scripts)
         return self._report(cases, results, started)
 
     async def bring_up(self, cases: Sequence[Case] = ()) -> None:
@@ -371,7 +404,10 @@ class Runner:
         if early is not None and early.error is not None:
             raise early.error  # the target could not be started (exit 4)
         warm = self._warm_services(cases) if cases else None  # e.g. the embedder loads while the target starts
+        # tiktoken's encodings load now, not on the bot's first LLM call (the gateway counts tokens)
+        encodings = asyncio.get_running_loop().run_in_executor(None, _warm_encodings)
         self.endpoints = await target.start(placeholders)
+        await encodings
         if warm is not None:
             await warm
 
@@ -562,7 +598,8 @@ class Runner:
             att.rec.turn = first  # a group's events are recorded under its first turn
             deliveries = []
             armed = []
-            scripts = []
+            tool_scripts = []
+            scripts = att.scripts = []
             try:
                 for index in group:
                     turn = att.case.turns[index]
@@ -576,9 +613,12 @@ class Runner:
                     if turn.faults:
                         armed.append(self.sandbox.faults.arm(ident.keys(), turn.faults))
                     if turn.tools:  # the tool double's script, armed like faults (sandbox/spy.py)
-                        scripts.append(self.sandbox.tool_scripts.arm(ident.keys(), turn.tools))
+                        tool_scripts.append(self.sandbox.tool_scripts.arm(ident.keys(), turn.tools))
                     # what the user says, so calls that name no id are still this case's (router.py)
                     self.sandbox.router.sent(att.rec, turn_texts(turn, driver.values_for(ident)))
+                    # the model double's script (model_double.py), armed like a fault; a turn without
+                    # one is armed too: a keyless call while it runs is not another case's
+                    scripts.append(self.sandbox.scripts.arm(ident.keys(), list(turn.model)))
                     deliveries.append(await driver.deliver(
                         att.case, turn, ident, sb.reply_timeout_s, att.bot_message_ids.get(att.user_of(turn), "")))
                     att.current_delivery = (deliveries[-1].status, deliveries[-1].error)
@@ -588,8 +628,10 @@ class Runner:
             finally:
                 for a in armed:
                     self.sandbox.faults.disarm(a)
-                for a in scripts:
+                for a in tool_scripts:
                     self.sandbox.tool_scripts.disarm(a)
+                for a in scripts:
+                    self.sandbox.scripts.disarm(a)
             att.seen = len(att.rec.events)
             for index, delivery in zip(group, deliveries):
                 turn = att.case.turns[index]
@@ -631,6 +673,8 @@ class Runner:
             replies_in = all(self._count(att, att.current, turn) >= lo for turn, lo in wants)
             if replies_in and last and slot is not None:
                 slot.give()
+                for script in att.scripts:  # the next case starts: a keyless call is its, not this one's
+                    script.watching = True
             window = self.quiet.closing if last else self.quiet.value
             quiet = now - max(att.rec.last_activity, start)
             if replies_in and quiet >= window:

@@ -57,13 +57,15 @@ class Reserved:
 
 
 def placeholders(config: Any, *, telegram_api: str, whatsapp_api: str, llm_base_url: str, docs: str,
-                 tools_url: str, **extra: str) -> dict[str, str]:
+                 tools_url: str, anthropic_base_url: str = "", **extra: str) -> dict[str, str]:
     """Values for ``{...}`` in target env and case text (secrets included: never log these)."""
     sec, sb = config.secrets, config.sandbox
     values = {
         "telegram_api": telegram_api,
         "whatsapp_api": whatsapp_api,
         "llm_base_url": llm_base_url,
+        # the gateway's root: an Anthropic SDK appends /v1/messages itself
+        "anthropic_base_url": anthropic_base_url or llm_base_url.removesuffix("/v1"),
         "docs": docs,
         "tools_url": tools_url,
         "bot_token": sec.bot_token,
@@ -82,5 +84,6 @@ def reserved_placeholders(config: Any, reserved: Reserved, **extra: str) -> dict
     """``placeholders`` for a sandbox that will serve on ``reserved`` (the same values
     ``Sandbox.placeholders`` gives once it has started on those sockets)."""
     return placeholders(config, telegram_api=reserved.url("telegram"), whatsapp_api=reserved.url("whatsapp"),
-                        llm_base_url=reserved.url("llm") + "/v1", docs=reserved.url("docs"),
+                        llm_base_url=reserved.url("llm") + "/v1", anthropic_base_url=reserved.url("llm"),
+                        docs=reserved.url("docs"),
                         tools_url=reserved.url("tools"), **extra)

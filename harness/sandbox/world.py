@@ -10,6 +10,7 @@ from harness.config import Config
 from harness.sandbox.docs import DocumentServer
 from harness.sandbox.faults import FaultBook
 from harness.sandbox.gateway import LlmGateway
+from harness.sandbox.model_double import ScriptBook
 from harness.sandbox.ports import SERVERS, Reserved, placeholders
 from harness.sandbox.router import Router
 from harness.sandbox.server import Listening, listen
@@ -35,6 +36,9 @@ class Sandbox:
     """Scripted per-case, per-turn faults the gateway and document server apply."""
     tool_scripts: ToolScripts = field(default_factory=ToolScripts)
     """Per-case, per-turn ``tools:`` scripts the tool double answers with (spy.py)."""
+    scripts: ScriptBook = field(default_factory=ScriptBook)
+    """Per-case, per-turn ``model:`` scripts the gateway's model double answers from."""
+    gateway: LlmGateway | None = None
     _servers: list[Listening] = field(default_factory=list)
 
     async def start(self, reserved: Reserved | None = None) -> "Sandbox":
@@ -62,9 +66,13 @@ class Sandbox:
             self.whatsapp_api = srv.base_url
 
             key = os.environ.get(cfg.sandbox.llm_upstream_key_env, "")
-            gateway = LlmGateway(sink, upstream=self._upstream(), api_key=key)
+            gateway = LlmGateway(sink, upstream=self._upstream(), api_key=key,
+                                 anthropic_upstream=self._upstream(cfg.sandbox.anthropic_upstream),
+                                 anthropic_key=os.environ.get(cfg.sandbox.anthropic_upstream_key_env, ""))
             gateway.faults = self.faults
             gateway.keys_of = self.router.llm_keys  # one resolution: event keys, faults, scripts
+            gateway.scripts = self.scripts
+            self.gateway = gateway
             from harness.sandbox.metering import gateway_hooks
 
             for name, hook in gateway_hooks(cfg, self._upstream()).items():  # meter, cassette (cost layer)
@@ -92,16 +100,18 @@ class Sandbox:
                 reserved.close()  # what no server took (a server failed to start)
         return self
 
-    def _upstream(self) -> str:
-        up = self.config.sandbox.llm_upstream
+    def _upstream(self, up: str | None = None) -> str:
+        up = self.config.sandbox.llm_upstream if up is None else up
         return up.replace("{port}", str(self.target_port)) if self.target_port is not None else up
 
     async def stop(self) -> None:
         self.faults.release_all()
+        self.scripts.release_all()
         while self._servers:
             await self._servers.pop().stop()
 
     def placeholders(self, **extra: str) -> dict[str, str]:
         """Values for ``{...}`` in target env and case text (secrets included: never log these)."""
         return placeholders(self.config, telegram_api=self.telegram_api, whatsapp_api=self.whatsapp_api,
-                            llm_base_url=self.llm_base_url, docs=self.docs_base, tools_url=self.tools_url, **extra)
+                            llm_base_url=self.llm_base_url, docs=self.docs_base, tools_url=self.tools_url,
+                            anthropic_base_url=self.llm_base_url.removesuffix("/v1"), **extra)

@@ -104,6 +104,8 @@ class SandboxModel(Strict):
 
     llm_upstream: str = ""
     llm_upstream_key_env: str = "HARNESS_LLM_API_KEY"
+    anthropic_upstream: str = ""
+    anthropic_upstream_key_env: str = "HARNESS_ANTHROPIC_API_KEY"
     docs_dir: str = "fixtures/documents"
     settle_s: Wait = 1.0
     reply_timeout_s: Seconds = 20.0
@@ -415,6 +417,9 @@ TURN_FIELDS: dict[str, Any] = {
     "fault": (dict[str, Any] | None, Field(None, description="scripted faults (docs/CASES.md)")),
     "tools": (dict[str, Any] | None, Field(None, description="the tool double's script: per tool, a result "
                                                              "or a list of results (docs/CASES.md)")),
+
+    "model": (dict[str, Any] | list[dict[str, Any]] | None,
+              Field(None, description="the model double's script for the turn (docs/CASES.md)")),
     "as_": (str | None, Field(None, alias="as", pattern=r"^[a-z][a-z0-9_-]{0,31}$",
                               description="which user sends the turn")),
     "overlap": (bool, False),

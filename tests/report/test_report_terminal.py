@@ -170,3 +170,18 @@ def test_simulated_money_says_so(report):
     print_table(d, console)
     total = next(line for line in output(console).splitlines() if line.startswith("total"))
     assert "$1.57 simulated (nothing billed)" in total
+
+def test_replay_misses_get_a_line_at_the_end_of_the_run(report):
+    from harness.report.markdown import render_summary
+    from harness.run.perf import replay_miss_note
+    from harness.types import CaseMetrics
+
+    missed = replace(report.cases[0], metrics=CaseMetrics(replay_misses=268))
+    note = replay_miss_note([missed])
+    console = plain_console(width=400)
+    print_table(replace(report, notes=(note,)), console)
+    assert "REPLAY MISSES: 268 LLM call(s) in 1 case(s)" in output(console)
+    assert "REPLAY MISSES: 268" in render_summary(replace(report, notes=(note,)))
+    console = plain_console(width=400)
+    print_table(replace(report, notes=("some other note",)), console)
+    assert "REPLAY MISSES" not in output(console) and "some other note" not in output(console)
