@@ -134,7 +134,9 @@ async def test_tool_calls_without_an_id_are_the_case_whose_model_asked_for_them(
     assert ev.passed is False and '"quantity": 11' in ev.reason, ev.reason
 
 
-async def test_the_same_text_in_two_running_cases_is_unavailable_not_passed(tmp_path, upstream):
+async def test_two_cases_with_the_same_text_are_not_run_side_by_side(tmp_path, upstream):
+    """The same text in two cases would identify neither while both run: the runner keeps them
+    apart (runner.case_texts), so each one's calls are its own and every check is decided."""
     url, _ = upstream
     twin = """
   - id: {cid}
@@ -149,18 +151,41 @@ async def test_the_same_text_in_two_running_cases_is_unavailable_not_passed(tmp_
         order_case("order-3", 3, "widgets", cost_max=0.01)
     config, loaded = setup(tmp_path, url, cases, sections="[budget]\ncase_usd = 0.01\n")
     report = await run_suite(config, loaded, RunOptions(out_dir=tmp_path / "out", concurrency=4))
+    assert {c.status for c in report.cases} == {"pass"}, failures(report)
+    a, b = (next(c for c in report.cases if c.id == cid).observation for cid in ("twin-a", "twin-b"))
+    assert a.finished_at <= b.started_at or b.finished_at <= a.started_at  # never side by side
+
+
+async def test_calls_that_carry_no_text_of_any_case_are_unavailable_not_passed(tmp_path, upstream):
+    url, _ = upstream
+    one = """
+  - id: {cid}
+    send: "please order {n} widgets for me"
+    expect:
+      replies: {{exact: 1}}
+      llm_calls: {{max: 1}}
+      cost_usd: {{max: 0.01}}
+      tools_called: [create_order]
+"""
+    cases = "layer: cost\ncases:\n" + "".join(one.format(cid=f"rewrite-{n}", n=n) for n in (4, 5, 6))
+    config, loaded = setup(tmp_path, url, cases, sections="[budget]\ncase_usd = 0.01\n",
+                           extra_env='TOOLBOT_REWRITE = "1"\n')
+    report = await run_suite(config, loaded, RunOptions(out_dir=tmp_path / "out", concurrency=4))
     by = {c.id: c for c in report.cases}
-    for cid in ("twin-a", "twin-b"):
-        ev = {e.check: e for e in by[cid].evidence}
-        for check in ("llm_calls", "cost_usd", "metered", "budget.case_usd"):
-            assert ev[check].availability == "unavailable" and ev[check].passed is None, (cid, check, ev[check])
-            assert "could not be attributed to a case while" in ev[check].reason
-            assert "held a text several running cases sent" in ev[check].reason or check == "budget.case_usd"
-        assert ev["tools_called"].passed is True  # the tool call named its chat
-        assert ev["replies"].passed is True
-        assert by[cid].status == "unavailable"
-    assert by["order-3"].status == "pass", failures(report)  # its own text still names it
-    assert next(e for e in by["order-3"].evidence if e.check == "budget.case_usd").passed is True
+    undecided = 0
+    for cid, case in by.items():
+        ev = {e.check: e for e in case.evidence}
+        if case.status == "unavailable":
+            undecided += 1
+            for check in ("llm_calls", "cost_usd", "metered", "budget.case_usd"):
+                assert ev[check].availability == "unavailable" and ev[check].passed is None, (cid, check, ev[check])
+                assert "could not be attributed to a case while" in ev[check].reason
+            assert ev["tools_called"].passed is True  # the tool call named its chat
+        else:  # it ran alone (the others had not started or were done): its calls were its own
+            assert case.status == "pass", failures(report)
+        assert not any(e.passed is True and e.check in ("llm_calls", "cost_usd") and
+                       "0 LLM calls" in e.reason for e in case.evidence)  # never a pass at zero
+    assert undecided >= 2, failures(report)
     assert any("could not be attributed" in n for n in report.notes)
 
 

@@ -85,4 +85,9 @@ async def test_streamed_completions_have_output_tokens(tmp_path, stream):
     calls = [e for t in case.observation.turns for e in t.events if e.name == "llm"]
     assert len(calls) == 2 and all(e.meta.get("stream") for e in calls)
     assert all((e.meta.get("output_tokens") or 0) > 0 for e in calls), [e.meta for e in calls]
-    assert all(bool(e.meta.get("estimated")) == (stream == "nousage") for e in calls), [e.meta for e in calls]
+    if stream == "nousage":  # no usage chunk: the streamed text and tool arguments, counted by tiktoken
+        assert all(e.meta.get("estimated") and str(e.meta.get("tokens_source")).startswith("tiktoken")
+                   for e in calls), [e.meta for e in calls]
+    else:  # the usage chunk was read
+        assert all(e.meta.get("tokens_source") == "usage" and e.meta.get("usage_chunk") for e in calls), \
+            [e.meta for e in calls]

@@ -130,6 +130,19 @@ def unattributed_notes(events: Sequence, cases_from: float, concurrency: int) ->
     return notes
 
 
+def case_texts(case: Case) -> list[str]:
+    """The texts a case's users send, as written (normalised: case and spacing), sorted: cases
+    sharing one are not run side by side (``Runner._run_cases``)."""
+    out = set()
+    for turn in case.turns:
+        if turn.kind in ("callback", "forged"):
+            continue
+        for t in [turn.send, *(turn.options.get("texts") or [])]:
+            if isinstance(t, str) and t.strip():
+                out.add(" ".join(t.split()).lower())
+    return sorted(out)
+
+
 def turn_texts(turn: Turn, values: Mapping[str, str]) -> list[str]:
     """What the user says in ``turn`` as the driver sends it (placeholders filled): the text,
     a burst's texts, a caption; a button's data and a refused (forged) delivery say nothing."""
@@ -426,6 +439,11 @@ class Runner:
         # quiet window has given its slot back (quiet.py); a started case's next attempt goes first.
         limit = Limiter(self.options.concurrency or self.config.sandbox.concurrency)
         self._failed = 0
+        # Cases that send the same text never run at the same time: a call that names no case
+        # (no user field, most bots) is attributed by the text it carries (sandbox/router.py), and
+        # a text two running cases sent would identify neither (a metamorphic variant replays its
+        # original's turns word for word). Taken in sorted order, before the slot: no deadlock.
+        text_locks: dict[str, asyncio.Lock] = {}
 
         async def one(case: Case) -> None:
             if case.id in self.options.prior:  # --resume: finished before the kill, already journaled
@@ -434,7 +452,12 @@ class Runner:
                     self.options.on_case(self.options.prior[case.id])
                 return
             slot = Slot(limit)
+            held: list[asyncio.Lock] = []
             try:
+                for text in case_texts(case):
+                    lock = text_locks.setdefault(text, asyncio.Lock())
+                    await lock.acquire()
+                    held.append(lock)
                 await slot.take()
                 skipped = self.meter.gate(case)  # the cost budget: no new case once its projection is crossed
                 if skipped is None and self.options.maxfail is not None and self._failed >= self.options.maxfail:
@@ -454,6 +477,8 @@ class Runner:
                 result = skipped or self.meter.finish(case, attempts, combine_attempts(attempts))
             finally:
                 slot.give()
+                for lock in reversed(held):
+                    lock.release()
             results.append(result)
             if result.status in ("fail", "error"):
                 self._failed += 1

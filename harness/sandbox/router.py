@@ -183,6 +183,13 @@ def _holds(want: Any, got: Any) -> bool:
     return want == got or (isinstance(got, str) and str(want) == got)
 
 
+def _overlap(want: Any, got: Any) -> int:
+    """How many of ``want``'s top-level arguments ``got`` holds with the same value."""
+    if not isinstance(want, Mapping) or not isinstance(got, Mapping):
+        return 0
+    return sum(1 for k, v in want.items() if k in got and _holds(v, got[k]))
+
+
 def _norm(text: str) -> str:
     return " ".join((text or "").split()).casefold()
 
@@ -378,6 +385,14 @@ class Router:
                      if any(n.lower() == tool.lower() and _holds(a, args) for n, a in r.asked)]
             if len(asked) == 1:
                 return tuple(keys) + asked[0].keys + (VIA_CONTENT,)
+            if not asked:  # the bot changed an argument (the bug a tool_args check is for): the case
+                # whose model asked for this tool with the most of these arguments, if one stands out
+                scores = [(max((_overlap(a, args) for n, a in r.asked if n.lower() == tool.lower()), default=0), r)
+                          for r in self._active]
+                best = max((sc for sc, _ in scores), default=0)
+                top = [r for sc, r in scores if sc == best]
+                if best > 0 and len(top) == 1:
+                    return tuple(keys) + top[0].keys + (VIA_CONTENT,)
         return self._resolve(keys, [raw, *(str(v) for v in (query or {}).values())])
 
     def recorder(self, key: str) -> CaseRecorder | None:

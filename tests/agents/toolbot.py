@@ -9,7 +9,8 @@ service needs it), and replies ``Order <id> is <status>`` from the tool's answer
 after the answer's Retry-After (default 1 s), or at once when the text holds ``rush`` (the
 regression ``retry_wait`` must catch). ``LLM_MODEL`` names the model (default gpt-4o-mini).
 ``TOOLBOT_FROM_LLM=1``: the tool gets exactly the arguments of the LLM answer's tool call, and
-no chat id (a bot that forwards function calls as they come).
+no chat id (a bot that forwards function calls as they come). ``TOOLBOT_REWRITE=1``: the LLM gets
+the user's words in reverse order (a bot that rewrites the request: its calls carry no text of the case).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def make_app(env: dict) -> web.Application:
 
     async def ask_llm(text: str) -> dict:
         s = await session()
+        if env.get("TOOLBOT_REWRITE"):  # the user's words reach the LLM reordered: nothing to match them by
+            text = " ".join(reversed(text.split()))
         body = {"model": model, "tools": TOOLS, "messages": [
             {"role": "system", "content": "You are a shop assistant. Use create_order to order."},
             {"role": "user", "content": text}]}

@@ -185,3 +185,17 @@ def test_a_command_is_matched_without_its_slash_word():
     router, a, b = _two_running(["/order 3 blue widgets"], ["/order 5 red gadgets"])
     assert "user:2" in router.llm_keys(chat("5 red gadgets"))
     assert "user:1" in router.llm_keys(chat("/order 3 blue widgets"))
+
+
+def test_a_tool_call_with_a_changed_argument_goes_to_the_case_whose_model_asked_the_most_of_it():
+    """A bot that rewrote one argument (the bug tool_args is for) must still be judged: its call goes
+    to the case whose model asked for that tool with the most of its other arguments."""
+    router, a, b = _two_running(["order three widgets"], ["order five gadgets"])
+    for rec, item, n in ((a, "widget", 3), (b, "gadget", 5)):
+        router.record(Event(source="gateway", name="llm", at=1.0, status=200, keys=rec.keys, meta={
+            "tool_calls": [{"name": "create_order", "arguments": {"item": item, "quantity": n}}]}))
+    keys = router.tool_keys({"item": "widget", "quantity": 1}, {}, "", "create_order")
+    assert "user:1" in keys and "user:2" not in keys
+    # nothing of the asked arguments, or as much of both cases' asks: still nobody's
+    assert not {"user:1", "user:2"} & set(router.tool_keys({"item": "lamp", "quantity": 1}, {}, "", "create_order"))
+    assert not {"user:1", "user:2"} & set(router.tool_keys({"item": "widget", "quantity": 5}, {}, "", "create_order"))
