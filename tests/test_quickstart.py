@@ -107,3 +107,17 @@ def test_init_no_llm_leaves_out_what_assumes_a_model(tmp_path):
     with_llm.mkdir()
     assert harness(["init", "."], with_llm).returncode == 0
     assert (with_llm / "fixtures" / "reasoning" / "examples.yaml").is_file()
+
+
+def test_the_llm_section_s_case_file_is_a_valid_suite(tmp_path):
+    """QUICKSTART section 6: its case file loads and validates as written (issue 21)."""
+    from harness.cases import load_cases
+
+    text = QUICKSTART.read_text()
+    section = text[text.index("## 6. A bot that calls an LLM"):text.index("## Troubleshooting")]
+    yaml_block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "multiturn").mkdir()
+    (tmp_path / "multiturn" / "shop.yaml").write_text(yaml_block)
+    cases = load_cases(tmp_path, derive=False)
+    assert [c.id for c in cases] == ["order-three", "order-after-rate-limit"]
+    assert cases[0].turns[0].model and cases[0].turns[0].tools
