@@ -185,6 +185,15 @@ def _warm_encodings() -> None:
         log.warning("tiktoken encodings could not be loaded in advance: %s", exc)
 
 
+def _warm_language() -> None:
+    try:
+        from harness.checks.form import _detector
+
+        _detector()
+    except Exception as exc:  # the language check reports it as unavailable
+        log.warning("the language detector could not be loaded in advance: %s", exc)
+
+
 def _expected_reply_bounds(turn: Turn) -> tuple[int, int | None]:
     """How many replies the turn's own checks expect (default: at least one)."""
     for spec in turn.checks:
@@ -419,8 +428,14 @@ class Runner:
         warm = self._warm_services(cases) if cases else None  # e.g. the embedder loads while the target starts
         # tiktoken's encodings load now, not on the bot's first LLM call (the gateway counts tokens)
         encodings = asyncio.get_running_loop().run_in_executor(None, _warm_encodings)
+        # so does the language detector when a case checks a reply's language: built inside a
+        # check it would hold the event loop (every running case's clock) for seconds
+        detector = (asyncio.get_running_loop().run_in_executor(None, _warm_language)
+                    if any(s.name.endswith(".language") for c in cases for t in c.turns for s in t.checks) else None)
         self.endpoints = await target.start(placeholders)
         await encodings
+        if detector is not None:
+            await detector
         if warm is not None:
             await warm
 
