@@ -276,6 +276,10 @@ class StorageModel(Strict):
 _CRON_FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week")
 
 
+#: The most days each month can have (February: a leap year's).
+_MONTH_DAYS = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
+
+
 def cron_problem(expr: str) -> str | None:
     """Why ``expr`` is not a five-field crontab expression (minute hour day month weekday), or None.
 
@@ -292,6 +296,12 @@ def cron_problem(expr: str) -> str | None:
     try:
         CronSim(" ".join(parts), datetime.now(timezone.utc))
     except CronSimError as exc:
+        days, months = parts[2], parts[3]
+        if (re.fullmatch(r"\d+(,\d+)*", days) and all(1 <= int(d) <= 31 for d in days.split(","))
+                and re.fullmatch(r"\d+(,\d+)*", months) and parts[4] == "*"):
+            longest = max(_MONTH_DAYS.get(int(m), 0) for m in months.split(","))
+            if min(int(d) for d in days.split(",")) > longest:  # a date no calendar has: the daemon would wait forever
+                return (f"never fires: no month {months} has day {days} (the scheduler would wait forever)")
         field = next((i for i, name in enumerate(_CRON_FIELDS) if name in str(exc)), None)
         where = f"{_CRON_FIELDS[field]} field {parts[field]!r}" if field is not None else repr(expr)
         return f"{where}: {exc} (crontab(5): *, N, N-M, */S, lists, names; 0 and 7 are Sunday)"

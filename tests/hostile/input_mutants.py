@@ -296,7 +296,7 @@ _CONFIG_SWAPS = [
                         '"s3://192.168.1.1/x"', '"s3://xn--bucket/x"', '"s3://my..bucket/x"', '"s3://bucket-s3alias/x"',
                         '"s3://-bucket/x"', '"s3://bucket_name/x"', "5"]),
     ("storage", "addressing_style", ['"sideways"', "5"]),
-    ("schedule", "cron", ['"0 2 * *"', '"60 2 * * *"', '"0 25 * * *"', '"0 2 32 * *"', '"0 2 * 13 *"',
+    ("schedule", "cron", ['"0 2 31 2 *"', '"0 2 31 4,6 *"', '"0 2 * *"', '"60 2 * * *"', '"0 25 * * *"', '"0 2 32 * *"', '"0 2 * 13 *"',
                           '"0 2 * * 8"', '"a b c d e"', '"*/0 * * * *"', '"5-1 * * * *"', "5"]),
     ("schedule", "tz", ['"Mars/Base"', '"Europe/Nowhere"', '"../../etc/passwd"', "5", '""']),
     ("schedule", "repeat", ["0", "-1", '"x"', "1.5"]),
