@@ -590,13 +590,34 @@ def _document_exists(docs_dir: Path, name: str) -> bool:
         return False
 
 
+_ID_LINE = re.compile(r"^\s*-?\s*id:\s*[\"']?([a-z0-9-]+)[\"']?\s*(?:#.*)?$")
+
+
+def _case_at(path: Path, line: int | None) -> str:
+    """The id of the case a line of a file that did not load sits in ('' when unknown): the
+    nearest ``id:`` at or above it, read from the raw text (the YAML could not be parsed)."""
+    if not line:
+        return ""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[:line]
+    except OSError:
+        return ""
+    for text in reversed(lines):
+        m = _ID_LINE.match(text)
+        if m:
+            return m.group(1)
+        if text.startswith("cases:"):
+            break
+    return ""
+
+
 def load_file(path: Path, out: _Collector, display: str | None = None, docs_dir: Path | None = None) -> list[Case]:
     """The cases of one file; every problem goes to ``out`` (nothing raised)."""
     file = display or str(path)
     try:
         data = load_yaml(path)
     except InputProblem as exc:
-        out.add(exc.message, file=file, line=exc.line, fix=exc.fix)
+        out.add(exc.message, file=file, case=_case_at(path, exc.line), line=exc.line, fix=exc.fix)
         return []
     if not isinstance(data, dict):
         out.add("a case file must be a table with layer and cases", file=file,

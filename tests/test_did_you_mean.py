@@ -42,3 +42,14 @@ def test_nothing_close_gets_no_guess(tmp_path):
     with pytest.raises(FixtureErrors) as err:
         load_cases(tmp_path, derive=False)
     assert "did you mean" not in str(err.value) and "docs/CASES.md" in str(err.value)
+
+
+def test_a_refusal_before_the_cases_are_read_still_names_the_case(tmp_path):
+    """Issue 24: a file the YAML loader refuses (a key written twice) names the case it sits in."""
+    (tmp_path / "robustness").mkdir()
+    (tmp_path / "robustness" / "a.yaml").write_text(
+        "layer: robustness\ncases:\n  - id: first\n    send: hi\n    expect: {replies: {min: 1}}\n"
+        "  - id: second-one\n    send: hi\n    expect: {replies: {min: 1}}\n    expect: {replies: {min: 2}}\n")
+    with pytest.raises(FixtureErrors) as err:
+        load_cases(tmp_path, derive=False)
+    assert "case 'second-one'" in str(err.value) and "written twice" in str(err.value)
