@@ -149,6 +149,18 @@ def _pressed(events: Iterable[Event]) -> str | None:
     return None
 
 
+def portable_path(path: str) -> str:
+    """A case file's path as artifacts keep it: relative to the working folder (the project, in
+    CI and cron) when it lies inside it, so junit.xml and the report carry no machine paths."""
+    if not path or not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path, os.getcwd())
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith("..") else rel
+
+
 def case_perf_fields(result: CaseResult) -> dict[str, Any]:
     """The cost layer's per-case fields (``tokens`` re-stated with ``estimated``); {} without metrics."""
     m = getattr(result, "metrics", None)
@@ -238,7 +250,7 @@ def case_to_dict(result: CaseResult) -> dict[str, Any]:
         "pass_rate_ci": list(result.pass_rate_ci) if result.pass_rate_ci else None,
         "duration_ms": (obs.finished_at - obs.started_at) * 1000 if obs else None,
         "error": result.error,
-        "file": result.file,
+        "file": portable_path(result.file),
         "tags": list(result.tags),
         "turns": [turn_to_dict(t) for t in obs.turns] if obs else [],
         **case_perf_fields(result),  # cost layer: per-step latency, calls, token source, cost reason

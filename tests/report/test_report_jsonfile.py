@@ -205,3 +205,14 @@ def test_lone_surrogate_from_the_agent_cannot_abort_the_report(report, evidence,
     case = replace(report.cases[1], evidence=(evidence("reply.regex", False, observed=bad),))
     path = write_json(replace(report, cases=(case,)), tmp_path / "results.json")
     assert load_report(path)["cases"][0]["evidence"][0]["observed"] == "before ? after"
+
+
+def test_case_files_are_kept_relative_to_the_project(tmp_path, monkeypatch):
+    """Issue 25: junit.xml's file= and the report carry no machine paths."""
+    from harness.report.jsonfile import portable_path
+
+    monkeypatch.chdir(tmp_path)
+    inside = tmp_path / "fixtures" / "robustness" / "a.yaml"
+    assert portable_path(str(inside)) == "fixtures/robustness/a.yaml"
+    assert portable_path("/somewhere/else/a.yaml") == "/somewhere/else/a.yaml"
+    assert portable_path("fixtures/x.yaml") == "fixtures/x.yaml" and portable_path("") == ""
