@@ -2,8 +2,9 @@
 
 One ``<testsuite>`` per layer, one ``<testcase>`` per case. Statuses map onto JUnit's
 four outcomes without ever inflating passes: ``fail`` -> ``<failure>``, ``error`` ->
-``<error>``, ``unavailable`` and ``skipped`` -> ``<skipped>`` (a case whose judge was down
-is not a pass), ``soft`` -> a pass with the soft evidence in ``<system-out>``, since the
+``<error>``, ``unavailable`` -> ``<error type="unavailable">`` (a case whose judge was down is
+not a pass, and the run exits 1 for it: the test tab agrees with the job), ``skipped`` (a budget
+or ``--maxfail`` stop) -> ``<skipped>``, ``soft`` -> a pass with the soft evidence in ``<system-out>``, since the
 run-level soft budget, not the single case, decides whether soft errors fail the night.
 
 Agent output goes into the XML, so every string is stripped of the characters XML 1.0
@@ -101,9 +102,13 @@ def _testcase(suite: ET.Element, case: Mapping[str, Any]) -> str:
             body = (body + "\n" if body else "") + _evidence_block(failing_evidence(case))
         _sub(el, "error", body or message, message=message, type="error")
         outcome = "error"
-    elif status in ("unavailable", "skipped"):
+    elif status == "unavailable":
+        # undecided is not passed, and the run's exit code says so (1): a red test, not a grey one
         body = _evidence_block(unavailable_evidence(case))
-        _sub(el, "skipped", body, message=message)
+        _sub(el, "error", body or message, message=message, type="unavailable")
+        outcome = "error"
+    elif status == "skipped":
+        _sub(el, "skipped", case.get("error") or "", message=message)
         outcome = "skipped"
     else:
         outcome = "pass"
