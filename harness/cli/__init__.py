@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from harness import __version__
-from harness.errors import HarnessError, SandboxError, TargetError, UsageError
+from harness.errors import FixtureErrors, HarnessError, SandboxError, TargetError, UsageError
 from harness import layer as layer_registry
 from harness import redact
 
@@ -91,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
     from harness.cli.nightly import add_parsers as add_nightly_parsers  # history, diff, baseline
 
     add_nightly_parsers(sub)
+    from harness.cli.goldens import add_parsers as add_golden_parsers  # golden accept
+
+    add_golden_parsers(sub)
     from harness.cli.ops import add_parsers as add_ops_parsers  # upload, merge, schedule
 
     add_ops_parsers(sub)
@@ -268,6 +271,11 @@ def _cmd_check(args) -> int:
 
     config = load_config(args.config)
     cases, _quarantine, golden_dir, goldens = _validate_suite(args, config)
+    from harness.cli.goldens import missing_goldens
+
+    missing = missing_goldens(cases, goldens, golden_dir)
+    if missing:  # run would judge them unavailable and the night incomplete: check says so first
+        raise FixtureErrors(missing)
     by_layer: dict[str, list] = {}
     for c in cases:
         by_layer.setdefault(c.layer, []).append(c)
@@ -513,6 +521,9 @@ def _main(argv: list[str] | None) -> int:
     from harness.cli.nightly import HANDLERS as nightly_handlers
 
     handlers.update(nightly_handlers)
+    from harness.cli.goldens import HANDLERS as golden_handlers
+
+    handlers.update(golden_handlers)
     from harness.cli.ops import HANDLERS as ops_handlers, with_flow
 
     handlers.update(ops_handlers)
