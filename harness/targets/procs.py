@@ -86,6 +86,30 @@ def alive(pid: int, started: float) -> bool:
     return started is not None and start_time(pid) == _start(float(started))
 
 
+#: The trees of this process that are running (an orphan the kernel hands the harness, as its
+#: subreaper, can be told to belong to a tree only while there is one).
+_LIVE: "set[ProcessTree]" = set()
+_SUBREAPER: list[bool] = []
+
+
+def become_subreaper() -> bool:
+    """Linux: make the harness the subreaper of what it starts (``PR_SET_CHILD_SUBREAPER``), so a
+    daemon that double-forks, calls ``setsid`` and clears its environment is re-parented to the
+    harness instead of init, and is still found and ended with the run. Once per process."""
+    if _SUBREAPER:
+        return _SUBREAPER[0]
+    ok = False
+    if os.uname().sysname == "Linux":
+        try:
+            import ctypes
+
+            ok = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+        except (OSError, AttributeError):
+            ok = False
+    _SUBREAPER.append(ok)
+    return ok
+
+
 class ProcessTree:
     """The processes of one started target (see the module docstring)."""
 
@@ -101,6 +125,10 @@ class ProcessTree:
         started = start_time(leader) if SUPPORTED else None
         if started is not None:
             self.members[leader] = started
+        self._since = started or 0.0
+        if SUPPORTED:
+            become_subreaper()
+            _LIVE.add(self)
         self._save()
 
     def scan(self) -> dict[int, float]:
@@ -108,6 +136,9 @@ class ProcessTree:
         if not SUPPORTED:
             return dict(self.members)
         me = os.getpid()
+        my_group = os.getpgid(0)
+        leaders = {t.leader for t in list(_LIVE)}
+        sole = _LIVE == {self}
         found: dict[int, float] = {}
         parents: dict[int, int | None] = {}
         starts: dict[int, float] = {}
@@ -120,6 +151,11 @@ class ProcessTree:
             if pid in self.members and self.members[pid] == st:
                 found[pid] = st
             elif _group(pid) == self.leader or _tagged(proc, self.tag):
+                found[pid] = st
+            elif (sole and info.get("ppid") == me and pid not in leaders and st >= self._since
+                  and _group(pid) not in (my_group, None)):
+                # an orphan handed to the harness as subreaper, in a session of its own: a daemon the
+                # target started (the harness's own children stay in its process group)
                 found[pid] = st
         changed = True
         while changed:  # descendants of anything found (a child that cleared its environment)
@@ -169,7 +205,19 @@ class ProcessTree:
         Returns the pids that needed SIGKILL."""
         self._stop.set()
         self.scan()
-        killed = terminate(dict(self.members), grace_s, leader_group=self.leader, reap=reap)
+        adopted = [p for p in self.members if p != self.leader]
+
+        def reap_all() -> None:  # the leader through its Popen; adopted orphans are the harness's to wait for
+            if reap is not None:
+                reap()
+            for pid in adopted:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except (ChildProcessError, OSError):
+                    pass
+
+        killed = terminate(dict(self.members), grace_s, leader_group=self.leader, reap=reap_all)
+        _LIVE.discard(self)
         if self.state_file is not None:
             self.state_file.unlink(missing_ok=True)
             _remove_if_empty(self.state_file.parent)

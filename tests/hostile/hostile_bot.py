@@ -7,6 +7,8 @@ It answers Telegram webhooks on ``--port`` like a plain echo bot, and misbehaves
   to stdout (target.log); with ``reply`` too, it also puts the token in its replies;
 - ``worker``: double-forks a worker that calls setsid (leaves the process group) and sleeps;
   its pid goes to ``HOSTILE_PIDS`` (a file), one line ``worker <pid>``;
+- ``daemon``: like ``worker``, but the grandchild execs a sleeper with an *empty* environment (no
+  tag to find it by) right away, its parent gone at once: ``daemon <pid>`` in ``HOSTILE_PIDS``;
 - ``stubborn``: ignores SIGTERM (the bot and its worker);
 - ``flood``: answers a message with ``FLOOD_N`` replies of ``FLOOD_CHARS`` characters.
 - ``crash``: prints a traceback-like line and exits 3 before it listens;
@@ -52,6 +54,16 @@ def spawn_worker() -> None:
         os._exit(0)
 
 
+def spawn_daemon() -> None:
+    """fork, setsid, fork, exec with no environment: a daemon nothing in it ties to the bot."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            note(f"daemon {os.getpid()}")
+            os.execve(sys.executable, [sys.executable, "-S", "-c", "import time\nwhile True: time.sleep(1)"], {})
+        os._exit(0)
+
+
 def main() -> None:
     port = int(sys.argv[sys.argv.index("--port") + 1])
     env = os.environ
@@ -66,6 +78,8 @@ def main() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if "worker" in MODES:
         spawn_worker()
+    if "daemon" in MODES:
+        spawn_daemon()
     if "leak" in MODES:
         print(f"starting with token {env['TELEGRAM_BOT_TOKEN']} secret {env['TELEGRAM_WEBHOOK_SECRET']}", flush=True)
         for name, value in sorted(env.items()):

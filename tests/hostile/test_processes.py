@@ -74,6 +74,27 @@ async def test_worker_outside_the_group_and_a_stubborn_bot_end_with_the_run(tmp_
         kill_all(pids.values())
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's (PR_SET_CHILD_SUBREAPER)")
+async def test_a_double_forked_daemon_with_no_environment_ends_with_the_run(tmp_path):
+    """Issue 24: fork, setsid, fork, exec with an empty environment: no tag, no group, no parent
+    of the bot's; the harness, as subreaper, still finds it and ends it."""
+    pids_file = tmp_path / "pids"
+    config = load_config(write_config(tmp_path, "daemon", pids_file), environ={})
+    target = HttpTarget(config, log_path=tmp_path / "out" / "run" / "target.log")
+    target.grace_s = 0.5
+    await target.start(PLACEHOLDERS)
+    pids = wait_for_pids(pids_file, {"bot", "daemon"})
+    try:
+        deadline = time.time() + 5
+        while time.time() < deadline and procs.psutil.Process(pids["daemon"]).environ():
+            time.sleep(0.05)  # until it has exec'd with the empty environment
+        assert procs.psutil.Process(pids["daemon"]).environ() == {}
+        await target.stop()
+        assert wait_gone([pids["daemon"], pids["bot"]]) == [], "the daemon outlived stop()"
+    finally:
+        kill_all(pids.values())
+
+
 CHILD = """
 import asyncio, sys, time
 sys.path.insert(0, {root!r})
