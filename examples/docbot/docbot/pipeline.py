@@ -128,6 +128,10 @@ class Pipeline:
             chat = self.current_chat.get(msg.channel, msg.chat_id)
         if self.cfg.on("dates_shifted"):  # REGRESSION dates_shifted: dates a day early
             text = type(text)(faults.shift_dates(text), buttons) if buttons else faults.shift_dates(text)
+        if self.cfg.on("replies_split") and not buttons and len(text) > 700:  # REGRESSION replies_split
+            for part in faults.split_long(text):
+                await channel.send(chat, part)
+            return
         await (channel.send(chat, text, buttons=buttons) if buttons else channel.send(chat, text))
         if self.cfg.on("duplicate_replies"):
             await channel.send(chat, text)  # REGRESSION duplicate_replies
