@@ -22,6 +22,7 @@ from harness.config import SECTIONS, SandboxConfig, TargetConfig
 from harness.night.diff import DriftThresholds
 from harness.models.settings import CriticSettings, EmbeddingSettings, SoftBudget
 from harness.night.schedule import ScheduleConfig
+from harness.checks.baseline.settings import KINDS as BASELINE_KINDS, BaselineSettings
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -53,6 +54,7 @@ CONFIG_KEYS: dict[str, set[str]] = {
     "storage": set(storage._KEYS),
     "schedule": _names(ScheduleConfig),
     "suite": {"fixtures", "golden"},  # read by Config.fixtures_dir / golden_dir
+    "baseline": _names(BaselineSettings) - {"kinds"} | set(BASELINE_KINDS),
 }
 
 
