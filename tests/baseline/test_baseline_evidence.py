@@ -118,3 +118,14 @@ def test_expected_and_observed_say_what_the_nights_showed():
     by = {e.check: e for e in evidence}
     assert "3 of 3" in by["baseline.replies"].expected and by["baseline.replies"].observed.startswith("1 repl")
     assert by["baseline.latency"].observed == "1100ms"
+
+
+def test_a_number_replaced_in_its_claim_fails_even_when_said_elsewhere():
+    nights = [run_dict(f"2026112{i}-020000-aaaa", [case_dict("c", [turn_dict(
+        "Sales rose 12% in Oslo last spring. Analysts in Bergen also saw 12% growth in exports.")])])
+        for i in range(3)]
+    inv = learn(nights, BaselineSettings())["c"]
+    evidence, changes = case_evidence(inv, tonight("Sales rose 21% in Oslo last spring. Analysts in Bergen also saw "
+                                                   "12% growth in exports."), ALL)
+    facts = next(e for e in evidence if e.check == "baseline.facts")
+    assert facts.passed is False and changes[0]["expected"] == "12 percent" and changes[0]["observed"] == "21 percent"

@@ -95,12 +95,13 @@ def compare_turn(turn: TurnInvariants, text: str) -> list[Change]:
         mine = tonight[j]
         a, b = inv.anchor.text, mine.text
         for kind in F.FACT_KINDS:
-            missing = [f for f in inv.held[kind] if f not in mine.facts(kind) and not present(kind, f)]
+            # Held but not in this claim, and new in this claim: the one took the other's place, even
+            # when the old fact is still said elsewhere in the turn. Held and said nowhere: dropped.
+            missing = [f for f in inv.held[kind] if f not in mine.facts(kind)]
             new = [f for f in mine.facts(kind) if f not in inv.seen[kind] and is_new(kind, f)]
-            if kind == "numbers":  # a unit renamed keeps its number: "12 percent" -> "12 pp" is missing + new
-                missing += [f for f in inv.held[kind] if f not in mine.facts(kind) and f not in missing
-                            and any(n.partition("|")[0] == f.partition("|")[0] for n in new)]
-            changes += _pair(kind, missing, new, a, b)
+            paired = _pair(kind, missing, new, a, b)
+            changes += [c for c in paired if c.change != "dropped"
+                        or not present(kind, _raw(kind, c.expected, missing))]
         changes += _modality(inv, mine)
     paired = set(pairs.values())
     loose_new: dict[str, list[str]] = {k: [] for k in F.FACT_KINDS}
@@ -116,6 +117,11 @@ def compare_turn(turn: TurnInvariants, text: str) -> list[Change]:
         missing = [m for m in missing if _show(kind, m) not in already]
         changes += _pair(kind, missing, loose_new[kind], "", "")
     return changes
+
+
+def _raw(kind: str, shown: str, facts: list[str]) -> str:
+    """The fact string behind a shown one (numbers are shown without their ``|``)."""
+    return next((f for f in facts if _show(kind, f) == shown), shown)
 
 
 def _modality(inv: ClaimInvariant, mine: F.Claim) -> list[Change]:
@@ -144,7 +150,10 @@ def verdict(changes: list[Change]) -> tuple[bool | None, float]:
 def describe(changes: list[Change], limit: int = 4) -> str:
     parts = []
     for c in changes[:limit]:
-        if c.change == "contradicted":
+        if c.change == "contradicted" and c.kind in ("hedge", "negation", "direction"):
+            parts.append(f"{c.kind}: {c.expected} -> {c.observed} in {c.claim_observed[:160]!r} "
+                         f"(accepted: {c.claim_expected[:160]!r})")
+        elif c.change == "contradicted":
             parts.append(f"{c.kind} {c.expected!r} -> {c.observed!r}")
         elif c.change == "dropped":
             parts.append(f"{c.kind} {c.expected!r} dropped")
