@@ -22,8 +22,10 @@ and shared facts, Dice coefficients; a small bonus for the same position), above
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from harness.models.claims import claims as claim_sentences
 from harness.models.claims import names as claim_names
@@ -142,6 +144,7 @@ def _unit(m: re.Match) -> str:
     return f"{cur} {unit}".strip() if cur else unit
 
 
+@functools.lru_cache(maxsize=8192)  # the same reply comes back night after night
 def extract(text: str, known: frozenset[str] = frozenset()) -> tuple[frozenset[str], frozenset[str],
                                                                      frozenset[str], frozenset[str]]:
     """(numbers, years, dates, names) of a text (a claim, or a whole reply)."""
@@ -195,9 +198,10 @@ def claim(text: str, known: frozenset[str] = frozenset()) -> Claim:
                  hedged=hedged(text), negations=nots + nos, direction=direction(text))
 
 
-def reply_claims(text: str, known: frozenset[str] = frozenset()) -> list[Claim]:
+@functools.lru_cache(maxsize=4096)
+def reply_claims(text: str, known: frozenset[str] = frozenset()) -> tuple[Claim, ...]:
     """The claims of a turn's reply text, with their facts."""
-    return [claim(s, known) for s in claim_sentences(text or "")]
+    return tuple(claim(s, known) for s in claim_sentences(text or ""))
 
 
 def capitalised(text: str) -> frozenset[str]:
@@ -206,6 +210,7 @@ def capitalised(text: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _WORD.findall(text or "") if w[:1].isupper())
 
 
+@functools.lru_cache(maxsize=4096)
 def mid_sentence_names(text: str) -> frozenset[str]:
     """Names the text writes mid-sentence (known names for the sentence-initial ones)."""
     return frozenset(claim_names(text or ""))
@@ -225,7 +230,7 @@ def score(a: Claim, b: Claim) -> float:
     return 0.65 * words + 0.35 * _dice(fa, fb)
 
 
-def align(left: list[Claim], right: list[Claim], minimum: float = ALIGN_MIN) -> dict[int, int]:
+def align(left: Sequence[Claim], right: Sequence[Claim], minimum: float = ALIGN_MIN) -> dict[int, int]:
     """One-to-one pairs ``{left index: right index}``, best-scoring first, each at least ``minimum``."""
     # A claim in the same place gets a small bonus: a paraphrase keeps the order more often than not.
     pairs = sorted(((score(a, b) + (POSITION_BONUS if i == j else 0.0), i, j)
