@@ -685,8 +685,18 @@ class Runner:
                          golden_version=self.options.golden_version or "none",
                          models={"embedder": "none", "critic": "none", **service_models},
                          summary=summary, layers=layers, cases=tuple(results), exit_code=code,
-                         notes=tuple(self._notes + cost_notes + service_notes + soft_notes), perf=perf,
+                         notes=tuple(self._notes + cost_notes + service_notes + soft_notes + self._baseline_notes()),
+                         perf=perf,
                          layer_metrics=self._layer_metrics(results, perf, {"critic": "none", **service_models}))
+
+    def _baseline_notes(self) -> list[str]:
+        """A baseline that exists but could not be used tonight is worth a line (not "none accepted")."""
+        note = self.options.baseline_note
+        if self.options.baseline is None and note and not note.startswith(("no accepted baseline", "baseline checks are off")):
+            return [note]
+        trend = self._trend
+        return [f"baseline: {len(trend.affected)} case(s) slower the later they ran (rho {trend.rho:.2f})"] \
+            if trend is not None and trend.leak else []
 
     def _baseline_summary(self) -> dict:
         """results.json ``summary.baseline`` (docs/CASES.md "Baseline checks")."""
