@@ -40,6 +40,7 @@ class Pipeline:
         self.tasks: set[asyncio.Task] = set()
         self.current_chat: dict[str, str] = {}     # channel -> the chat that wrote last
         self.answers: dict[tuple[str, str], str] = {}   # (chat, document) -> answer
+        self.replied = 0                                 # replies sent so far (slow_leak reads it)
         self.posted: set[tuple[str, str]] = set()       # (chat, platform) already posted
 
     # -- scheduling -------------------------------------------------------------------------
@@ -128,6 +129,9 @@ class Pipeline:
             chat = self.current_chat.get(msg.channel, msg.chat_id)
         if self.cfg.on("dates_shifted"):  # REGRESSION dates_shifted: dates a day early
             text = type(text)(faults.shift_dates(text), buttons) if buttons else faults.shift_dates(text)
+        self.replied += 1
+        if self.cfg.on("slow_leak"):  # REGRESSION slow_leak: a cache that is never emptied, scanned per reply
+            await asyncio.sleep(min(2.0, self.replied * 0.006))
         if self.cfg.on("replies_split") and not buttons and len(text) > 700:  # REGRESSION replies_split
             for part in faults.split_long(text):
                 await channel.send(chat, part)

@@ -92,6 +92,8 @@ REGISTRY: tuple[Regression, ...] = (
     Regression("history_resent", "cost", "the whole chat's earlier prompts and answers are re-sent on every LLM call"),
     Regression("digit_swap", "robustness",
                "the first number of every model answer has two of its digits swapped (12.5% -> 21.5%, 1,240 -> 1,420)"),
+    Regression("slow_leak", "cost",
+               "a cache that is never emptied is scanned before every reply: each reply waits 6 ms more than the last, up to 2 s"),
     Regression("name_swap", "robustness",
                "the first two names of every model answer are swapped (Oslo <-> Bergen) by a bad entity 'linker'"),
 )
