@@ -72,3 +72,8 @@ def test_alignment_leaves_unrelated_claims_unpaired():
     base = F.reply_claims("The study of 1,200 adults found that pain fell by 12%.")
     other = F.reply_claims("Bees visit flowers in the early morning hours.")
     assert F.align(base, other) == {}
+
+
+def test_a_lead_in_after_a_colon_is_no_name():
+    assert F.extract("The document says: Put simply, it kept 91 percent of Oslo's capacity.")[3] == {"oslo"}
+    assert F.mid_sentence_names("The document says: Put simply, it kept 91 percent.") == frozenset()

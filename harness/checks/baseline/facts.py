@@ -171,7 +171,17 @@ def extract(text: str, known: frozenset[str] = frozenset()) -> tuple[frozenset[s
             years.add(value)
             continue
         numbers.add(f"{value}|{unit}")
-    return frozenset(numbers), frozenset(years), frozenset(dates), frozenset(claim_names(text, set(known)))
+    return frozenset(numbers), frozenset(years), frozenset(dates), _names(text, known)
+
+
+#: A capital after a colon or a dash starts a sentence of its own ("The document says: Put simply, ...").
+_LEAD = re.compile(r"(?<=\w)\s*[:–—]\s+(?=[A-Z])")
+
+
+def _names(text: str, known: frozenset[str] = frozenset()) -> frozenset[str]:
+    """``claims.names`` with a clause after a colon read as a sentence of its own: its first word
+    is sentence-initial (a paraphrase's lead-in "Put simply," is no name)."""
+    return frozenset(claim_names(_LEAD.sub(".\n", text or ""), set(known)))
 
 
 def stems(text: str) -> frozenset[str]:
@@ -213,7 +223,7 @@ def capitalised(text: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=4096)
 def mid_sentence_names(text: str) -> frozenset[str]:
     """Names the text writes mid-sentence (known names for the sentence-initial ones)."""
-    return frozenset(claim_names(text or ""))
+    return _names(text)
 
 
 def _dice(a: frozenset[str], b: frozenset[str]) -> float:
