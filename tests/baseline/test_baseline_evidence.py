@@ -129,3 +129,15 @@ def test_a_number_replaced_in_its_claim_fails_even_when_said_elsewhere():
                                                    "12% growth in exports."), ALL)
     facts = next(e for e in evidence if e.check == "baseline.facts")
     assert facts.passed is False and changes[0]["expected"] == "12 percent" and changes[0]["observed"] == "21 percent"
+
+
+def test_names_swapped_between_claims_fail():
+    nights = [run_dict(f"2026112{i}-020000-aaaa", [case_dict("c", [turn_dict(
+        "The pilot started in Oslo with twelve clinics last spring. Later the scheme moved to Bergen and grew "
+        "quickly there.")])]) for i in range(3)]
+    inv = learn(nights, BaselineSettings())["c"]
+    swapped = ("The pilot started in Bergen with twelve clinics last spring. Later the scheme moved to Oslo and "
+               "grew quickly there.")
+    evidence, changes = case_evidence(inv, tonight(swapped), ALL)
+    assert next(e for e in evidence if e.check == "baseline.facts").passed is False
+    assert {(c["kind"], c["expected"], c["observed"]) for c in changes} >= {("name", "oslo", "bergen")}

@@ -174,13 +174,15 @@ def swap_digits(text: str) -> str:
 
 
 _NAME = re.compile(r"(?<=[a-z,;] )([A-Z][a-z]{2,})\b")
+_SENTENCE = re.compile(r"[^.!?\n]+")
 
 
 def swap_names(text: str) -> str:
-    """The first two distinct mid-sentence capitalised words trade places everywhere."""
+    """The first mid-sentence names of the first two sentences that have different ones trade places everywhere."""
     found: list[str] = []
-    for m in _NAME.finditer(text):
-        if m.group(1) not in found:
+    for sentence in _SENTENCE.finditer(text):
+        m = _NAME.search(sentence.group(0))
+        if m and m.group(1) not in found:
             found.append(m.group(1))
         if len(found) == 2:
             break

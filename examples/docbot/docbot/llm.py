@@ -118,8 +118,6 @@ class LLMClient:
             content = faults.remove_hedges(content)
         if self.cfg.on("digit_swap"):  # REGRESSION digit_swap: two digits of the first number swapped
             content = faults.swap_digits(content)
-        if self.cfg.on("name_swap"):  # REGRESSION name_swap: the first two names trade places
-            content = faults.swap_names(content)
         if self.cfg.on("history_resent"):
             self.history.setdefault(str(user_id), []).extend((user, content))
         return content.strip()

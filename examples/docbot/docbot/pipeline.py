@@ -127,6 +127,8 @@ class Pipeline:
         if self.cfg.on("replies_cross_chats"):
             # REGRESSION replies_cross_chats: the reply goes to the chat that wrote last
             chat = self.current_chat.get(msg.channel, msg.chat_id)
+        if self.cfg.on("name_swap"):  # REGRESSION name_swap: two names of the reply trade places
+            text = type(text)(faults.swap_names(text), buttons) if buttons else faults.swap_names(text)
         if self.cfg.on("dates_shifted"):  # REGRESSION dates_shifted: dates a day early
             text = type(text)(faults.shift_dates(text), buttons) if buttons else faults.shift_dates(text)
         self.replied += 1

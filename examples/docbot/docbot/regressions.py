@@ -95,7 +95,7 @@ REGISTRY: tuple[Regression, ...] = (
     Regression("slow_leak", "cost",
                "a cache that is never emptied is scanned before every reply: each reply waits 6 ms more than the last, up to 2 s"),
     Regression("name_swap", "robustness",
-               "the first two names of every model answer are swapped (Oslo <-> Bergen) by a bad entity 'linker'"),
+               "two names of every reply trade places (Oslo <-> Bergen): a bad entity 'linker' mixes up its first two"),
 )
 
 NAMES = frozenset(r.name for r in REGISTRY)

@@ -36,7 +36,9 @@ def test_swap_digits(text, want):
 
 
 def test_swap_names():
-    assert faults.swap_names("Rain in Oslo, then in Bergen; Oslo dried.") == "Rain in Bergen, then in Oslo; Bergen dried."
+    assert faults.swap_names("Rain fell in Oslo. Then it moved to Bergen and Oslo dried.") == \
+        "Rain fell in Bergen. Then it moved to Oslo and Bergen dried."
+    assert faults.swap_names("Rain in Oslo, then in Bergen.") == "Rain in Oslo, then in Bergen."  # one sentence
     assert faults.swap_names("Rain in Oslo only.") == "Rain in Oslo only."
 
 

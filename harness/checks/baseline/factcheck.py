@@ -97,11 +97,14 @@ def compare_turn(turn: TurnInvariants, text: str) -> list[Change]:
         for kind in F.FACT_KINDS:
             # Held but not in this claim, and new in this claim: the one took the other's place, even
             # when the old fact is still said elsewhere in the turn. Held and said nowhere: dropped.
+            # A fact this claim never had on any night is new *to the claim* (a swap may bring in a
+            # name or number the turn says elsewhere); only one no night said anywhere is soft-new.
             missing = [f for f in inv.held[kind] if f not in mine.facts(kind)]
-            new = [f for f in mine.facts(kind) if f not in inv.seen[kind] and is_new(kind, f)]
+            new = [f for f in mine.facts(kind) if f not in inv.seen[kind]]
             paired = _pair(kind, missing, new, a, b)
-            changes += [c for c in paired if c.change != "dropped"
-                        or not present(kind, _raw(kind, c.expected, missing))]
+            changes += [c for c in paired if c.change == "contradicted"
+                        or (c.change == "dropped" and not present(kind, _raw(kind, c.expected, missing)))
+                        or (c.change == "new" and is_new(kind, _raw(kind, c.observed, new)))]
         changes += _modality(inv, mine)
     paired = set(pairs.values())
     loose_new: dict[str, list[str]] = {k: [] for k in F.FACT_KINDS}
