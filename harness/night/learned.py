@@ -12,6 +12,7 @@ Anything missing (no baseline accepted, unreadable, another basis tonight) gives
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import os
 from typing import Any, Mapping
@@ -51,6 +52,8 @@ def nights_like(source: RunSource, accepted: Mapping[str, Any], window: int) -> 
     """The accepted run and the nightly runs before it run like it, newest first (at most ``window``)."""
     acc_id = str(accepted.get("run_id", ""))
     runs, warnings = [dict(accepted)], []
+    if not is_nightly_id(acc_id):  # a labelled run (calibration's "clean"): itself, its repeats as nights
+        return runs, warnings
     want_basis, want_name = _basis_of(accepted), _name_of(accepted)
     for run_id in reversed([i for i in source.run_ids() if i < acc_id and is_nightly_id(i)]):
         if len(runs) >= window:
@@ -87,11 +90,36 @@ def load_baseline(config: Any, reports_dir: str | os.PathLike[str], concurrency:
     if why:
         return None, f"tonight does not run like the accepted baseline {acc_id} ({why}): no baseline checks"
     runs, warnings = nights_like(source, accepted, settings.window)
-    for w in warnings:
-        log.warning("baseline: %s", w)
     cases = learn(runs, settings)
     ids = tuple(str(r.get("run_id")) for r in runs)
+    for entry in record.get("cases") or ():  # `accept RUN --case GLOB`: those cases from that run's nights
+        more = _accepted_for_cases(source, entry, config, concurrency, settings, warnings)
+        cases.update(more)
+        ids += tuple(i for i in dict.fromkeys(c for inv in more.values() for c in inv.runs) if i not in ids)
+    for w in warnings:
+        log.warning("baseline: %s", w)
     note = (f"held to {len(ids)} accepted night(s) ({', '.join(ids)}); "
             f"{settings.min_nights} needed for facts, bands and latency, {settings.min_nights_structure} for "
             "structure")
     return Baseline(accepted=acc_id, runs=ids, cases=cases, settings=settings, note=note), ""
+
+
+def _accepted_for_cases(source: RunSource, entry: Any, config: Any, concurrency: int, settings: Any,
+                        warnings: list[str]) -> dict:
+    """The invariants of the cases one ``cases`` entry of baseline.json accepted from another run:
+    ``{"glob", "run_id", ...}``; later entries win. An entry whose run is unreadable or ran unlike
+    tonight is skipped with a warning (those cases keep the main baseline)."""
+    if not isinstance(entry, Mapping) or not entry.get("glob") or not entry.get("run_id"):
+        warnings.append(f"baseline.json: a cases entry without glob and run_id: {entry!r}")
+        return {}
+    try:
+        run = source.load(str(entry["run_id"]))
+    except Exception as exc:
+        warnings.append(f"accepted run {entry['run_id']} for {entry['glob']} unreadable: {exc}")
+        return {}
+    if differs(basis(config, concurrency), _basis_of(run)):
+        warnings.append(f"accepted run {entry['run_id']} for {entry['glob']} ran unlike tonight: skipped")
+        return {}
+    runs, more = nights_like(source, run, settings.window)
+    warnings += more
+    return {cid: inv for cid, inv in learn(runs, settings).items() if fnmatch.fnmatchcase(cid, str(entry["glob"]))}

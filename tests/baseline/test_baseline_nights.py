@@ -85,3 +85,22 @@ def test_results_json_keeps_posts_other_attempts_and_baseline():
     assert [a["turns"][0]["replies"][0]["text"] for a in d["other_attempts"]] == ["first"]
     assert d["other_attempts"][0]["latency_ms"] == 1000.0
     assert d["baseline"] == {"nights": 3, "changes": []} and case_from_dict(d).baseline == d["baseline"]
+
+
+def test_cases_accepted_from_another_run(tmp_path):
+    _write(tmp_path, "20261120-020000-aaaa")
+    _write(tmp_path, "20261121-020000-bbbb", text="Another accepted reply about Bergen in 2024.")
+    (tmp_path / "baseline.json").write_text(json.dumps({
+        "schema": "harness.baseline/1", "run_id": "20261120-020000-aaaa",
+        "cases": [{"glob": "c*", "run_id": "20261121-020000-bbbb", "accepted_by": "alice", "note": "on purpose"}]}))
+    baseline, why = load_baseline(CONFIG, tmp_path, 8)
+    assert why == "" and "bergen" in baseline.cases["c"].turns[0].text.lower()
+    assert baseline.cases["c"].runs[0] == "20261121-020000-bbbb"
+
+
+def test_a_labelled_accepted_run_is_learned_alone(tmp_path):
+    _write(tmp_path, "20261120-020000-aaaa")
+    _write(tmp_path, "clean")
+    _accept(tmp_path, "clean")
+    baseline, why = load_baseline(CONFIG, tmp_path, 8)
+    assert why == "" and baseline.runs == ("clean",)
