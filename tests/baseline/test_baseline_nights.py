@@ -104,3 +104,15 @@ def test_a_labelled_accepted_run_is_learned_alone(tmp_path):
     _accept(tmp_path, "clean")
     baseline, why = load_baseline(CONFIG, tmp_path, 8)
     assert why == "" and baseline.runs == ("clean",)
+
+
+def test_repeats_keep_every_attempts_observation():
+    from harness.run.aggregate import combine_attempts
+    from harness.types import CaseResult, Observation
+
+    obs = [Observation(case_id="c", channel="telegram", chat_id=str(i), turns=(), started_at=0, finished_at=1)
+           for i in range(3)]
+    attempts = [CaseResult(id="c", layer="cost", channel="telegram", status="pass", evidence=(), observation=o)
+                for o in obs]
+    combined = combine_attempts(attempts)
+    assert combined.attempt_observations == tuple(obs) and combined.observation is obs[-1]
