@@ -182,6 +182,7 @@ def _call_to_dict(e: Event) -> dict[str, Any]:
         "source": e.source,
         "name": e.name,
         "status": e.status,
+        "at": e.at,  # when it arrived: a retry sent before the first call was answered is told apart
         "duration_ms": e.duration_ms,
         "error": e.error,
         **_llm_call_fields(e),  # cost layer: model, tokens and price of each LLM call

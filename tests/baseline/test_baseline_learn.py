@@ -80,3 +80,16 @@ def test_failed_nights_teach_nothing():
 def test_latency_limit():
     inv = _learn(*[[turn_dict(SUMMARY)]] * 3, latencies=[900.0, 1000.0, 1500.0])
     assert inv.latency.hi == pytest.approx(max(1500 * 2.0, 1500 + 2000)) and inv.latency_median == 1000.0
+
+
+def test_llm_calls_count_what_the_agent_used():
+    from harness.checks.baseline.samples import answered
+
+    call = {"status": 200, "model": "m", "input_tokens": 900, "duration_ms": 5500.0}
+    retried = [{**call, "at": 10.0}, {**call, "at": 14.0, "duration_ms": 800.0}]  # given up at 4 s, sent again
+    looped = [{**call, "at": 10.0, "duration_ms": 500.0}, {**call, "at": 10.6, "duration_ms": 500.0}]  # one after the other
+    failed = [{**call, "status": 429, "at": 10.0, "duration_ms": 5.0}, {**call, "at": 11.0}]
+    assert len(answered(retried)) == 1 and answered(retried)[0]["at"] == 14.0
+    assert len(answered(looped)) == 2
+    assert len(answered(failed)) == 1
+    assert len(answered([{"status": 200}, {"status": 200}])) == 2  # no times recorded: every answered call

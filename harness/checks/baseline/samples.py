@@ -60,10 +60,29 @@ def _num(value: Any) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
+def answered(calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The LLM calls the agent used: answered 2xx, and not abandoned, i.e. not overtaken by the same
+    request (model and input tokens) sent again before it was answered (a client timeout's retry on
+    a slow machine). A failed call retried, or a timed-out one, is the machine's or the provider's
+    doing; a second identical call sent after the first was answered (a loop) still counts."""
+    ok = [c for c in calls if (isinstance(c.get("status"), int) and 200 <= c["status"] < 300)
+          or c.get("status") is None]
+    out = []
+    for i, c in enumerate(ok):
+        at, took = c.get("at"), c.get("duration_ms")
+        if isinstance(at, (int, float)) and isinstance(took, (int, float)):
+            end = at + took / 1000
+            if any(d.get("model") == c.get("model") and d.get("input_tokens") == c.get("input_tokens")
+                   and isinstance(d.get("at"), (int, float)) and at < d["at"] < end for d in ok[i + 1:]):
+                continue
+        out.append(c)
+    return out
+
+
 def turn_from_dict(turn: Mapping[str, Any]) -> TurnSample:
     replies = [r for r in turn.get("replies") or () if isinstance(r, Mapping)]
     calls = [c for c in turn.get("calls") or () if isinstance(c, Mapping)]
-    llm = [c for c in calls if c.get("name") == "llm"]
+    llm = answered([c for c in calls if c.get("name") == "llm"])
     state = turn.get("state")
     return TurnSample(
         texts=tuple(str(r.get("text") or "") for r in replies),
@@ -95,13 +114,15 @@ def from_observation(obs: Observation, latency_ms: float | None, run_id: str = "
     """Tonight's attempt, from what the sandbox recorded."""
     turns = []
     for i, t in enumerate(obs.turns):
-        llm = [e for e in t.events if e.name == "llm"]
+        llm = answered([{"status": e.status, "at": e.at, "duration_ms": e.duration_ms, "model": e.meta.get("model"),
+                         "input_tokens": e.meta.get("input_tokens"), "output_tokens": e.meta.get("output_tokens")}
+                        for e in t.events if e.name == "llm"])
         turns.append(TurnSample(
             texts=tuple(r.text for r in t.replies), kinds=tuple(r.kind for r in t.replies),
             buttons=tuple(tuple(r.buttons) for r in t.replies), parse_modes=tuple(r.parse_mode for r in t.replies),
             posts=len(posts(obs, i)), tools=tuple(e.name for e in t.events if e.source in TOOL_SOURCES),
-            llm_calls=len(llm), tokens_in=sum(_num(e.meta.get("input_tokens")) for e in llm),
-            tokens_out=sum(_num(e.meta.get("output_tokens")) for e in llm),
+            llm_calls=len(llm), tokens_in=sum(_num(c.get("input_tokens")) for c in llm),
+            tokens_out=sum(_num(c.get("output_tokens")) for c in llm),
             state=t.state if isinstance(t.state, Mapping) else None))
     return CaseSample(run_id, tuple(turns), latency_ms, obs.started_at)
 
