@@ -350,8 +350,8 @@ class BaselineModel(BaselineKinds):
     window: Count = 10
     length_tolerance: NonNegative = 0.3
     length_slack_chars: NonNegative = 40.0
-    tokens_tolerance: NonNegative = 0.5
-    tokens_slack: NonNegative = 100.0
+    tokens_tolerance: NonNegative = 0.25
+    tokens_slack: NonNegative = 50.0
     latency_ratio: Annotated[float, Field(ge=1)] = 2.0
     latency_min_ms: NonNegative = 2000.0
     trend_min_cases: Annotated[int, Field(ge=3)] = 12

@@ -1,5 +1,6 @@
 """End to end against docbot: three noisy clean nights accepted; a fourth passes; a seeded
-regression no hand-written check of these cases pins fails on baseline.* evidence."""
+regression no hand-written check of these cases pins (a digit swap) fails on baseline.* evidence, and so
+does the history sent again with every LLM call (tokens per turn)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def baseline_evidence(results: dict) -> list[tuple[str, str, bool | None]]:
             if e["check"].startswith("baseline.")]
 
 
-def test_accepted_noisy_nights_hold_and_a_digit_swap_fails(tmp_path):
+def test_accepted_noisy_nights_hold_and_regressions_fail(tmp_path):
     out = tmp_path / "reports"
     for _ in range(3):
         done = harness("run", *CASES, "--out", str(out), "--quiet", env={"DOCBOT_REGRESSION": ""})
@@ -60,3 +61,9 @@ def test_accepted_noisy_nights_hold_and_a_digit_swap_fails(tmp_path):
     assert other == []  # the hand-written checks of these cases do not see it
     changes = [ch for c in broken["cases"] for ch in (c.get("baseline") or {}).get("changes", ())]
     assert any(ch["kind"] == "number" and ch["change"] == "contradicted" for ch in changes)
+
+    done = harness("run", *CASES, "--out", str(out), "--quiet", env={"DOCBOT_REGRESSION": "history_resent"})
+    resent = latest(out)
+    assert done.returncode == 1
+    failed = {(cid, check) for cid, check, ok in baseline_evidence(resent) if ok is False}
+    assert ("cost-interaction-paper-telegram", "baseline.tokens") in failed

@@ -141,3 +141,9 @@ def test_names_swapped_between_claims_fail():
     evidence, changes = case_evidence(inv, tonight(swapped), ALL)
     assert next(e for e in evidence if e.check == "baseline.facts").passed is False
     assert {(c["kind"], c["expected"], c["observed"]) for c in changes} >= {("name", "oslo", "bergen")}
+
+
+def test_one_turns_history_sent_again_fails_tokens():
+    # a one-turn case whose second LLM call carries the first call's prompt and answer again: 1.5x
+    failing, _ = _failing(tonight(SUMMARY, tokens_in=int(540 * 1.5)))
+    assert failing["baseline.tokens"].passed is False

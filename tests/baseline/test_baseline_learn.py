@@ -55,7 +55,7 @@ def test_bands_widen_by_the_tolerance():
     inv = _learn(*[[turn_dict(SUMMARY, tokens_in=n)] for n in (400, 500, 600)])
     b = inv.turns[0].tokens_in
     assert (b.seen_lo, b.seen_hi) == (400, 600)
-    assert b.hi == pytest.approx(600 * 1.5 + 100) and b.lo == pytest.approx(400 / 1.5 - 100)
+    assert b.hi == pytest.approx(600 * 1.25 + 50) and b.lo == pytest.approx(400 / 1.25 - 50)
 
 
 def test_one_night_gives_structure_but_not_what_varies():

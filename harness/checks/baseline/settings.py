@@ -27,8 +27,8 @@ class BaselineSettings:
     window: int = 10
     length_tolerance: float = 0.3
     length_slack_chars: float = 40.0
-    tokens_tolerance: float = 0.5
-    tokens_slack: float = 100.0
+    tokens_tolerance: float = 0.25
+    tokens_slack: float = 50.0
     latency_ratio: float = 2.0
     latency_min_ms: float = 2000.0
     trend_min_cases: int = 12
