@@ -77,3 +77,7 @@ def test_alignment_leaves_unrelated_claims_unpaired():
 def test_a_lead_in_after_a_colon_is_no_name():
     assert F.extract("The document says: Put simply, it kept 91 percent of Oslo's capacity.")[3] == {"oslo"}
     assert F.mid_sentence_names("The document says: Put simply, it kept 91 percent.") == frozenset()
+
+
+def test_times_and_fractions_are_one_number():
+    assert F.extract("Buses leave at 10:00 on 3/4 of the routes.")[0] == {"10|", "3|"}

@@ -60,7 +60,7 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
            "november", "december")
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _NUMBER = re.compile(
-    rf"(?P<cur>[$€£¥])?\s?(?<![\w.])(?P<n>{_NUM}|{'|'.join(_WORD_NUMBERS)})\b(?!\.\d)"
+    rf"(?P<cur>[$€£¥])?\s?(?<![\w.:/])(?P<n>{_NUM}|{'|'.join(_WORD_NUMBERS)})\b(?!\.\d)"
     r"(?P<tail>\s?(?:%|per\s?cent\b|percentage\s+points?\b|°[cf]\b)|[ \-]?(?P<w1>[a-z°]+)(?:\s(?P<w2>[a-z]+))?)?",
     re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
