@@ -107,3 +107,10 @@ def test_docs_index_links_every_doc():
     index = (DOCS / "README.md").read_text(encoding="utf-8")
     missing = sorted(p.name for p in DOCS.glob("*.md") if p.name != "README.md" and f"({p.name})" not in index)
     assert not missing, f"docs/README.md does not link {missing}"
+
+
+def test_every_baseline_check_is_documented_in_cases_md():
+    from harness.checks.baseline import CHECKS as BASELINE_CHECKS
+
+    documented = _backticked(DOCS / "CASES.md")
+    assert sorted(name for name in BASELINE_CHECKS if name not in documented) == []
