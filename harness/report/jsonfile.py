@@ -237,7 +237,7 @@ def _other_attempts(result: CaseResult) -> list[dict[str, Any]]:
             continue
         replies = obs.replies
         latency = (replies[-1].at - obs.turns[0].sent_at) * 1000 if replies and obs.turns else None
-        out.append({"status": "pass" if result.status == "pass" else "unknown", "latency_ms": latency,
+        out.append({"status": "pass", "latency_ms": latency,  # learned only from a case that passed (learn.passed)
                     "turns": [turn_to_dict(t, obs.channel, _users(obs)) for t in obs.turns]})
     return out
 

@@ -93,3 +93,17 @@ def test_llm_calls_count_what_the_agent_used():
     assert len(answered(looped)) == 2
     assert len(answered(failed)) == 1
     assert len(answered([{"status": 200}, {"status": 200}])) == 2  # no times recorded: every answered call
+
+
+@pytest.mark.parametrize("status, evidence, error, learned", [
+    ("pass", [{"check": "replies", "passed": True}], "", True),
+    ("fail", [{"check": "replies", "passed": True}, {"check": "baseline.facts", "passed": False}], "", True),
+    ("soft", [{"check": "replies", "passed": True}, {"check": "baseline.facts", "passed": None}], "", True),
+    ("fail", [{"check": "replies", "passed": False}, {"check": "baseline.facts", "passed": False}], "", False),
+    ("fail", [{"check": "baseline.facts", "passed": False}], "", False),  # nothing else said it was right
+    ("error", [{"check": "replies", "passed": True}], "case timed out", False),
+])
+def test_a_night_is_accepted_as_it_was(status, evidence, error, learned):
+    from harness.checks.baseline.learn import passed
+
+    assert passed({"status": status, "evidence": evidence, "error": error}) is learned

@@ -204,13 +204,25 @@ def learn_case(case_id: str, samples: Sequence[CaseSample], settings: BaselineSe
                           turns=tuple(turns), latency=latency, latency_median=median, skipped=skipped)
 
 
+def passed(case: Mapping[str, Any]) -> bool:
+    """The case passed, or failed (or was soft) only on ``baseline.*`` evidence: accepting a night
+    accepts what its cases did, also where that broke an older baseline."""
+    if case.get("status") == "pass":
+        return True
+    if case.get("status") not in ("fail", "soft") or case.get("error"):
+        return False
+    other = [e for e in case.get("evidence") or () if isinstance(e, Mapping)
+             and not str(e.get("check", "")).startswith("baseline.")]
+    return bool(other) and all(e.get("passed") is True for e in other)
+
+
 def case_samples(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[CaseSample]]:
     """Per case id, every passing attempt in ``runs`` (in the order of ``runs``)."""
     out: dict[str, list[CaseSample]] = {}
     for run in runs:
         run_id = str(run.get("run_id", ""))
         for case in run.get("cases") or ():
-            if isinstance(case, Mapping) and case.get("status") == "pass" and case.get("id"):
+            if isinstance(case, Mapping) and case.get("id") and passed(case):
                 out.setdefault(str(case["id"]), []).extend(from_case_dict(run_id, case))
     return out
 

@@ -102,7 +102,7 @@ def from_case_dict(run_id: str, case: Mapping[str, Any]) -> list[CaseSample]:
     out = [CaseSample(run_id, tuple(turn_from_dict(t) for t in case.get("turns") or () if isinstance(t, Mapping)),
                       case.get("latency_ms") if isinstance(case.get("latency_ms"), (int, float)) else None)]
     for other in case.get("other_attempts") or ():
-        if isinstance(other, Mapping) and other.get("status", "pass") == "pass":
+        if isinstance(other, Mapping):
             lat = other.get("latency_ms")
             out.append(CaseSample(run_id, tuple(turn_from_dict(t) for t in other.get("turns") or ()
                                                 if isinstance(t, Mapping)),
