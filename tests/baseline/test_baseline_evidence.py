@@ -147,3 +147,9 @@ def test_one_turns_history_sent_again_fails_tokens():
     # a one-turn case whose second LLM call carries the first call's prompt and answer again: 1.5x
     failing, _ = _failing(tonight(SUMMARY, tokens_in=int(540 * 1.5)))
     assert failing["baseline.tokens"].passed is False
+
+
+def test_a_dropped_caveat_is_soft():
+    failing, changes = _failing(tonight(SUMMARY.replace(" Results were not significant for children.", "")))
+    assert failing["baseline.facts"].passed is None
+    assert ("caveat", "dropped") in {(c["kind"], c["change"]) for c in changes}

@@ -29,7 +29,8 @@ class Change:
     """One fact that differs from the accepted nights."""
 
     kind: str
-    """number | unit | year | date | name | hedge | negation | direction."""
+    """number | unit | year | date | name | hedge | negation | direction | caveat (a hedged or
+    negated claim every night made, gone tonight)."""
     change: str
     """contradicted (fails) | dropped | new (soft)."""
     expected: str
@@ -91,6 +92,8 @@ def compare_turn(turn: TurnInvariants, text: str) -> list[Change]:
         if j is None:
             for kind in F.FACT_KINDS:
                 loose_missing[kind] += [f for f in inv.held[kind] if not present(kind, f)]
+            if inv.hedged or inv.negations:  # a caveat every night made ("may not generalise") is gone
+                changes.append(Change("caveat", "dropped", inv.anchor.text, "", inv.anchor.text, ""))
             continue
         mine = tonight[j]
         a, b = inv.anchor.text, mine.text
@@ -158,6 +161,8 @@ def describe(changes: list[Change], limit: int = 4) -> str:
                          f"(accepted: {c.claim_expected[:160]!r})")
         elif c.change == "contradicted":
             parts.append(f"{c.kind} {c.expected!r} -> {c.observed!r}")
+        elif c.change == "dropped" and c.kind == "caveat":
+            parts.append(f"caveat dropped: {c.expected[:160]!r}")
         elif c.change == "dropped":
             parts.append(f"{c.kind} {c.expected!r} dropped")
         else:
