@@ -31,7 +31,8 @@ SECTIONS = ("target", "sandbox", "suite", "critic", "embeddings", "budget", "ale
 SECRET_WORDS = ("token", "secret", "password", "api_key", "access_key", "secret_key")
 #: Keys that look secret but are not (they name where to find things).
 NOT_SECRET = {"token_env", "api_key_env", "verify_token_env",
-              "tokens", "tokens_tolerance", "tokens_slack"}  # [baseline]: token counts, not tokens
+              "tokens", "tokens_tolerance", "tokens_slack",  # [baseline]: token counts, not tokens
+              "anomaly_min_tokens"}  # [budget] likewise (it was refused as a secret)
 
 
 @dataclass(frozen=True)

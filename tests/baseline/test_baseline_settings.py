@@ -105,3 +105,8 @@ def test_bad_case_key_is_a_fixture_error(tmp_path, line, message):
         load_cases(_suite(tmp_path, line))
     rendered = info.value.render()
     assert message in rendered and "a.yaml" in rendered and "one" in rendered
+
+
+def test_token_count_keys_are_no_secrets(tmp_path):
+    cfg = _config(tmp_path, "[budget]\nanomaly_min_tokens = 60\n[baseline]\ntokens_tolerance = 0.3\ntokens = false\n")
+    assert cfg.sections["budget"]["anomaly_min_tokens"] == 60 and baseline_settings(cfg).tokens_tolerance == 0.3
