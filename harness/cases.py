@@ -50,7 +50,8 @@ ACTION_KEYS = {
 _ACTION_REQUIRED = {"location": {"latitude", "longitude"}, "contact": {"phone_number", "first_name"},
                     "reaction": {"emoji"}, "forward": {"text"}, "forged": {"signature"}, "callback": {"data"}}
 FORGERIES = ("forged", "stale", "missing")
-CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description", "users", "variants"}
+CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description", "users", "variants",
+                         "baseline"}
 USER_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 MAX_USERS = 8
 CASE_KEYS = CASE_KEYS | {"source"}  # reasoning: the document a case is about (the critic's ground truth)
@@ -482,10 +483,21 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
         if problem:
             out.add(problem, file=file, case=cid, line=line, fix="see harness/judges/frames.py")
             return None
+    baseline = _strip(merged.get("baseline"))
+    if baseline is not None:
+        from harness.checks.baseline.settings import case_setting_error
+
+        problem = case_setting_error(baseline)
+        if problem:
+            out.add(problem, file=file, case=cid, line=line,
+                    fix="baseline: false, or e.g. baseline: {facts: false, latency: false} (docs/CASES.md "
+                        "'Baseline checks' lists the kinds)")
+            return None
     return Case(id=cid, layer=layer, channel=channel, turns=tuple(turns), tags=tuple(str(t) for t in tags),
                 file=file, timeout_s=float(timeout) if timeout else None,
                 description=str(merged.get("description", "")), source=source, users=users,
-                variants=tuple(variants) if variants is not None else None)
+                variants=tuple(variants) if variants is not None else None,
+                baseline=dict(baseline) if isinstance(baseline, dict) else baseline)
 
 
 def file_model():

@@ -24,12 +24,15 @@ from harness.schema.files import InputProblem, read_text
 from harness.schema.models import ConfigModel, config_field_type
 from harness.schema.problems import path_text, problems
 
-SECTIONS = ("target", "sandbox", "suite", "critic", "embeddings", "budget", "alerts", "storage", "schedule")
+SECTIONS = ("target", "sandbox", "suite", "critic", "embeddings", "budget", "alerts", "storage", "schedule",
+            "baseline")
 
 #: Key names that would hold a secret; they are refused in the file.
 SECRET_WORDS = ("token", "secret", "password", "api_key", "access_key", "secret_key")
 #: Keys that look secret but are not (they name where to find things).
-NOT_SECRET = {"token_env", "api_key_env", "verify_token_env"}
+NOT_SECRET = {"token_env", "api_key_env", "verify_token_env",
+              "tokens", "tokens_tolerance", "tokens_slack",  # [baseline]: token counts, not tokens
+              "anomaly_min_tokens"}  # [budget] likewise (it was refused as a secret)
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,9 @@ class Case:
     users: tuple[str, ...] = ()
     """Several simulated users in one case (``users: [alice, bob]``), each with a chat of its
     own; turns say who sends them (``as:``). Empty: one user."""
+    baseline: bool | Mapping[str, bool] | None = None
+    """``baseline:`` in the case file: false (no baseline checks), or kinds switched on/off
+    (``{facts: false}``); None: the layer's and the project's ``[baseline]`` settings."""
 
 
 @dataclass(frozen=True)
@@ -309,6 +312,12 @@ class CaseResult:
     quarantined: bool = False
     """Listed in fixtures/quarantine.yaml: reported with its real status, but its failure
     does not count toward the run's verdict or exit code (harness.night.quarantine)."""
+    baseline: Mapping[str, Any] | None = None
+    """What the accepted nights held this case to (results.json ``cases[].baseline``: nights,
+    skipped kinds, the accepted run's reply per turn, the changes); None: no baseline checked."""
+    attempt_observations: tuple["Observation | None", ...] = ()
+    """Every attempt's observation under ``--repeat k`` (k > 1), in order; results.json keeps
+    the attempts other than ``observation`` as ``other_attempts`` (a repeat counts as a night)."""
 
 
 @dataclass(frozen=True)

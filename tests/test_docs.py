@@ -22,6 +22,7 @@ from harness.config import SECTIONS, SandboxConfig, TargetConfig
 from harness.night.diff import DriftThresholds
 from harness.models.settings import CriticSettings, EmbeddingSettings, SoftBudget
 from harness.night.schedule import ScheduleConfig
+from harness.checks.baseline.settings import KINDS as BASELINE_KINDS, BaselineSettings
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -53,6 +54,7 @@ CONFIG_KEYS: dict[str, set[str]] = {
     "storage": set(storage._KEYS),
     "schedule": _names(ScheduleConfig),
     "suite": {"fixtures", "golden"},  # read by Config.fixtures_dir / golden_dir
+    "baseline": _names(BaselineSettings) - {"kinds"} | set(BASELINE_KINDS),
 }
 
 
@@ -105,3 +107,10 @@ def test_docs_index_links_every_doc():
     index = (DOCS / "README.md").read_text(encoding="utf-8")
     missing = sorted(p.name for p in DOCS.glob("*.md") if p.name != "README.md" and f"({p.name})" not in index)
     assert not missing, f"docs/README.md does not link {missing}"
+
+
+def test_every_baseline_check_is_documented_in_cases_md():
+    from harness.checks.baseline import CHECKS as BASELINE_CHECKS
+
+    documented = _backticked(DOCS / "CASES.md")
+    assert sorted(name for name in BASELINE_CHECKS if name not in documented) == []

@@ -366,6 +366,7 @@ def _run(args, config, out: Path, early) -> int:
         cases = args.flow.select(cases)  # --shard (harness.night.runflow)
         selected[:] = cases
         options.golden_version, options.prior = goldens.version, args.flow.begin(cases)  # lock, manifest, --resume
+        options.baseline, options.baseline_note = _learned(config, out, args.concurrency)  # baseline.* checks
         return cases
 
     from harness.cli import cost as cli_cost
@@ -395,6 +396,17 @@ def _run(args, config, out: Path, early) -> int:
         console.print(f"report: {files.get('html', run_dir)}")
     args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
     return report.exit_code
+
+
+def _learned(config, out: Path, concurrency: int | None):
+    """What the accepted nights held (harness.night.learned), or (None, why not): never fatal."""
+    from harness.cli.nightly import source_for
+    from harness.night.learned import load_baseline
+
+    try:
+        return load_baseline(config, out, concurrency or config.sandbox.concurrency, source=source_for(out, config))
+    except Exception as exc:  # a broken history must not stop the night; the run says why
+        return None, f"baseline not loaded: {type(exc).__name__}: {exc}"
 
 
 def _cmd_schema(args) -> int:

@@ -194,14 +194,24 @@ def _call_to_dict(e: Event) -> dict[str, Any]:
         "source": e.source,
         "name": e.name,
         "status": e.status,
+        "at": e.at,  # when it arrived: a retry sent before the first call was answered is told apart
         "duration_ms": e.duration_ms,
         "error": e.error,
         **_llm_call_fields(e),  # cost layer: model, tokens and price of each LLM call
     }
 
 
-def turn_to_dict(t: TurnObservation) -> dict[str, Any]:
-    """A compact transcript of one turn: what was sent, what came back, what was called."""
+def _posts(t: TurnObservation, channel: str | None, users: frozenset[str]) -> list[dict[str, Any]]:
+    """The turn's messages to anyone but the case's users (a WhatsApp post), as ``checks.base.posts``."""
+    own = {id(r) for r in t.replies}
+    return [{"channel": e.reply.channel, "text": e.reply.text, "kind": e.reply.kind}
+            for e in t.events if e.reply is not None and id(e.reply) not in own
+            and not (channel is not None and e.reply.channel == channel and e.reply.chat in users)]
+
+
+def turn_to_dict(t: TurnObservation, channel: str | None = None, users: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A compact transcript of one turn: what was sent, what came back, what was called
+    (``channel`` and ``users``: the case's channel and its users' chats, to tell posts from replies)."""
     return {
         "index": t.index,
         "sent": _sent_text(t.events),
@@ -218,6 +228,8 @@ def turn_to_dict(t: TurnObservation) -> dict[str, Any]:
                 if r.parse_mode or r.entities else {})}
             for r in t.replies
         ],
+        # Messages to anyone but the user (a WhatsApp post): the baseline learns whether a turn posts.
+        **({"posts": posted} if (posted := _posts(t, channel, users)) else {}),
         # The driver's own delivery is not a call the agent made.
         "calls": [_call_to_dict(e) for e in t.events if e.source != "driver"],
         "state": t.state,
@@ -226,6 +238,22 @@ def turn_to_dict(t: TurnObservation) -> dict[str, Any]:
         # Calls no case could claim while this one ran with others (harness/sandbox/router.py).
         **({"unattributed_calls": dict(t.unattributed_calls)} if t.unattributed_calls else {}),
     }
+
+
+def _users(obs: Any) -> frozenset[str]:
+    return frozenset({obs.chat_id, *obs.user_chats})
+
+
+def _other_attempts(result: CaseResult) -> list[dict[str, Any]]:
+    out = []
+    for obs in getattr(result, "attempt_observations", ()) or ():
+        if obs is None or obs is result.observation:
+            continue
+        replies = obs.replies
+        latency = (replies[-1].at - obs.turns[0].sent_at) * 1000 if replies and obs.turns else None
+        out.append({"status": "pass", "latency_ms": latency,  # learned only from a case that passed (learn.passed)
+                    "turns": [turn_to_dict(t, obs.channel, _users(obs)) for t in obs.turns]})
+    return out
 
 
 def case_to_dict(result: CaseResult) -> dict[str, Any]:
@@ -252,10 +280,14 @@ def case_to_dict(result: CaseResult) -> dict[str, Any]:
         "error": result.error,
         "file": portable_path(result.file),
         "tags": list(result.tags),
-        "turns": [turn_to_dict(t) for t in obs.turns] if obs else [],
+        "turns": [turn_to_dict(t, obs.channel, _users(obs)) for t in obs.turns] if obs else [],
         **case_perf_fields(result),  # cost layer: per-step latency, calls, token source, cost reason
         # Only when set, so unquarantined cases keep their shape (harness.night.quarantine).
         **({"quarantined": True} if getattr(result, "quarantined", False) else {}),
+        # What the accepted nights held the case to (docs/CASES.md "Baseline checks").
+        **({"baseline": dict(result.baseline)} if getattr(result, "baseline", None) is not None else {}),
+        # --repeat k: the other attempts' transcripts (the baseline learns each attempt as a night).
+        **({"other_attempts": others} if (others := _other_attempts(result)) else {}),
     })
 
 
@@ -436,6 +468,7 @@ def case_from_dict(d: Mapping[str, Any]) -> CaseResult:
         flaky=bool(d.get("flaky", False)),
         pass_rate_ci=tuple(d["pass_rate_ci"]) if d.get("pass_rate_ci") else None,
         quarantined=bool(d.get("quarantined", False)),
+        baseline=dict(d["baseline"]) if isinstance(d.get("baseline"), Mapping) else None,
     )
 
 

@@ -58,6 +58,7 @@ def combine_attempts(attempts: Sequence[CaseResult]) -> CaseResult:
     status = worst(a.status for a in attempts)
     shown = next((a for a in reversed(attempts) if a.status == status), attempts[-1])
     return replace(shown, status=status, attempts=len(attempts), passes=passes,
+                   attempt_observations=tuple(a.observation for a in attempts),
                    pass_at_k=passes > 0, pass_hat_k=passes == len(attempts),
                    flaky=0 < passes < len(attempts), pass_rate_ci=wilson_interval(passes, len(attempts)))
 

@@ -29,6 +29,9 @@ from harness.models.settings import soft_budget
 from harness.soft import is_soft, reevaluate
 from harness.textgen import render
 from harness.checks import REGISTRY
+from harness.checks.baseline import Baseline, unchecked
+from harness.checks.baseline.trend import Trend
+from harness.run import held
 from harness.config import Config
 from harness.run.driver import Driver, Identity, make_identity
 from harness.run.early import EarlyStart, new_run_id, remove_fresh
@@ -79,6 +82,11 @@ class RunOptions:
     identity_offset: int = 0
     """Chat ids and Telegram update ids start past this: a resumed run must not reuse the killed
     process's, which the agent may still remember (sessions, update de-duplication)."""
+    baseline: Baseline | None = None
+    """What the accepted nights held (``harness.night.learned``): every attempt gets its
+    ``baseline.*`` evidence, the run its latency trend. None: no baseline checks."""
+    baseline_note: str = ""
+    """Why there is no ``baseline`` (results.json ``summary.baseline.note``)."""
 
 
 @dataclass
@@ -322,6 +330,7 @@ class Runner:
         self._up: asyncio.Future | None = None
         self._placeholders: dict[str, str] = {}
         self._appending: set[asyncio.Future] = set()
+        self._trend: Trend | None = None
 
     def _warm_services(self, cases: Sequence[Case]):
         """Start building the services the selected layers declare, in a worker thread."""
@@ -506,6 +515,18 @@ class Runner:
         await self._late_replies(results, journal)
         order = {c.id: i for i, c in enumerate(cases)}
         results.sort(key=lambda r: order.get(r.id, 0))
+        await self._latency_trend(cases, results, journal)
+
+    async def _baseline_evidence(self, case: Case, obs: Observation, latency: float | None,
+                                 evidence: list[Evidence]) -> tuple[list[Evidence], dict | None]:
+        return await held.with_baseline(self.options.baseline, case, obs, latency, evidence)
+
+    async def _latency_trend(self, cases: Sequence[Case], results: list[CaseResult], journal: Journal) -> None:
+        if self.options.baseline is None:
+            return
+        self._trend, changed = held.apply_trend(self.options.baseline, cases, results)
+        for i in changed:
+            await self._journal(journal, case_to_dict(results[i]))  # the later line stands
 
     async def _journal(self, journal: Journal, record: dict) -> None:
         """Append a finished case's line in a worker thread: its fsync holds up this case only,
@@ -549,9 +570,12 @@ class Runner:
                 evidence = await evaluate(item.case, new_obs, self.services)
             else:  # calls only: what judged the replies stands, the deterministic checks run again
                 pure, _ = _pure_evidence(item.case, new_obs)
-                kept = [e for e in item.result.evidence if REGISTRY[e.check].uses_services] \
-                    if all(e.check in REGISTRY for e in item.result.evidence) else []
+                written = [e for e in item.result.evidence if not e.check.startswith("baseline.")]
+                kept = [e for e in written if REGISTRY[e.check].uses_services] \
+                    if all(e.check in REGISTRY for e in written) else []
                 evidence = pure + kept
+            evidence, base_info = await self._baseline_evidence(item.case, new_obs, observation_metrics(new_obs)[0],
+                                                           evidence)
             delay = late[0].at - obs.finished_at
             why = (f"late ({len(late)} event(s) after the case was reported, the first {delay:.2f}s after; "
                    f"{sum(1 for e in late if e.reply is not None)} repl(ies))")
@@ -560,7 +584,7 @@ class Runner:
                       for e in evidence]
             latency, calls, tokens = observation_metrics(new_obs)
             again = replace(item.result, evidence=tuple(marked), status=case_status(marked, item.result.error),
-                            observation=new_obs, latency_ms=latency, llm_calls=calls, tokens=tokens)
+                            observation=new_obs, latency_ms=latency, llm_calls=calls, tokens=tokens, baseline=base_info)
             redone.setdefault(item.case.id, {})[item.number] = (self.meter.measure(again), marked)
         self._listening.clear()
         for case_id, changed in redone.items():
@@ -619,9 +643,11 @@ class Runner:
                           user_chats=tuple(u.chat_for(case.channel) for u in users.values()) if case.users else ())
         evidence = await evaluate(case, obs, self.services)
         latency, calls, tokens = observation_metrics(obs)
+        evidence, base_info = await self._baseline_evidence(case, obs, latency, evidence)
         result = CaseResult(id=case.id, layer=case.layer, channel=case.channel, status=case_status(evidence, error),
                             evidence=tuple(evidence), latency_ms=latency, llm_calls=calls, tokens=tokens,
-                            cost_usd=None, error=error, file=case.file, tags=case.tags, observation=obs)
+                            cost_usd=None, error=error, file=case.file, tags=case.tags, observation=obs,
+                            baseline=base_info)
         if not error and att.seen is not None:
             self._listening.append(_Listening(case=case, rec=rec, seen=att.seen, result=result, number=number))
         return result
@@ -767,6 +793,7 @@ class Runner:
         service_models, service_notes = self.services.describe()
         cost_notes, perf, breached = self.meter.report_parts(results, list(layers))
         perf["summary"]["quiet_window"] = self.quiet.describe()  # results.json summary.quiet_window
+        perf["summary"]["baseline"] = self._baseline_summary()
         code = BUDGET_EXIT if breached else exit_code(summary)
         if breached:
             summary = replace(summary, verdict="budget")
@@ -779,8 +806,27 @@ class Runner:
                          golden_version=self.options.golden_version or "none",
                          models={"embedder": "none", "critic": "none", **service_models},
                          summary=summary, layers=layers, cases=tuple(results), exit_code=code,
-                         notes=tuple(self._notes + cost_notes + service_notes + soft_notes), perf=perf,
+                         notes=tuple(self._notes + cost_notes + service_notes + soft_notes + self._baseline_notes()),
+                         perf=perf,
                          layer_metrics=self._layer_metrics(results, perf, {"critic": "none", **service_models}))
+
+    def _baseline_notes(self) -> list[str]:
+        """A baseline that exists but could not be used tonight is worth a line (not "none accepted")."""
+        note = self.options.baseline_note
+        if self.options.baseline is None and note and not note.startswith(("no accepted baseline", "baseline checks are off")):
+            return [note]
+        trend = self._trend
+        return [f"baseline: {len(trend.affected)} case(s) slower the later they ran (rho {trend.rho:.2f})"] \
+            if trend is not None and trend.leak else []
+
+    def _baseline_summary(self) -> dict:
+        """results.json ``summary.baseline`` (docs/CASES.md "Baseline checks")."""
+        baseline = self.options.baseline
+        if baseline is None:
+            return unchecked(self.options.baseline_note or "no baseline given to this run")
+        out = baseline.summary()
+        out["trend"] = self._trend.as_dict() if self._trend is not None else {"checked": False, "note": "not run"}
+        return out
 
     def _layer_metrics(self, results: list[CaseResult], perf: dict, models: dict) -> dict[str, dict]:
         """Each layer's summary metrics (``Layer.metrics``), for results.json ``layers.<name>``."""

@@ -358,6 +358,43 @@ class SuiteModel(Strict):
     golden: str = "golden"
 
 
+class BaselineKinds(Strict):
+    """The kinds of ``baseline.*`` checks, each on (true) or off (false); absent: on."""
+
+    enabled: bool | None = None
+    replies: bool | None = None
+    post: bool | None = None
+    tools: bool | None = None
+    llm_calls: bool | None = None
+    state: bool | None = None
+    length: bool | None = None
+    language: bool | None = None
+    links: bool | None = None
+    tokens: bool | None = None
+    facts: bool | None = None
+    latency: bool | None = None
+    latency_trend: bool | None = None
+
+
+class BaselineModel(BaselineKinds):
+    """``[baseline]``: checks learned from the accepted nights (docs/CASES.md "Baseline checks")."""
+
+    enabled: bool = True
+    min_nights: Count = 3
+    min_nights_structure: Count = 1
+    window: Count = 10
+    length_tolerance: NonNegative = 0.3
+    length_slack_chars: NonNegative = 40.0
+    tokens_tolerance: NonNegative = 0.25
+    tokens_slack: NonNegative = 50.0
+    latency_ratio: Annotated[float, Field(ge=1)] = 2.0
+    latency_min_ms: NonNegative = 2000.0
+    trend_min_cases: Annotated[int, Field(ge=3)] = 12
+    trend_min_rho: Annotated[float, Field(gt=0, le=1)] = 0.5
+    trend_min_ms: NonNegative = 750.0
+    layers: dict[str, BaselineKinds] = {}
+
+
 class ConfigModel(Strict):
     """harness.toml (docs/CONFIG.md)."""
 
@@ -372,6 +409,7 @@ class ConfigModel(Strict):
     alerts: AlertsModel = Field(default_factory=AlertsModel)
     storage: StorageModel | None = None
     schedule: ScheduleModel = Field(default_factory=ScheduleModel)
+    baseline: BaselineModel = Field(default_factory=BaselineModel)
 
 
 def config_field_type(section: str, key: str) -> Any:
@@ -462,6 +500,8 @@ def _case_models(checks: tuple[str, ...], grouped: tuple[tuple[str, tuple[str, .
         "variants": (list[str] | Literal["none"] | None, None),
         "source": (str, Field("", description="the document the case is about (in the docs folder)")),
         "judges": (dict[str, Any] | None, None),
+        "baseline": (bool | BaselineKinds | None, Field(None, description="baseline.* checks: false, or kinds "
+                                                                           "on/off (docs/CASES.md)")),
     }
     defaults = create_model("Defaults", __config__=STRICT, **case_fields)
     case = create_model("Case", __config__=STRICT,

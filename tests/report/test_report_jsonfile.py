@@ -68,7 +68,7 @@ def test_turn_transcript_is_compact_and_secret_free(report):
                                 "method": "sendMessage", "kind": "text", "buttons": ["OK"]}]
     # The driver's delivery is not an agent call; requests (with their keys) are dropped.
     assert [c["name"] for c in turn["calls"]] == ["llm", "telegram.sendMessage"]
-    base = {"source", "name", "status", "duration_ms", "error"}
+    base = {"source", "name", "status", "at", "duration_ms", "error"}  # at: a retry is told apart (baseline)
     # an LLM call also names its model, tokens and price (cost layer); never its request or response
     cost_fields = {"model", "input_tokens", "output_tokens", "tokens_source", "estimated", "cost_usd", "simulated",
                    "replayed", "replay_miss"}

@@ -112,3 +112,81 @@ def shift_dates(text: str) -> str:
         return new.isoformat() if new else mt.group(0)
 
     return _DATE_ISO.sub(iso, _DATE_MDY.sub(mdy, _DATE_DMY.sub(dmy, text)))
+
+
+# -- issue 22: changes only the accepted nights' own replies reveal ------------------------------
+#
+# - remove_hedges (hedges_removed): a "make it confident" rewrite of model output.
+# - split_long (replies_split): a reply over 700 characters goes out as several messages.
+# - swap_digits (digit_swap): the first number with two different digits gets them swapped.
+# - swap_names (name_swap): the first two distinct mid-sentence names trade places.
+
+_MODAL = re.compile(r"\b(?:may|might|could)\s+(?:be\s+able\s+to\s+)?([a-z]+)\b")
+_ABOUT = re.compile(r"\b(?:about|around|approximately|roughly|nearly|up to)\s+(?=[$€£]?\d)", re.I)
+_SUGGESTS = re.compile(r"\b(suggest|suggests|suggested)\b")
+
+
+def _third_person(verb: str) -> str:
+    if verb in ("be",):
+        return "is"
+    if verb in ("have",):
+        return "has"
+    if verb.endswith(("s", "sh", "ch", "x", "z")):
+        return verb + "es"
+    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def remove_hedges(text: str) -> str:
+    """'may reduce' -> 'reduces', 'about 30' -> '30', 'suggests' -> 'shows'."""
+    text = _MODAL.sub(lambda m: _third_person(m.group(1)), text)
+    text = _ABOUT.sub("", text)
+    return _SUGGESTS.sub(lambda m: {"suggest": "show", "suggests": "shows", "suggested": "showed"}[m.group(1)], text)
+
+
+def split_long(text: str, limit: int = 700) -> list[str]:
+    """Chunks of at most ``limit`` characters, cut at a line or sentence end where one is near."""
+    if len(text) <= limit:
+        return [text]
+    parts, rest = [], text
+    while len(rest) > limit:
+        cut = max(rest.rfind("\n", 0, limit), rest.rfind(". ", 0, limit) + 1)
+        cut = cut if cut > limit // 3 else limit
+        parts.append(rest[:cut].strip())
+        rest = rest[cut:].strip()
+    return parts + ([rest] if rest else [])
+
+
+_DIGITS = re.compile(r"(?<![\w/.:-])\d[\d,.]*\d(?![\w/-])")
+
+
+def swap_digits(text: str) -> str:
+    """The first number with two different digits has its first two different digits swapped."""
+    for m in _DIGITS.finditer(text):
+        s = m.group(0)
+        idx = [i for i, c in enumerate(s) if c.isdigit()]
+        for a, b in zip(idx, idx[1:]):
+            if s[a] != s[b]:
+                new = s[:a] + s[b] + s[a + 1:b] + s[a] + s[b + 1:]
+                return text[:m.start()] + new + text[m.end():]
+    return text
+
+
+_NAME = re.compile(r"(?<=[a-z,;] )([A-Z][a-z]{2,})\b")
+_SENTENCE = re.compile(r"[^.!?\n]+")
+
+
+def swap_names(text: str) -> str:
+    """The first mid-sentence names of the first two sentences that have different ones trade places everywhere."""
+    found: list[str] = []
+    for sentence in _SENTENCE.finditer(text):
+        m = _NAME.search(sentence.group(0))
+        if m and m.group(1) not in found:
+            found.append(m.group(1))
+        if len(found) == 2:
+            break
+    if len(found) < 2:
+        return text
+    a, b = found
+    return re.sub(rf"\b({a}|{b})\b", lambda m: b if m.group(1) == a else a, text)

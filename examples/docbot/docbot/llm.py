@@ -73,6 +73,7 @@ class LLMClient:
     def __init__(self, cfg: Config, session: aiohttp.ClientSession):
         self.cfg = cfg
         self.session = session
+        self.history: dict[str, list[str]] = {}  # per end user; only the history_resent regression reads it
 
     async def chat(self, model: str, system: str, user: str, user_id: str) -> str:
         """One completion, retried on transient failures (docbot/retry.py)."""
@@ -81,9 +82,13 @@ class LLMClient:
         return await call_with_retry(self.cfg, lambda: self._chat_once(model, system, user, user_id))
 
     async def _chat_once(self, model: str, system: str, user: str, user_id: str) -> str:
+        earlier = []
+        if self.cfg.on("history_resent"):  # REGRESSION history_resent: every earlier turn goes along again
+            past = self.history.get(str(user_id), [])
+            earlier = [{"role": "user" if i % 2 == 0 else "assistant", "content": c} for i, c in enumerate(past)]
         payload = {
             "model": model,
-            "messages": [{"role": "system", "content": system},
+            "messages": [{"role": "system", "content": system}, *earlier,
                          {"role": "user", "content": user}],
             "temperature": 0,
             "user": str(user_id),
@@ -109,6 +114,12 @@ class LLMClient:
             content = faults.ascii_only(content)
         if self.cfg.on("numbers_rounded"):  # REGRESSION numbers_rounded: decimals made whole
             content = faults.round_decimals(content)
+        if self.cfg.on("hedges_removed"):  # REGRESSION hedges_removed: "may reduce" -> "reduces"
+            content = faults.remove_hedges(content)
+        if self.cfg.on("digit_swap"):  # REGRESSION digit_swap: two digits of the first number swapped
+            content = faults.swap_digits(content)
+        if self.cfg.on("history_resent"):
+            self.history.setdefault(str(user_id), []).extend((user, content))
         return content.strip()
 
     def _prompt(self, url: str, title: str, text: str) -> str:

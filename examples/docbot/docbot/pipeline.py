@@ -40,6 +40,7 @@ class Pipeline:
         self.tasks: set[asyncio.Task] = set()
         self.current_chat: dict[str, str] = {}     # channel -> the chat that wrote last
         self.answers: dict[tuple[str, str], str] = {}   # (chat, document) -> answer
+        self.replied = 0                                 # replies sent so far (slow_leak reads it)
         self.posted: set[tuple[str, str]] = set()       # (chat, platform) already posted
 
     # -- scheduling -------------------------------------------------------------------------
@@ -126,8 +127,17 @@ class Pipeline:
         if self.cfg.on("replies_cross_chats"):
             # REGRESSION replies_cross_chats: the reply goes to the chat that wrote last
             chat = self.current_chat.get(msg.channel, msg.chat_id)
+        if self.cfg.on("name_swap"):  # REGRESSION name_swap: two names of the reply trade places
+            text = type(text)(faults.swap_names(text), buttons) if buttons else faults.swap_names(text)
         if self.cfg.on("dates_shifted"):  # REGRESSION dates_shifted: dates a day early
             text = type(text)(faults.shift_dates(text), buttons) if buttons else faults.shift_dates(text)
+        self.replied += 1
+        if self.cfg.on("slow_leak"):  # REGRESSION slow_leak: a cache that is never emptied, scanned per reply
+            await asyncio.sleep(min(2.0, self.replied * 0.006))
+        if self.cfg.on("replies_split") and not buttons and len(text) > 700:  # REGRESSION replies_split
+            for part in faults.split_long(text):
+                await channel.send(chat, part)
+            return
         await (channel.send(chat, text, buttons=buttons) if buttons else channel.send(chat, text))
         if self.cfg.on("duplicate_replies"):
             await channel.send(chat, text)  # REGRESSION duplicate_replies

@@ -85,6 +85,17 @@ REGISTRY: tuple[Regression, ...] = (
                "decimals in model output are rounded to whole numbers (12.5% -> 13%, 3.75 million -> 4 million)"),
     Regression("dates_shifted", "reasoning",
                "dates in replies to the user come out one day early (a midnight UTC date shown in a zone west of UTC)"),
+    # issue 22: regressions no hand-written check pins; only what the accepted nights did catches them
+    Regression("hedges_removed", "reasoning",
+               "a 'make it confident' rewrite: 'may reduce' -> 'reduces', 'might'/'could' dropped, 'about 30' -> '30'"),
+    Regression("replies_split", "reasoning", "replies over 700 characters are split into several messages"),
+    Regression("history_resent", "cost", "the whole chat's earlier prompts and answers are re-sent on every LLM call"),
+    Regression("digit_swap", "robustness",
+               "the first number of every model answer has two of its digits swapped (12.5% -> 21.5%, 1,240 -> 1,420)"),
+    Regression("slow_leak", "cost",
+               "a cache that is never emptied is scanned before every reply: each reply waits 6 ms more than the last, up to 2 s"),
+    Regression("name_swap", "robustness",
+               "two names of every reply trade places (Oslo <-> Bergen): a bad entity 'linker' mixes up its first two"),
 )
 
 NAMES = frozenset(r.name for r in REGISTRY)
