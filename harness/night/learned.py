@@ -74,7 +74,7 @@ def load_baseline(config: Any, reports_dir: str | os.PathLike[str], concurrency:
     settings = baseline_settings(config)
     if not settings.enabled:
         return None, "baseline checks are off ([baseline] enabled = false)"
-    record = read_baseline(reports_dir)
+    record = read_baseline(reports_dir, source)
     if not record:
         return None, "no accepted baseline (harness baseline accept RUN): no baseline checks tonight"
     source = source or LocalRunSource(reports_dir)
@@ -92,7 +92,11 @@ def load_baseline(config: Any, reports_dir: str | os.PathLike[str], concurrency:
     runs, warnings = nights_like(source, accepted, settings.window)
     cases = learn(runs, settings)
     ids = tuple(str(r.get("run_id")) for r in runs)
-    for entry in record.get("cases") or ():  # `accept RUN --case GLOB`: those cases from that run's nights
+    entries = record.get("cases") or ()
+    if isinstance(entries, Mapping):  # baseline.json as `accept RUN --case GLOB` writes it: {case: {run_id, ...}}
+        entries = [{"glob": cid, **e} for cid, e in entries.items()
+                   if isinstance(e, Mapping) and e.get("run_id") and str(e["run_id"]) != acc_id]
+    for entry in entries:  # `accept RUN --case GLOB`: those cases from that run's nights
         more = _accepted_for_cases(source, entry, config, concurrency, settings, warnings)
         cases.update(more)
         ids += tuple(i for i in dict.fromkeys(c for inv in more.values() for c in inv.runs) if i not in ids)

@@ -439,8 +439,9 @@ class Runner:
         encodings = asyncio.get_running_loop().run_in_executor(None, _warm_encodings)
         # so does the language detector when a case checks a reply's language: built inside a
         # check it would hold the event loop (every running case's clock) for seconds
-        detector = (asyncio.get_running_loop().run_in_executor(None, _warm_language)
-                    if any(s.name.endswith(".language") for c in cases for t in c.turns for s in t.checks) else None)
+        judges_language = self.options.baseline is not None or any(
+            s.name.endswith(".language") for c in cases for t in c.turns for s in t.checks)  # baseline.language too
+        detector = asyncio.get_running_loop().run_in_executor(None, _warm_language) if judges_language else None
         self.endpoints = await target.start(placeholders)
         await encodings
         if detector is not None:

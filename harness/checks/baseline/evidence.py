@@ -14,9 +14,8 @@ from typing import Any
 
 from harness.checks.base import clip
 from harness.checks.baseline import factcheck
-from harness.checks.baseline.learn import LANGUAGE_MIN_HITS, Band, CaseInvariants, TurnInvariants
+from harness.checks.baseline.learn import LANGUAGE_MIN_CHARS, Band, CaseInvariants, TurnInvariants, language_of
 from harness.checks.baseline.samples import CaseSample, TurnSample, hosts, links, state_keys, tool_order
-from harness.checks.form import detect_language
 from harness.types import Evidence
 
 EVAL = "baseline@1"
@@ -115,13 +114,12 @@ def _varying(t: TurnInvariants, x: TurnSample, kinds: frozenset[str], n: str, ch
         ok = a.passed and b.passed
         out.append(_ev("baseline.tokens", i, ok, f"{a.expected}; {b.expected}", f"in {a.observed}, out {b.observed}",
                        f"{a.reason}; {b.reason}"))
-    if "language" in kinds and t.language is not None:
-        code, _share, hits = detect_language(x.text)
-        ok = code == t.language and hits >= 1
-        why = (f"written in {t.language}" if ok else "no words to tell the language by" if not hits
-               else f"looks like {code} ({hits} function words), the accepted nights wrote {t.language}")
-        out.append(_ev("baseline.language", i, ok, f"written in {t.language} ({n}, >= {LANGUAGE_MIN_HITS} function "
-                                                   "words each)", str(code), why))
+    code = language_of(x.text) if "language" in kinds and t.language is not None else None
+    if code is not None:  # a reply too short to tell its language by is not judged on it
+        ok = code == t.language
+        why = f"written in {t.language}" if ok else f"looks like {code} (lingua), the accepted nights wrote {t.language}"
+        out.append(_ev("baseline.language", i, ok, f"written in {t.language} ({n}, replies of {LANGUAGE_MIN_CHARS}+ "
+                                                   "characters)", str(code), why))
         if not ok:
             changes.append({"turn": i, "kind": "language", "change": "changed", "expected": t.language,
                             "observed": str(code), "claim_expected": "", "claim_observed": ""})

@@ -24,7 +24,10 @@ from harness.checks.baseline.settings import BaselineSettings, STRUCTURE, VARYIN
 from harness.checks.form import detect_language
 
 #: Function words needed on every night before a language counts as known.
-LANGUAGE_MIN_HITS = 5
+#: A reply tells its language when it has this many characters and lingua is this sure of it.
+LANGUAGE_MIN_CHARS = 20
+LANGUAGE_MIN_CONFIDENCE = 0.5
+LANGUAGE_MIN_HITS = LANGUAGE_MIN_CHARS  # the old name (function-word hits, before lingua)
 
 
 @dataclass(frozen=True)
@@ -123,8 +126,15 @@ def band(values: Sequence[float], tolerance: float, slack: float) -> Band:
 
 
 def _language(sample: TurnSample) -> str | None:
-    code, _share, hits = detect_language(sample.text)
-    return code if hits >= LANGUAGE_MIN_HITS else None
+    return language_of(sample.text)
+
+
+def language_of(text: str) -> str | None:
+    """The reply's language (ISO 639-1) when it says enough to tell, else None."""
+    if len(text.strip()) < LANGUAGE_MIN_CHARS:
+        return None
+    code, confidence = detect_language(text)
+    return code if code is not None and confidence >= LANGUAGE_MIN_CONFIDENCE else None
 
 
 def _learn_claims(samples: Sequence[TurnSample], known: frozenset[str]) -> tuple[ClaimInvariant, ...]:
