@@ -45,7 +45,8 @@ ORDER = (
     "date-together", "number-bound", "unit-of-kind", "name-in-sentence", "name-label", "name-facts",
     "code-owner", "words-trade-places", "titles-traded", "rank", "number-direction", "level-moved",
     "versus-own-figures", "opposite-word", "times-above-one", "antonym-in-clause", "negation-in-clause",
-    "direction-of-thing", "negation-target", "only-negated", "hedge-asserted", "bare-number",
+    "direction-of-thing", "negation-target", "only-negated", "hedge-asserted", "evidence-as-proof",
+    "association-as-cause", "bare-number",
 )
 #: Rules about what the reply says of the document ("it doesn't say X"): asked before the pair rules.
 REFUSAL_RULES = ("refusal-contradicted", "affirmed-absent")

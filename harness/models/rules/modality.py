@@ -1,11 +1,12 @@
 """Modality: the claim asserts what the source only hedges.
 
-Three readings of the aligned source clause against the claim's clause:
+Four rules, each reading the aligned source clause against the claim's clause:
 
-- a verb the source hedges ("may reduce", "could work", "might close") that the claim states as
-  a fact or a certainty ("reduces", "will work", "closed"), with no hedge of its own near it;
-- evidence or association told as proof or cause: "shows" / "proves" where the source says
-  "suggests" / "indicates"; "causes" / "leads to" where it says "is associated with" / "is
+- a verb the source hedges ("may reduce", "could work", "would save", "is likely to close") that
+  the claim states as a fact or a certainty ("reduces", "will work", "saves", "closed"), with no
+  hedge of its own near it;
+- evidence told as proof: "shows" / "proves" where the source says "suggests" / "indicates";
+- association told as cause: "causes" / "leads to" where it says "is associated with" / "is
   linked to";
 - a number the source only ever gives as a bound or as not reached ("up to 40 square metres",
   "as many as 300", "nearly 30 percent") told bare ("40 square metres", "30 percent").
@@ -22,11 +23,16 @@ from __future__ import annotations
 
 from harness.models.rules.pair import SourceIndex, Twin, rule
 from harness.models.rules.text import (
-    C_clip, Finding, Tok, _best_clause_of, _num_kind, clauses, comparable, lemma, number_uses, stem, tokenize,
+    C_clip, Finding, Tok, _best_clause_of, _num_kind, clauses, comparable, lemma, number_uses, tokenize,
 )
 
-#: Words that hedge the verb after them in the source: "may reduce", "could work".
-HEDGE_MODALS = frozenset({"may", "might", "could"})
+#: Words that hedge the verb after them in the source: "may reduce", "could work", "would save",
+#: "is likely to close", "potentially lowers". ("can" is left out: "gates that can be closed within
+#: 30 minutes" says what they are able to do, and a claim that they close in 30 minutes is fair.)
+HEDGE_MODALS = frozenset({"may", "might", "could", "would", "likely", "possibly", "perhaps", "potentially"})
+#: Verbs that report what someone said or decided: a "would" after one is a reported "will".
+REPORTING = frozenset({"said", "says", "told", "announced", "confirmed", "stated", "added", "promised", "agreed",
+                       "decided", "warned", "explained", "wrote", "reported", "pledged", "insisted", "declared"})
 #: Words that leave a claim's verb hedged (or a permission, not a fact): "can work", "is likely to".
 CLAIM_HEDGES = frozenset({"may", "might", "could", "can", "would", "should", "possibly", "perhaps", "likely",
                           "probably", "potentially", "unlikely", "allowed", "permitted",
@@ -60,24 +66,38 @@ NUMBER_APPROXIMATIONS = (("about",), ("around",), ("approximately",), ("roughly"
 CLAIM_NUMBER_HEDGES = frozenset({"about", "around", "approximately", "roughly", "nearly", "almost", "some", "circa",
                                  "ca", "~", "approx", "to", "many", "much", "estimated", "most", "maximum",
                                  "max", "upwards", "over", "under", "more", "less", "fewer", "than", "above",
-                                 "below", "least", "close", "just", "under", "within", "between", "and", "or",
-                                 "from", "only", "averaged", "average", "roughly", "approx."})
+                                 "below", "least", "close", "just", "within", "between", "and", "or", "from",
+                                 "only", "averaged", "average", "approx."})
+
+
+def _forms(word: str) -> set[str]:
+    """The forms a verb is matched by: itself, its lemma, and its stem without -s, -es, -ed, -d,
+    -ing (with and without a final e): "saves" and "save", "closed" and "close", "working" and "work"."""
+    out = {word, lemma(word)}
+    for suf in ("s", "es", "ed", "d", "ing"):
+        if word.endswith(suf) and len(word) - len(suf) >= 3:
+            base = word[: -len(suf)]
+            out |= {base, base + "e"}
+    return out
 
 
 def _hedged_verbs(toks: list[Tok]) -> tuple[dict[str, str], set[int]]:
-    """The verbs a hedge governs: {stem of the verb's lemma: "may reduce"}, and their token indices."""
+    """The verbs a hedge governs: {each form of the verb (_forms): "may reduce"}, and their token indices."""
     out: dict[str, str] = {}
     at: set[int] = set()
     for i, t in enumerate(toks):
         if t.kind != "word" or t.low not in HEDGE_MODALS:
             continue
+        if t.low == "would" and any(x.low in REPORTING for x in toks[max(0, i - 6):i]):
+            continue  # "Lindgren said the company would close two factories": reported "will", no hedge
         j, taken = i + 1, 0
         while j < len(toks) and j <= i + 5 and taken < 2:
             x = toks[j]
             if x.kind != "word" or x.low in ("not", "never", "n't"):
                 break
             if x.low not in _BETWEEN:
-                out.setdefault(stem(lemma(x.low)), f"{t.low} {x.low}")
+                for form in _forms(x.low):
+                    out.setdefault(form, f"{t.low} {x.low}")
                 at.add(j)
                 taken += 1
                 if taken == 1 and x.low not in ("help", "need", "want"):
@@ -113,42 +133,64 @@ def _claim_hedged(toks: list[Tok], i: int) -> bool:
     return any(hedge(x) for x in toks[max(0, i - 5):i]) or bool(AFTER_HEDGES.intersection(after))
 
 
+def _about_clauses(claim: str, aligned_sentences: list[str]):
+    """Each clause of the claim with the source clause it is about (closest clause of the aligned
+    sentences, word overlap above 0.5) and the sentence that clause belongs to."""
+    aligned_sentences = comparable(claim, aligned_sentences)
+    for cl in (clauses(claim) or [claim]) if aligned_sentences else []:
+        clause, score = _best_clause_of(cl, aligned_sentences[:3])
+        if score > 0.5:
+            yield cl, clause, next((x for x in aligned_sentences[:3] if clause in x), clause)
+
+
 @rule("hedge-asserted", lambda p: (p.claim, p.texts(p.aligned)))
 def check_hedge_asserted(claim: str, aligned_sentences: list[str]) -> list[Finding]:
-    """A verb the aligned source clause only hedges ("may reduce", "could work") that the claim
-    states as a fact or a certainty ("reduces", "will work"), with no hedge of its own near it;
-    and "shows" where the source says "suggests", "causes" where it says "is associated with"."""
-    aligned_sentences = comparable(claim, aligned_sentences)
-    if not aligned_sentences:
-        return []
-    for cl in clauses(claim) or [claim]:
-        clause, score = _best_clause_of(cl, aligned_sentences[:3])
-        if score <= 0.5:
-            continue  # the claim's clause is not about this source clause
-        stoks = tokenize(clause)
+    """A verb the aligned source sentence only hedges ("may reduce", "could work", "would save")
+    that the claim states as a fact or a certainty ("reduces", "will work", "saves"), with no
+    hedge, permission or negation of its own near it ("can work", "is allowed", "may not")."""
+    for cl, _clause, sentence in _about_clauses(claim, aligned_sentences):
+        # the hedge may sit in another clause of that sentence ("a target of 12 percent, which would
+        # save ...": the claim's "the 12 percent target saves" joins the two)
+        stoks = tokenize(sentence)
         hedged, governed = _hedged_verbs(stoks)
-        # a word the clause also says, with the same neighbour, where no hedge governs it is the
+        # a word the sentence also says, with the same neighbour, where no hedge governs it is the
         # source's own ("20 working days" beside "may work")
         plain = _bigrams(stoks, skip=governed)
         ctoks = tokenize(cl)
-        low = " ".join(t.low for t in ctoks)
         for i, t in enumerate(ctoks):
             if t.kind != "word" or t.low in HEDGE_MODALS or t.low in CLAIM_HEDGES or _bigrams(ctoks, at=i) & plain:
                 continue
-            said = hedged.get(stem(lemma(t.low)))
+            said = next((hedged[f] for f in _forms(t.low) if f in hedged), None)
             if said and not _claim_hedged(ctoks, i):
                 before = ctoks[i - 1].low if i > 0 and ctoks[i - 1].low in ("will", "shall", "must") else ""
                 return [Finding("modality", f"{(before + ' ') if before else ''}{t.low!r} where the source only says "
-                                            f"{said!r}: \"{C_clip(clause)}\"")]
+                                            f"{said!r}: \"{C_clip(sentence)}\"")]
+    return []
+
+
+@rule("evidence-as-proof", lambda p: (p.claim, p.texts(p.aligned)))
+def check_evidence_as_proof(claim: str, aligned_sentences: list[str]) -> list[Finding]:
+    """Tentative evidence told as proof: "the results show / prove / confirm" where the aligned
+    source clause says they "suggest / indicate", and its sentences never use a certain verb."""
+    sentence_words = {t.low for x in comparable(claim, aligned_sentences)[:2] for t in tokenize(x) if t.kind == "word"}
+    for cl, clause, _sentence in _about_clauses(claim, aligned_sentences):
         theirs = {t.low for t in tokenize(clause) if t.kind == "word"}
-        sentence_words = {t.low for x in aligned_sentences[:2] for t in tokenize(x) if t.kind == "word"}
-        mine = {t.low for t in ctoks if t.kind == "word"}
-        certain = mine & CERTAIN
+        certain = {t.low for t in tokenize(cl) if t.kind == "word"} & CERTAIN
         if certain and theirs & TENTATIVE and not sentence_words & CERTAIN:
             return [Finding("modality", f"{sorted(certain)[0]!r} where the source only says "
                                         f"{sorted(theirs & TENTATIVE)[0]!r}: \"{C_clip(clause)}\"")]
+    return []
+
+
+@rule("association-as-cause", lambda p: (p.claim, p.texts(p.aligned)))
+def check_association_as_cause(claim: str, aligned_sentences: list[str]) -> list[Finding]:
+    """An association told as a cause: "short sleep causes poor mood" / "leads to" where the
+    aligned source clause says it "is linked to / associated with" it, and its sentences never
+    say it causes or leads to it."""
+    source_low = " ".join(t.low for x in comparable(claim, aligned_sentences)[:2] for t in tokenize(x))
+    for cl, clause, _sentence in _about_clauses(claim, aligned_sentences):
+        low = " ".join(t.low for t in tokenize(cl))
         cause = sorted(c for c in CAUSATION if f" {c} " in f" {low} ")
-        source_low = " ".join(t.low for x in aligned_sentences[:2] for t in tokenize(x))
         assoc = [a for a in ASSOCIATION if a in " ".join(t.low for t in tokenize(clause))]
         if cause and assoc and not any(f" {c} " in f" {source_low} " for c in CAUSATION) \
                 and not any(f" {lemma(c.split()[0])}" in f" {source_low}" for c in cause):
@@ -210,11 +252,18 @@ TWINS = (
          wrong="Employees will work abroad for up to 20 working days a year.",
          right="Employees may work abroad for up to 20 working days a year.",
          note="the source's own unhedged word (working days) is no asserted hedge"),
+    Twin("hedge-asserted", "Lindgren said the company would close two of its eleven European factories, which would "
+                           "save 95 million euros.",
+         wrong="Closing the factories saves 95 million euros.", right="Lindgren said the company will close two factories.",
+         note="a reported would is a will; a conditional would is a hedge"),
     Twin("hedge-asserted", _TRIAL, wrong="Reminders reduce missed doses among older patients.",
          right="Reminders might reduce missed doses among older patients.", note="may reduce -> reduces"),
-    Twin("hedge-asserted", _TRIAL, wrong="The results show that text reminders help adherence.",
+    Twin("hedge-asserted", "The review recommends a target of 12 percent, which would save 41 million litres a day.",
+         wrong="The recommended 12 percent target saves 41 million litres a day.",
+         right="The recommended 12 percent target would save 41 million litres a day.", note="would told as a fact"),
+    Twin("evidence-as-proof", _TRIAL, wrong="The results show that text reminders help adherence.",
          right="The results suggest that text reminders help adherence.", note="suggest told as show"),
-    Twin("hedge-asserted", _TRIAL, wrong="Higher screen time causes shorter sleep.",
+    Twin("association-as-cause", _TRIAL, wrong="Higher screen time causes shorter sleep.",
          right="Higher screen time was linked to shorter sleep.", note="association told as cause"),
     Twin("bare-number", _BOUNDS, wrong="The purifier is for rooms of 40 square metres.",
          right="The purifier is for rooms of up to 40 square metres.", note="a ceiling told as the amount"),
