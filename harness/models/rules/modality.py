@@ -88,8 +88,9 @@ def _hedged_verbs(toks: list[Tok]) -> tuple[dict[str, str], set[int]]:
     for i, t in enumerate(toks):
         if t.kind != "word" or t.low not in HEDGE_MODALS:
             continue
-        if t.low == "would" and any(x.low in REPORTING for x in toks[max(0, i - 6):i]):
-            continue  # "Lindgren said the company would close two factories": reported "will", no hedge
+        if t.low == "would" and any(x.low in REPORTING for x in toks[:i]):
+            continue  # "Lindgren said the company would close two factories", "the agency said the barrier
+            # had been closed twice and would be operated by 12 staff": a reported "will", no hedge
         j, taken = i + 1, 0
         while j < len(toks) and j <= i + 5 and taken < 2:
             x = toks[j]
@@ -252,10 +253,15 @@ TWINS = (
          wrong="Employees will work abroad for up to 20 working days a year.",
          right="Employees may work abroad for up to 20 working days a year.",
          note="the source's own unhedged word (working days) is no asserted hedge"),
-    Twin("hedge-asserted", "Lindgren said the company would close two of its eleven European factories, which would "
-                           "save 95 million euros.",
-         wrong="Closing the factories saves 95 million euros.", right="Lindgren said the company will close two factories.",
+    Twin("hedge-asserted", "Lindgren said the company would close two of its eleven European factories. Closing a "
+                           "third would save 95 million euros.",
+         wrong="Closing a third factory saves 95 million euros.",
+         right="Lindgren said the company will close two factories.",
          note="a reported would is a will; a conditional would is a hedge"),
+    Twin("hedge-asserted", "The agency said the barrier had already been closed twice in test conditions and would "
+                           "be operated by a team of 12 staff. A second barrier would cost 90 million pounds.",
+         wrong="A second barrier costs 90 million pounds.",
+         right="The barrier will be operated by a team of 12 staff.", note="a reported would, far from its said"),
     Twin("hedge-asserted", _TRIAL, wrong="Reminders reduce missed doses among older patients.",
          right="Reminders might reduce missed doses among older patients.", note="may reduce -> reduces"),
     Twin("hedge-asserted", "The review recommends a target of 12 percent, which would save 41 million litres a day.",
