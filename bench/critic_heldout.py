@@ -6,7 +6,8 @@
 ``--set DIR`` names the directory of labelled YAML files to score (relative paths are read from
 the repo root); golden/critic-heldout-2 (the default) is the second, blind set written after the
 first one had been used for tuning; golden/critic-heldout, the first, is a development set since
-session 19 (rules were written with its failures in view), so its figures are not out of sample.
+session 19 (rules were written with its failures in view), so its figures are not out of sample;
+golden/critic-modality is the development set of the modality rules (written with them: in-sample).
 
 golden/critic/*.yaml (240 examples) were used while tuning the critic, so its figures there
 are in-sample. golden/critic-heldout-2 holds examples written by reading the documents before

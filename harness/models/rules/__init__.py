@@ -19,6 +19,7 @@ rules (tests/models/test_rules.py reads every table).
     moves       the level a number moved to, a comparison against its own figures, "N times slower"
     antonyms    antonym pairs in the aligned clause, plain opposites (hot / cold)
     negation    negation parity by clause, negated words, qualities only ever denied
+    modality    what the source only hedges told as a fact ("may reduce" / "reduces", "up to 40" / "40")
     refusals    "the document doesn't say X" (and "it does say X") against the source
 
 The critic's version is derived from the rules (``version()``): their names and the text of
@@ -31,20 +32,21 @@ import hashlib
 from pathlib import Path
 
 from harness.models.rules import (
-    antonyms, dates, directions, moves, names, negation, numbers, ranks, refusals, roles, units,
+    antonyms, dates, directions, modality, moves, names, negation, numbers, ranks, refusals, roles, units,
 )
 from harness.models.rules.pair import REGISTRY, Pair, Rule, SourceIndex, Twin, pair
 from harness.models.rules.text import Finding
 
 #: The rule modules, each with its TWINS table.
-MODULES = (dates, numbers, units, names, roles, ranks, directions, moves, antonyms, negation, refusals)
+MODULES = (dates, numbers, units, names, roles, ranks, directions, moves, antonyms, negation, modality, refusals)
 
 #: The order the critic asks the pair rules in (the first finding decides).
 ORDER = (
     "date-together", "number-bound", "unit-of-kind", "name-in-sentence", "name-label", "name-facts",
     "code-owner", "words-trade-places", "titles-traded", "rank", "number-direction", "level-moved",
     "versus-own-figures", "opposite-word", "times-above-one", "antonym-in-clause", "negation-in-clause",
-    "direction-of-thing", "negation-target", "only-negated",
+    "direction-of-thing", "negation-target", "only-negated", "hedge-asserted", "evidence-as-proof",
+    "association-as-cause", "bare-number",
 )
 #: Rules about what the reply says of the document ("it doesn't say X"): asked before the pair rules.
 REFUSAL_RULES = ("refusal-contradicted", "affirmed-absent")
