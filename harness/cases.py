@@ -413,9 +413,11 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
     variants = _strip(merged.get("variants"))
     if variants == "none":
         variants = ()
+    elif variants == "all":  # docs/CASES.md: variants: all (was refused as not a list)
+        variants = ["all"]
     elif variants is not None and not (isinstance(variants, list) and variants
                                        and all(isinstance(v, str) and v for v in variants)):
-        out.add(f"variants must be a list of variant kinds or none, got {variants!r}", file=file, case=cid, line=line,
+        out.add(f"variants must be a list of variant kinds, all or none, got {variants!r}", file=file, case=cid, line=line,
                 fix="e.g. variants: [typos, case] (docs/CASES.md lists the kinds), or variants: none")
         return None
     if not any(t.checks for t in turns):
@@ -561,7 +563,7 @@ def load_file(path: Path, out: _Collector, display: str | None = None, docs_dir:
 
 
 def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Iterable[str] = (),
-               derive: bool = True, docs_dir: str | Path | None = None) -> list[Case]:
+               derive: bool = True, docs_dir: str | Path | None = None, config: Any = None) -> list[Case]:
     """Load and validate every case file under ``fixtures``; select by layer and id glob.
 
     With ``docs_dir`` (the run's documents folder), every ``source:`` must name a file in it
@@ -570,7 +572,8 @@ def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Itera
     The whole suite is validated (so a broken file is reported even when another layer
     was selected); raises FixtureErrors listing every problem. With ``derive``, each
     layer then adds the cases it derives from the suite (``Layer.derive_cases``: the
-    robustness layer's metamorphic variants), selected like the written ones.
+    robustness layer's metamorphic variants), selected like the written ones; ``config`` (the
+    run's ``Config``) gives them its sections (``[robustness] variants``).
     """
     root = Path(fixtures)
     out = _Collector()
@@ -595,9 +598,11 @@ def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Itera
                 break
         cases.extend(loaded)
     if derive and not out.errors:
+        context = {"fixtures": root, "sections": dict(getattr(config, "sections", None) or {}),
+                   "config_file": str(getattr(config, "path", None) or "")}
         for layer in layer_registry.all_layers():
             try:
-                cases.extend(layer.derive_cases(tuple(cases), {"fixtures": root}))
+                cases.extend(layer.derive_cases(tuple(cases), context))
             except FixtureErrors as exc:
                 out.errors.extend(exc.errors)
             except FixtureError as exc:

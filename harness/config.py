@@ -24,7 +24,8 @@ from harness.schema.files import InputProblem, read_text
 from harness.schema.models import ConfigModel, config_field_type
 from harness.schema.problems import path_text, problems
 
-SECTIONS = ("target", "sandbox", "suite", "critic", "embeddings", "budget", "alerts", "storage", "schedule")
+SECTIONS = ("target", "sandbox", "suite", "robustness", "critic", "embeddings", "budget", "alerts", "storage",
+            "schedule")
 
 #: Key names that would hold a secret; they are refused in the file.
 SECRET_WORDS = ("token", "secret", "password", "api_key", "access_key", "secret_key")

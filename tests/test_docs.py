@@ -53,6 +53,7 @@ CONFIG_KEYS: dict[str, set[str]] = {
     "storage": set(storage._KEYS),
     "schedule": _names(ScheduleConfig),
     "suite": {"fixtures", "golden"},  # read by Config.fixtures_dir / golden_dir
+    "robustness": {"variants"},  # read by layers/variants.derive
 }
 
 

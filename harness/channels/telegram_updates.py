@@ -44,6 +44,7 @@ def command_spans(text: str) -> list[tuple[int, int]]:
         out.append((m.start(), m.end()))
     return out
 
+
 # Bare domains only count with a well-known TLD: otherwise "report.pdf" or "e.g" would
 # become links, which Telegram does not do.
 _BARE_TLDS = (
@@ -73,8 +74,9 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def text_entities(text: str) -> list[dict[str, Any]]:
-    """``bot_command`` and ``url`` entities of ``text`` as a Telegram client marks them, UTF-16 offsets."""
+def entity_spans(text: str) -> list[tuple[str, int, int]]:
+    """``(type, start, end)`` character spans of the ``bot_command`` and ``url`` entities a
+    Telegram client marks in ``text``, in text order."""
     spans: list[tuple[str, int, int]] = [("bot_command", a, b) for a, b in command_spans(text)]
     for m in _URL_RE.finditer(text):
         start, end = m.start(), m.end()
@@ -89,9 +91,14 @@ def text_entities(text: str) -> list[dict[str, Any]]:
             continue
         spans.append(("url", start, end))
     spans.sort(key=lambda s: s[1])
+    return spans
+
+
+def text_entities(text: str) -> list[dict[str, Any]]:
+    """``bot_command`` and ``url`` entities of ``text`` as a Telegram client marks them, UTF-16 offsets."""
     return [
         {"offset": utf16_len(text[:s]), "length": utf16_len(text[s:e]), "type": kind}
-        for kind, s, e in spans
+        for kind, s, e in entity_spans(text)
     ]
 
 

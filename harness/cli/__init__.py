@@ -102,7 +102,7 @@ def _cmd_calibrate(args) -> int:
         raise UsageError("--repeat and --parallel must be at least 1")
     config = load_config(args.config)
     redact.for_run(config)
-    cases = load_cases(_fixtures_dir(args, config), layers=args.layer)
+    cases = load_cases(_fixtures_dir(args, config), layers=args.layer, config=config)
     out = Path(args.out) if args.out else config.resolve("reports") / datetime.now().strftime("calibration-%Y%m%d-%H%M%S")
     from harness.schema.files import output_dir_problem
 
@@ -156,7 +156,7 @@ def _validate_suite(args, config):
     if problem:
         raise UsageError(problem, fix="--out names a folder for the runs (created if missing), with no folder named .harness.lock in it")
     cases = load_cases(_fixtures_dir(args, config), layers=args.layer, globs=args.case,
-                       docs_dir=config.resolve(config.sandbox.docs_dir))
+                       docs_dir=config.resolve(config.sandbox.docs_dir), config=config)
     quarantine = load_run_quarantine(_fixtures_dir(args, config))
     validate_reasoning_settings(config)
     validate_alerts(config)
@@ -256,6 +256,7 @@ def _run(args, config, out: Path, early) -> int:
     options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,
                          on_start=(progress.start if progress else None),
                          on_case=(progress.advance if progress else None), budget_usd=args.budget_usd,
+                         on_note=(progress.note if progress else None),
                          golden_dir=Path(args.golden) if args.golden else config.golden_dir(),
                          run_id=args.flow.run_id, identity_offset=args.flow.identity_offset)
     quarantine = None

@@ -124,6 +124,14 @@ class EmbeddingsModel(Strict):
     max_wait_ms: Annotated[float, Field(ge=0, le=60_000)] = 0.0
 
 
+class RobustnessModel(Strict):
+    """``[robustness]``: the robustness layer's metamorphic variants (layers/variants.py)."""
+
+    variants: str | list[str] = Field(
+        "default", description='"default" (two kinds a case), "all", "none", or a list of kinds: typos, case, '
+                               'spacing, greeting, emoji, lookalike, accents; a case\'s own variants: wins')
+
+
 class CriticModel(Strict):
     """``[critic]``: the judge of factuality, rubrics and answers."""
 
@@ -331,6 +339,7 @@ class ConfigModel(Strict):
     target: TargetModel = Field(default_factory=TargetModel)
     sandbox: SandboxModel = Field(default_factory=SandboxModel)
     suite: SuiteModel = Field(default_factory=SuiteModel)
+    robustness: RobustnessModel = Field(default_factory=RobustnessModel)
     critic: CriticModel = Field(default_factory=CriticModel)
     embeddings: EmbeddingsModel = Field(default_factory=EmbeddingsModel)
     budget: BudgetModel = Field(default_factory=BudgetModel)
@@ -419,7 +428,7 @@ def _case_models(checks: tuple[str, ...], grouped: tuple[tuple[str, tuple[str, .
         "turns": (list[turn] | None, Field(None, min_length=1)),
         "users": (list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]] | None,
                   Field(None, min_length=2, max_length=8)),
-        "variants": (list[str] | Literal["none"] | None, None),
+        "variants": (list[str] | Literal["none", "all"] | None, None),
         "source": (str, Field("", description="the document the case is about (in the docs folder)")),
         "judges": (dict[str, Any] | None, None),
     }
