@@ -79,7 +79,8 @@ LAYER = Layer(
     name="robustness", title="Input robustness", order=10,
     description="bad links and files, empty, gibberish, foreign and huge messages, injections, duplicates; "
                 "and metamorphic variants that must not change the answer",
-    services=("embedder",),  # the metamorphic variants' equivalence (warmed only when they run)
+    services=("embedder",),
+    default_names=("no_leak", "webhook_2xx", "answered"),  # the metamorphic variants' equivalence (warmed only when they run)
     default_checks=default_checks, metrics=metrics, report_html=report_html, derive_cases=derive_cases,
     summary_lines=summary_lines,
 )

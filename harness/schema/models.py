@@ -416,6 +416,8 @@ def _case_models(checks: tuple[str, ...], grouped: tuple[tuple[str, tuple[str, .
     }
     expect_fields: dict[str, Any] = {name: (group_models[name] | None, None) for name in groups}
     expect_fields.update({name: (Any, None) for name in checks if "." not in name and name not in groups})
+    # anomaly.* are added by the nightly history; a case may only switch them off (harness.cases)
+    expect_fields["anomaly"] = (bool | dict[str, bool] | None, None)
     expect = create_model("Expect", __config__=STRICT, **expect_fields)
     turn_fields = {**TURN_FIELDS, "expect": (expect | None, None)}
     turn = create_model("Turn", __config__=STRICT, **turn_fields)
