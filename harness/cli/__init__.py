@@ -213,6 +213,10 @@ def _cmd_check(args) -> int:
     reports = config.resolve("reports")
     for line in mutation_warnings(cases, reports, reports / "judges"):
         print(f"warning: {line}")
+    from harness.checks.compat import suite_warnings  # meanings changed since the suite was written
+
+    for line in suite_warnings(cases):
+        print(f"warning: {line}")
     print(f"{len(cases)} cases would run")
     return 0
 
