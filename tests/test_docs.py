@@ -106,3 +106,11 @@ def test_docs_index_links_every_doc():
     index = (DOCS / "README.md").read_text(encoding="utf-8")
     missing = sorted(p.name for p in DOCS.glob("*.md") if p.name != "README.md" and f"({p.name})" not in index)
     assert not missing, f"docs/README.md does not link {missing}"
+
+
+def test_changelog_keeps_unreleased_on_top_and_a_migration_for_every_change():
+    text = (DOCS.parent / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert headings and headings[0] == "Unreleased"
+    bullets = re.split(r"\n(?=- \*\*)", text.split("## Unreleased", 1)[1])[1:]
+    assert bullets and all("**Migration:**" in b for b in bullets), [b[:80] for b in bullets if "**Migration:**" not in b]
