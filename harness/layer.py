@@ -86,6 +86,10 @@ class Layer:
     """``(results.json layers.<name>) -> an HTML fragment`` for report.html (escaped by the layer)."""
     derive_cases: Callable[[Sequence[Case], Mapping[str, Any]], list[Case]] = _no_cases
     """``(the whole loaded suite, context) -> extra cases of this layer`` (e.g. metamorphic variants)."""
+    settings: Any = None
+    """The pydantic model of the layer's own harness.toml section, ``[<name>]`` (None: it has
+    none); harness.config validates it with the engine's sections and reads its environment
+    overrides (``HARNESS_<NAME>_<KEY>``). The layer reads it from ``Config.sections[name]``."""
     default_names: tuple[str, ...] = ()
     """Every check name ``default_checks`` may add: a case switches each off on a turn with
     ``<name>: false`` (docs/CASES.md); ``harness check`` refuses ``false`` on any other check."""
@@ -171,6 +175,11 @@ def reload() -> None:
     _REGISTRY.layers.clear()
     _REGISTRY.problems.clear()
     _REGISTRY.loaded = False
+
+
+def config_sections() -> dict[str, Any]:
+    """``{layer name: its section's model}`` for the layers that have a harness.toml section."""
+    return {layer.name: layer.settings for layer in all_layers() if layer.settings is not None}
 
 
 def default_names() -> set[str]:

@@ -15,10 +15,22 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
+from pydantic import Field
+
 from harness.layer import Layer
 from harness.layers import variants
 from harness.layers._common import esc, flag, has_check, rate, table
+from harness.schema.models import Strict
 from harness.types import Case, CaseResult, CheckSpec
+
+class Settings(Strict):
+    """``[robustness]`` in harness.toml (docs/CONFIG.md)."""
+
+    variants: str | list[str] = Field(
+        "default", description='the metamorphic variants of every case: "default" (two kinds a case), "all", '
+                               '"none", or a list of kinds (typos, case, spacing, greeting, emoji, lookalike, '
+                               'accents); a case\'s own variants: wins')
+
 
 def default_checks(case: Case, turn: int, context: Mapping[str, Any]) -> list[CheckSpec]:
     t = case.turns[turn]
@@ -80,7 +92,7 @@ LAYER = Layer(
     description="bad links and files, empty, gibberish, foreign and huge messages, injections, duplicates; "
                 "and metamorphic variants that must not change the answer",
     services=("embedder",),
-    default_names=("no_leak", "webhook_2xx", "answered"),  # the metamorphic variants' equivalence (warmed only when they run)
+    default_names=("no_leak", "webhook_2xx", "answered"), settings=Settings,  # the metamorphic variants' equivalence (warmed only when they run)
     default_checks=default_checks, metrics=metrics, report_html=report_html, derive_cases=derive_cases,
     summary_lines=summary_lines,
 )

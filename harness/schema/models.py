@@ -124,14 +124,6 @@ class EmbeddingsModel(Strict):
     max_wait_ms: Annotated[float, Field(ge=0, le=60_000)] = 0.0
 
 
-class RobustnessModel(Strict):
-    """``[robustness]``: the robustness layer's metamorphic variants (layers/variants.py)."""
-
-    variants: str | list[str] = Field(
-        "default", description='"default" (two kinds a case), "all", "none", or a list of kinds: typos, case, '
-                               'spacing, greeting, emoji, lookalike, accents; a case\'s own variants: wins')
-
-
 class CriticModel(Strict):
     """``[critic]``: the judge of factuality, rubrics and answers."""
 
@@ -339,7 +331,6 @@ class ConfigModel(Strict):
     target: TargetModel = Field(default_factory=TargetModel)
     sandbox: SandboxModel = Field(default_factory=SandboxModel)
     suite: SuiteModel = Field(default_factory=SuiteModel)
-    robustness: RobustnessModel = Field(default_factory=RobustnessModel)
     critic: CriticModel = Field(default_factory=CriticModel)
     embeddings: EmbeddingsModel = Field(default_factory=EmbeddingsModel)
     budget: BudgetModel = Field(default_factory=BudgetModel)
@@ -348,9 +339,23 @@ class ConfigModel(Strict):
     schedule: ScheduleModel = Field(default_factory=ScheduleModel)
 
 
-def config_field_type(section: str, key: str) -> Any:
+@functools.lru_cache(maxsize=8)
+def _with_sections(sections: tuple[tuple[str, type[BaseModel]], ...]) -> type[BaseModel]:
+    if not sections:
+        return ConfigModel
+    return create_model("ConfigModel", __base__=ConfigModel,
+                        **{name: (model, Field(default_factory=model)) for name, model in sections})
+
+
+def config_model(sections: Mapping[str, type[BaseModel]] | None = None) -> type[BaseModel]:
+    """harness.toml's model: the engine's sections plus the layers' own (``Layer.settings``:
+    ``[<layer name>]``, e.g. the robustness layer's ``variants``)."""
+    return _with_sections(tuple(sorted((sections or {}).items(), key=lambda kv: kv[0])))
+
+
+def config_field_type(section: str, key: str, sections: Mapping[str, type[BaseModel]] | None = None) -> Any:
     """The annotation of ``[section] key`` (None if unknown): env overrides convert to it."""
-    field = ConfigModel.model_fields.get(section)
+    field = config_model(sections).model_fields.get(section)
     if field is None:
         return None
     model = field.annotation
