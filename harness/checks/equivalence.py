@@ -29,7 +29,7 @@ from harness.checks.base import CheckDef, clip, joined_text, posts, turn_never_r
 from harness.types import Case, Evidence, Observation
 
 NAME = "equivalent"
-EVAL = "equivalent@1"
+EVAL = "equivalent@2"  # 2: replies equal once normalised pass without the embedder
 DEFAULT_MIN = 0.85
 #: Boundary calls that make up a trajectory (the channel sends are the replies, compared by count).
 TRAJECTORY_SOURCES = ("docs", "tools", "gateway")
