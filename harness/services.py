@@ -29,7 +29,9 @@ class Services:
     say: Callable[[str], None] | None = None
     """Shows one line on the run's console now (``RunOptions.on_note``); None: logged only."""
     comparisons: dict[str, list[int]] = field(default_factory=dict)
-    """Per purpose (e.g. "variant comparisons"): [compared without the embedding model, with it]."""
+    """Per purpose (e.g. "variant comparisons"): [compared without the embedding model, with it],
+    over the process (calibration's runs share one Services; each run's note counts its own
+    evidence: ``checks.equivalence.comparison_note``)."""
     _announced: bool = False
 
     def tally(self, purpose: str, *, cheap: bool) -> None:
@@ -71,9 +73,6 @@ class Services:
                 models.update(obj.report_models())
             if hasattr(obj, "report_notes"):
                 notes.extend(obj.report_notes())
-        for purpose, (cheap, model) in self.comparisons.items():
-            notes.append(f"{purpose}: {cheap} of {cheap + model} decided without the embedding model (the same "
-                         f"replies once normalised, the same trajectory), {model} by the embedder")
         return models, notes
 
     async def aclose(self) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from pydantic import Field
 
+from harness.checks.equivalence import decided_by
 from harness.layer import Layer
 from harness.layers import variants
 from harness.layers._common import esc, flag, has_check, rate, table
@@ -55,7 +56,8 @@ def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[s
         passed = sum(r.status == "pass" for r in derived)
         out["variants"] = {"cases": len(derived), "passed": passed,
                            "pass_rate": round(passed / len(derived), 4),
-                           "changed": sorted(r.id for r in derived if r.status != "pass")}
+                           "changed": sorted(r.id for r in derived if r.status != "pass"),
+                           "comparisons": decided_by(e for r in derived for e in r.evidence)}
     return out
 
 
@@ -78,9 +80,12 @@ def summary_lines(m: Mapping[str, Any]) -> list[str]:
     if not v:
         return []
     changed = v.get("changed") or []
+    c = v.get("comparisons") or {}
+    compared = sum(c.values()) if all(isinstance(n, int) for n in c.values()) else 0
     return [f"metamorphic variants: {v.get('passed')}/{v.get('cases')} answered like their originals"
             + (f"; changed: {', '.join(changed[:5])}" + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-               if changed else "")]
+               if changed else "")
+            + (f" ({c.get('without_model')} of {compared} comparisons without the embedding model)" if compared else "")]
 
 
 def derive_cases(cases: Sequence[Case], context: Mapping[str, Any]) -> list[Case]:

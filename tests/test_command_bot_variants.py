@@ -54,9 +54,10 @@ def test_the_clean_command_bot_passes_every_variant_without_loading_the_model(tm
     assert kinds == set(V.KINDS)
     assert "modules: False False" in done.stdout  # every comparison was cheap: no torch
     assert "loading the embedding model" not in done.stdout + done.stderr
-    note = next(n for n in results["notes"] if n.startswith("variant comparisons:"))
-    m = re.match(r"variant comparisons: (\d+) of (\d+) decided without the embedding model", note)
-    assert m and m.group(1) == m.group(2) and int(m.group(1)) > 20, note
+    compared = results["layers"]["robustness"]["variants"]["comparisons"]
+    assert compared["by_embedder"] == 0 and compared["without_model"] > 20, compared
+    assert f"({compared['without_model']} of {compared['without_model']} comparisons without the embedding model)" \
+        in done.stdout
 
 
 def _old_kinds(source, kind, texts):

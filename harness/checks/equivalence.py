@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from typing import Any
+from typing import Any, Iterable
 
 from harness.checks.base import CheckDef, clip, joined_text, posts, turn_never_ran, turn_obs, unavailable, verdict
 from harness.types import Case, Evidence, Observation
@@ -128,6 +128,21 @@ async def equivalent(case: Case, obs: Observation, turn: int, params: Any, servi
                     reason=(f"cosine {score:.2f} to the original's replies (turn {to}) "
                             f"{'>=' if ok else '<'} {minimum:.2f}; original: {clip(original, 160)!r}"),
                     evaluator=f"{EVAL}+{embedder.name}", source=embedder.source)
+
+
+def decided_by(evidence: Iterable[Evidence]) -> dict[str, int]:
+    """How the ``equivalent`` checks among ``evidence`` were decided: ``without_model`` (reply
+    counts, trajectories, the same replies once normalised) or ``by_embedder`` (a cosine, or
+    unavailable for want of the embedder)."""
+    out = {"without_model": 0, "by_embedder": 0}
+    for e in evidence:
+        if e.check != NAME:
+            continue
+        if e.evaluator.startswith(f"{EVAL}+") or (e.availability == "unavailable" and "embedder" in e.reason):
+            out["by_embedder"] += 1
+        elif e.availability == "ready":
+            out["without_model"] += 1
+    return out
 
 
 CHECKS = (CheckDef(NAME, equivalent, validate, EVAL, uses_services=True),)
