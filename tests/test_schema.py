@@ -162,3 +162,18 @@ def test_closed_choices_match_the_code():
     assert set(get_args(models.CriticModel.model_fields["backend"].annotation)) == set(CRITIC_BACKENDS)
     assert set(get_args(models.EmbeddingsModel.model_fields["backend"].annotation)) == set(EMBED_BACKENDS)
     assert set(get_args(models.SandboxModel.model_fields["llm_mode"].annotation)) == set(MODES)
+
+
+def test_the_issue_21_keys_validate_in_the_exported_schemas(schemas, tmp_path):
+    """`<check>: false`, `anomaly:`, `variants: all` in a case file and the robustness layer's own
+    `[robustness] variants` in harness.toml are known to the editors' schemas; a wrong shape is not."""
+    case_file = loads(
+        "layer: multiturn\ncases:\n  - id: c\n    variants: all\n    turns:\n      - send: hi\n"
+        "        expect: {replies: {min: 1}, no_leak: false, anomaly: {latency_ms: false}}\n"
+        "      - callback: ok\n        expect: {replies: {min: 1}, callbacks_answered: false, anomaly: false}\n")
+    assert not list(schemas[CASE_FILE].iter_errors(strip_lines(case_file)))
+    assert list(schemas[CASE_FILE].iter_errors(strip_lines(loads(
+        "layer: multiturn\ncases:\n  - id: c\n    send: hi\n    expect: {replies: {min: 1}, anomaly: 3}\n"))))
+    for good in ('[robustness]\nvariants = "none"\n', '[robustness]\nvariants = ["typos", "case"]\n'):
+        assert not list(schemas[CONFIG_FILE].iter_errors(tomllib.loads(good))), good
+    assert list(schemas[CONFIG_FILE].iter_errors(tomllib.loads('[robustness]\nvariant = "none"\n')))
