@@ -448,7 +448,7 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
         if t is None:
             return None
         home = layer_registry.get(layer)
-        foreign = [n for n in t.disabled if n.startswith("anomaly.") is False and n not in ENGINE_DEFAULTS
+        foreign = [n for n in t.disabled if not n.startswith("anomaly.") and n not in ENGINE_DEFAULTS
                    and n not in (home.default_names if home else ())]
         if foreign:
             out.add(f"turn {i}: {', '.join(f'{n}: false' for n in foreign)}: the {layer} layer does not add "
