@@ -50,6 +50,11 @@ ACTION_KEYS = {
 _ACTION_REQUIRED = {"location": {"latitude", "longitude"}, "contact": {"phone_number", "first_name"},
                     "reaction": {"emoji"}, "forward": {"text"}, "forged": {"signature"}, "callback": {"data"}}
 FORGERIES = ("forged", "stale", "missing")
+#: Default checks the engine adds itself (besides each layer's ``Layer.default_names``), each
+#: switched off per case with ``false``: the Telegram press's answer, and the history anomalies
+#: (``anomaly: false`` for all four, ``anomaly: {latency_ms: false}`` for one; run/anomaly.py METRICS).
+ENGINE_DEFAULTS = ("callbacks_answered",)
+ANOMALY_METRICS = ("latency_ms", "tokens", "llm_calls", "cost_usd")
 CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "description", "users", "variants",
                          "baseline"}
 USER_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -114,17 +119,52 @@ class _Collector:
         self.errors.append(FixtureError(message, file=file, case=case, line=line, fix=fix))
 
 
-def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int, out: _Collector) -> tuple[CheckSpec, ...]:
+def switchable() -> set[str]:
+    """The default checks a case may switch off with ``<name>: false``."""
+    return (layer_registry.default_names() | set(ENGINE_DEFAULTS)
+            | {f"anomaly.{m}" for m in ANOMALY_METRICS})
+
+
+def _anomaly_off(value: Any, *, file: str, case: str, line: int | None, turn: int, out: _Collector) -> list[str]:
+    if value is False:
+        return [f"anomaly.{m}" for m in ANOMALY_METRICS]
+    if isinstance(value, dict) and value and all(k in ANOMALY_METRICS and v is False for k, v in value.items()):
+        return [f"anomaly.{k}" for k in value]
+    out.add(f"turn {turn}: anomaly takes false (all four anomaly checks off) or a table of metrics set to false, "
+            f"got {value!r}", file=file, case=case, line=line,
+            fix=f"e.g. anomaly: false, or anomaly: {{latency_ms: false}} (metrics: {', '.join(ANOMALY_METRICS)}); "
+                "anomaly checks are switched on by the nightly history, never by a case")
+    return []
+
+
+def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int,
+            out: _Collector) -> tuple[tuple[CheckSpec, ...], tuple[str, ...]]:
+    """The turn's checks, and the default checks it switches off (``<name>: false``)."""
     if raw is None:
-        return ()
+        return (), ()
     if not isinstance(raw, dict):
         out.add(f"turn {turn}: expect must be a table of checks", file=file, case=case, line=line)
-        return ()
+        return (), ()
     specs: list[CheckSpec] = []
+    off: list[str] = []
     for key, value in raw.items():
         if key == LINE:
             continue
         value = _strip(value)
+        if key == "anomaly":
+            off += _anomaly_off(value, file=file, case=case, line=raw.get(LINE, line), turn=turn, out=out)
+            continue
+        if value is False and key not in GROUPED:
+            if key in switchable():
+                off.append(key)
+            elif key in REGISTRY:
+                out.add(f"turn {turn}: {key}: false switches off a default check, and {key} is none",
+                        file=file, case=case, line=raw.get(LINE, line),
+                        fix=f"remove {key} (the checks a layer adds by default: {', '.join(sorted(switchable()))})")
+            else:
+                out.add(f"turn {turn}: unknown check {key!r}", file=file, case=case, line=raw.get(LINE, line),
+                        fix=f"known checks: {', '.join(known_names())}")
+            continue
         if key in GROUPED:
             if not isinstance(value, dict) or not value:
                 out.add(f"turn {turn}: {key} must be a table such as {{regex: ...}}", file=file, case=case, line=line,
@@ -148,7 +188,7 @@ def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int, out:
                         fix=f"correct the {name} parameters (docs/CASES.md lists every check with an example)")
                 continue
             specs.append(CheckSpec(name=name, params=params))
-    return tuple(specs)
+    return tuple(specs), tuple(dict.fromkeys(off))
 
 
 def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Collector) -> Turn | None:
@@ -232,10 +272,11 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0:
         out.add(f"turn {index}: wait_s must be a non-negative number", file=file, case=case, line=line)
         wait = 0
-    checks = _expect(raw.get("expect"), file=file, case=case, line=line, turn=index, out=out)
+    checks, disabled = _expect(raw.get("expect"), file=file, case=case, line=line, turn=index, out=out)
     if kind == "forged" and not any(c.name == "replies" for c in checks):
         checks += (CheckSpec(name="replies", params={"exact": 0}),)  # a refused delivery is never answered
-    if kind == "callback" and channel == "telegram" and not any(c.name == "callbacks_answered" for c in checks):
+    if (kind == "callback" and channel == "telegram" and "callbacks_answered" not in disabled
+            and not any(c.name == "callbacks_answered" for c in checks)):
         checks += (CheckSpec(name="callbacks_answered", params=True),)  # an unanswered press keeps spinning
     fault = _strip(raw.get("fault")) if "fault" in raw else {}
     if "fault" in raw:  # scripted faults for this turn (harness/sandbox/faults.py)
@@ -273,7 +314,7 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
         out.add(f"turn {index}: overlap must be true or false", file=file, case=case, line=line)
         overlap = False
     return Turn(send=send, kind="text" if kind == "send" else kind, options=options, wait_s=float(wait), checks=checks,
-                faults=fault or {}, tools=tools or {}, user=user, overlap=overlap,
+                faults=fault or {}, tools=tools or {}, user=user, overlap=overlap, disabled=disabled,
                 model=tuple(model) if isinstance(model, list) else (model,) if model else ())
 
 
@@ -443,6 +484,14 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
         t = _turn(rt, channel=channel, file=file, case=cid, index=i, out=out)
         if t is None:
             return None
+        home = layer_registry.get(layer)
+        foreign = [n for n in t.disabled if not n.startswith("anomaly.") and n not in ENGINE_DEFAULTS
+                   and n not in (home.default_names if home else ())]
+        if foreign:
+            out.add(f"turn {i}: {', '.join(f'{n}: false' for n in foreign)}: the {layer} layer does not add "
+                    f"{'this check' if len(foreign) == 1 else 'these checks'} by default", file=file, case=cid,
+                    line=rt.get(LINE, line), fix=f"remove it (the {layer} layer adds "
+                    f"{', '.join(home.default_names) if home and home.default_names else 'no check'} by default)")
         turns.append(t)
     users = _users(merged, turns, file=file, case=cid, line=line, out=out)
     if users is None:
@@ -450,9 +499,11 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
     variants = _strip(merged.get("variants"))
     if variants == "none":
         variants = ()
+    elif variants == "all":  # docs/CASES.md: variants: all (was refused as not a list)
+        variants = ["all"]
     elif variants is not None and not (isinstance(variants, list) and variants
                                        and all(isinstance(v, str) and v for v in variants)):
-        out.add(f"variants must be a list of variant kinds or none, got {variants!r}", file=file, case=cid, line=line,
+        out.add(f"variants must be a list of variant kinds, all or none, got {variants!r}", file=file, case=cid, line=line,
                 fix="e.g. variants: [typos, case] (docs/CASES.md lists the kinds), or variants: none")
         return None
     if not any(t.checks for t in turns):
@@ -700,7 +751,7 @@ def _case_files(root: Path, folders: Mapping[str, str], out: "_Collector") -> li
 
 
 def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Iterable[str] = (),
-               derive: bool = True, docs_dir: str | Path | None = None) -> list[Case]:
+               derive: bool = True, docs_dir: str | Path | None = None, config: Any = None) -> list[Case]:
     """Load and validate every case file under ``fixtures``; select by layer and id glob.
 
     With ``docs_dir`` (the run's documents folder), every ``source:`` must name a file in it
@@ -709,7 +760,8 @@ def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Itera
     The whole suite is validated (so a broken file is reported even when another layer
     was selected); raises FixtureErrors listing every problem. With ``derive``, each
     layer then adds the cases it derives from the suite (``Layer.derive_cases``: the
-    robustness layer's metamorphic variants), selected like the written ones.
+    robustness layer's metamorphic variants), selected like the written ones; ``config`` (the
+    run's ``Config``) gives them its sections (``[robustness] variants``).
     """
     root = Path(fixtures)
     out = _Collector()
@@ -735,9 +787,11 @@ def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Itera
                 break
         cases.extend(loaded)
     if derive and not out.errors:
+        context = {"fixtures": root, "sections": dict(getattr(config, "sections", None) or {}),
+                   "config_file": str(getattr(config, "path", None) or "")}
         for layer in layer_registry.all_layers():
             try:
-                cases.extend(layer.derive_cases(tuple(cases), {"fixtures": root}))
+                cases.extend(layer.derive_cases(tuple(cases), context))
             except FixtureErrors as exc:
                 out.errors.extend(exc.errors)
             except FixtureError as exc:

@@ -19,13 +19,20 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
+from harness import layer as layer_registry
 from harness.errors import ConfigError
 from harness.schema.files import InputProblem, read_text
-from harness.schema.models import ConfigModel, config_field_type
+from harness.schema.models import config_field_type, config_model
 from harness.schema.problems import path_text, problems
 
+#: The engine's sections; each layer may add its own, ``[<layer name>]`` (``Layer.settings``).
 SECTIONS = ("target", "sandbox", "suite", "critic", "embeddings", "budget", "alerts", "storage", "schedule",
             "baseline")
+
+
+def all_sections() -> tuple[str, ...]:
+    """The engine's sections, then the layers' own."""
+    return SECTIONS + tuple(s for s in layer_registry.config_sections() if s not in SECTIONS)
 
 #: Key names that would hold a secret; they are refused in the file.
 SECRET_WORDS = ("token", "secret", "password", "api_key", "access_key", "secret_key")
@@ -152,7 +159,7 @@ def _env_overrides(data: dict[str, dict[str, Any]], environ: Mapping[str, str],
         if not name.startswith("HARNESS_"):
             continue
         rest = name[len("HARNESS_"):].lower()
-        for section in SECTIONS:
+        for section in all_sections():
             if rest.startswith(section + "_"):
                 key = rest[len(section) + 1:]
                 if section == "target" and key.startswith("env_"):
@@ -273,8 +280,8 @@ def load_config(path: str | os.PathLike | None = None, environ: Mapping[str, str
             raise ConfigError("TOML nested too deeply", file=file, fix="a config needs a few levels of tables and "
                               "lists; remove the deep nesting") from None
     for section in data:
-        if section not in SECTIONS:
-            raise ConfigError(f"unknown section [{section}]", file=file, fix=f"sections: {', '.join(SECTIONS)}")
+        if section not in all_sections():
+            raise ConfigError(f"unknown section [{section}]", file=file, fix=f"sections: {', '.join(all_sections())}")
         if not isinstance(data[section], dict):
             raise ConfigError(f"[{section}] must be a table", file=file,
                               fix=f"write it as a [{section}] section with its keys below it")
@@ -303,7 +310,7 @@ def _typed_for_schema(data: Mapping[str, Any], origins: Mapping[tuple, str]) -> 
         for key, value in table.items():
             if (section, key) not in origins:
                 continue
-            wanted = config_field_type(section, key)
+            wanted = config_field_type(section, key, layer_registry.config_sections())
             if wanted is str or (wanted is not None and str in getattr(wanted, "__args__", ())):
                 copy[key] = str(value)
             else:
@@ -335,12 +342,14 @@ def _toml_line(text: str, loc: tuple) -> int | None:
 
 def validate_data(data: Mapping[str, Any], *, file: str = "", text: str = "", root: Path | None = None,
                   origins: Mapping[tuple, str] | None = None) -> None:
-    """Check the whole config against ``harness.schema.models.ConfigModel``; every problem at once
+    """Check the whole config against ``harness.schema.models.config_model`` (the engine's sections
+    and the layers' own); every problem at once
     (file, line or environment variable, key, fix) in one ConfigError."""
     origins = origins or {}
     plain = _typed_for_schema(data, origins)
     try:
-        ConfigModel.model_validate(plain, context={"root": root} if root is not None else None)
+        config_model(layer_registry.config_sections()).model_validate(
+            plain, context={"root": root} if root is not None else None)
         return
     except ValidationError as exc:
         found = problems(exc, plain)

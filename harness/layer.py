@@ -86,6 +86,13 @@ class Layer:
     """``(results.json layers.<name>) -> an HTML fragment`` for report.html (escaped by the layer)."""
     derive_cases: Callable[[Sequence[Case], Mapping[str, Any]], list[Case]] = _no_cases
     """``(the whole loaded suite, context) -> extra cases of this layer`` (e.g. metamorphic variants)."""
+    settings: Any = None
+    """The pydantic model of the layer's own harness.toml section, ``[<name>]`` (None: it has
+    none); harness.config validates it with the engine's sections and reads its environment
+    overrides (``HARNESS_<NAME>_<KEY>``). The layer reads it from ``Config.sections[name]``."""
+    default_names: tuple[str, ...] = ()
+    """Every check name ``default_checks`` may add: a case switches each off on a turn with
+    ``<name>: false`` (docs/CASES.md); ``harness check`` refuses ``false`` on any other check."""
     summary_lines: Callable[[Mapping[str, Any]], list[str]] = _no_lines
     """``(results.json layers.<name>) -> plain lines`` printed under the layer's counts (terminal,
     summary.md): the layer's own headline figures, e.g. the variants' line."""
@@ -170,6 +177,16 @@ def reload() -> None:
     _REGISTRY.loaded = False
 
 
+def config_sections() -> dict[str, Any]:
+    """``{layer name: its section's model}`` for the layers that have a harness.toml section."""
+    return {layer.name: layer.settings for layer in all_layers() if layer.settings is not None}
+
+
+def default_names() -> set[str]:
+    """The check names any layer adds by default (each may be switched off with ``false``)."""
+    return {n for layer in all_layers() for n in layer.default_names}
+
+
 def summary_lines(name: str, metrics: Mapping[str, Any]) -> list[str]:
     """The layer's own summary lines for its results.json block ([] for an unknown layer or a bug)."""
     layer = get(name)
@@ -183,14 +200,15 @@ def summary_lines(name: str, metrics: Mapping[str, Any]) -> list[str]:
 
 
 def with_default_checks(case: Case, context: Mapping[str, Any]) -> Case:
-    """``case`` with its layer's default checks added to every turn that lacks them."""
+    """``case`` with its layer's default checks added to every turn that lacks them and did not
+    switch them off (``Turn.disabled``)."""
     layer = get(case.layer)
     if layer is None:
         return case
     turns = []
     changed = False
     for index, turn in enumerate(case.turns):
-        have = {spec.name for spec in turn.checks}
+        have = {spec.name for spec in turn.checks} | set(turn.disabled)
         extra = [spec for spec in layer.default_checks(case, index, context) if spec.name not in have]
         if extra:
             changed = True

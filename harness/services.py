@@ -8,10 +8,13 @@ declared with ``CheckDef(uses_services=True)`` and is called as an async functio
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from harness.config import Config
+
+log = logging.getLogger("harness.services")
 
 
 @dataclass
@@ -23,6 +26,25 @@ class Services:
     _made: dict[str, Any] = field(default_factory=dict)
     golden_dir: Any = None
     """The golden answers folder (``--golden``); None: ``golden/`` next to the config."""
+    say: Callable[[str], None] | None = None
+    """Shows one line on the run's console now (``RunOptions.on_note``); None: logged only."""
+    comparisons: dict[str, list[int]] = field(default_factory=dict)
+    """Per purpose (e.g. "variant comparisons"): [compared without the embedding model, with it],
+    over the process (calibration's runs share one Services; each run's note counts its own
+    evidence: ``checks.equivalence.comparison_note``)."""
+    _announced: bool = False
+
+    def tally(self, purpose: str, *, cheap: bool) -> None:
+        """Count one comparison; the first that needs the embedding model while it is not loaded
+        yet says so on the console (loading it takes tens of seconds on a small machine)."""
+        counts = self.comparisons.setdefault(purpose, [0, 0])
+        counts[0 if cheap else 1] += 1
+        if cheap or self._announced or getattr(self._made.get("embedder"), "loaded", False):
+            return
+        self._announced = True
+        line = (f"loading the embedding model for {purpose}: {counts[1]} of {sum(counts)} so far differ in "
+                f"wording ({counts[0]} compared without it) ...")
+        (self.say or log.info)(line)
 
     def get(self, name: str) -> Any:
         if name not in self._made:

@@ -56,6 +56,10 @@ class Turn:
     name, a result or a list of results used in order. A case-level ``tools:`` is merged in."""
     user: str = ""
     """Which of the case's ``users`` sends this turn (``as:``); '' = the first (or only) user."""
+    disabled: tuple[str, ...] = ()
+    """Default checks this turn switched off (``<check>: false`` in its ``expect``): a layer's
+    ``default_checks``, the Telegram callback turn's ``callbacks_answered`` and (for the whole
+    case) ``anomaly.*``; never evaluated, never added."""
     overlap: bool = False
     """Send the next turn at once, without waiting for this one's replies (``overlap: true``):
     consecutive overlapping turns and the turn after them settle together, each judged on

@@ -41,5 +41,5 @@ def report_html(m: Mapping[str, Any]) -> str:
 LAYER = Layer(
     name="cost", title="Performance and cost", order=40,
     description="doubled prompts, extra LLM calls, slow paths, missing truncation, budgets",
-    default_checks=default_checks, report_html=report_html,
+    default_checks=default_checks, report_html=report_html, default_names=("metered", "answered"),
 )

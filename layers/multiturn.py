@@ -53,4 +53,5 @@ LAYER = Layer(
     name="multiturn", title="Multi-turn state", order=30,
     description="lost state, ignored cancels, stale documents after a switch, missing or endless retries",
     default_checks=default_checks, metrics=metrics, report_html=report_html,
+    default_names=("no_leak", "state_probed"),
 )

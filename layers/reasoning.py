@@ -96,4 +96,5 @@ LAYER = Layer(
     description="summaries of the wrong section, ignored audiences and limits, invented numbers and answers",
     services=("embedder", "goldens", "critic"),
     default_checks=default_checks, metrics=metrics, report_html=report_html, summary_lines=summary_lines,
+    default_names=("no_leak",),
 )

@@ -15,10 +15,23 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
+from pydantic import Field
+
+from harness.checks.equivalence import decided_by
 from harness.layer import Layer
 from harness.layers import variants
 from harness.layers._common import esc, flag, has_check, rate, table
+from harness.schema.models import Strict
 from harness.types import Case, CaseResult, CheckSpec
+
+class Settings(Strict):
+    """``[robustness]`` in harness.toml (docs/CONFIG.md)."""
+
+    variants: str | list[str] = Field(
+        "default", description='the metamorphic variants of every case: "default" (two kinds a case), "all", '
+                               '"none", or a list of kinds (typos, case, spacing, greeting, emoji, lookalike, '
+                               'accents); a case\'s own variants: wins')
+
 
 def default_checks(case: Case, turn: int, context: Mapping[str, Any]) -> list[CheckSpec]:
     t = case.turns[turn]
@@ -43,7 +56,8 @@ def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[s
         passed = sum(r.status == "pass" for r in derived)
         out["variants"] = {"cases": len(derived), "passed": passed,
                            "pass_rate": round(passed / len(derived), 4),
-                           "changed": sorted(r.id for r in derived if r.status != "pass")}
+                           "changed": sorted(r.id for r in derived if r.status != "pass"),
+                           "comparisons": decided_by(e for r in derived for e in r.evidence)}
     return out
 
 
@@ -66,9 +80,12 @@ def summary_lines(m: Mapping[str, Any]) -> list[str]:
     if not v:
         return []
     changed = v.get("changed") or []
+    c = v.get("comparisons") or {}
+    compared = sum(c.values()) if all(isinstance(n, int) for n in c.values()) else 0
     return [f"metamorphic variants: {v.get('passed')}/{v.get('cases')} answered like their originals"
             + (f"; changed: {', '.join(changed[:5])}" + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-               if changed else "")]
+               if changed else "")
+            + (f" ({c.get('without_model')} of {compared} comparisons without the embedding model)" if compared else "")]
 
 
 def derive_cases(cases: Sequence[Case], context: Mapping[str, Any]) -> list[Case]:
@@ -79,7 +96,8 @@ LAYER = Layer(
     name="robustness", title="Input robustness", order=10,
     description="bad links and files, empty, gibberish, foreign and huge messages, injections, duplicates; "
                 "and metamorphic variants that must not change the answer",
-    services=("embedder",),  # the metamorphic variants' equivalence (warmed only when they run)
+    services=("embedder",),
+    default_names=("no_leak", "webhook_2xx", "answered"), settings=Settings,  # the metamorphic variants' equivalence (warmed only when they run)
     default_checks=default_checks, metrics=metrics, report_html=report_html, derive_cases=derive_cases,
     summary_lines=summary_lines,
 )

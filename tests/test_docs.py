@@ -18,7 +18,7 @@ from harness.night import storage
 from harness.run import budget
 from harness.night.alerts import AlertSettings
 from harness.checks import REGISTRY
-from harness.config import SECTIONS, SandboxConfig, TargetConfig
+from harness.config import SandboxConfig, TargetConfig, all_sections
 from harness.night.diff import DriftThresholds
 from harness.models.settings import CriticSettings, EmbeddingSettings, SoftBudget
 from harness.night.schedule import ScheduleConfig
@@ -55,11 +55,12 @@ CONFIG_KEYS: dict[str, set[str]] = {
     "schedule": _names(ScheduleConfig),
     "suite": {"fixtures", "golden"},  # read by Config.fixtures_dir / golden_dir
     "baseline": _names(BaselineSettings) - {"kinds"} | set(BASELINE_KINDS),
+    "robustness": {"variants"},  # read by layers/variants.derive
 }
 
 
 def test_every_section_is_covered_here():
-    assert set(CONFIG_KEYS) == set(SECTIONS)
+    assert set(CONFIG_KEYS) == set(all_sections())
 
 
 @pytest.mark.parametrize("section", sorted(CONFIG_KEYS))
@@ -114,3 +115,10 @@ def test_every_baseline_check_is_documented_in_cases_md():
 
     documented = _backticked(DOCS / "CASES.md")
     assert sorted(name for name in BASELINE_CHECKS if name not in documented) == []
+
+def test_changelog_keeps_unreleased_on_top_and_a_migration_for_every_change():
+    text = (DOCS.parent / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert headings and headings[0] == "Unreleased"
+    bullets = re.split(r"\n(?=- \*\*)", text.split("## Unreleased", 1)[1])[1:]
+    assert bullets and all("**Migration:**" in b for b in bullets), [b[:80] for b in bullets if "**Migration:**" not in b]

@@ -97,12 +97,15 @@ def test_init_no_llm_leaves_out_what_assumes_a_model(tmp_path):
     config = (project / "harness.toml").read_text()
     assert "llm_base_url" not in config and "llm_upstream" not in config
     assert "llm_calls" not in (project / "fixtures" / "cost" / "examples.yaml").read_text()
+    assert "\n[robustness]\n" in config and \
+        'variants = "none"' in config  # a menu bot's own words are not varied
     (project / "mybot.py").write_text(doc_files()["python-telegram-bot"][1])
     done = harness(["run"], project)
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads(next((project / "reports").glob("*/results.json")).read_text())
     assert {c["layer"] for c in results["cases"]} == {"robustness", "multiturn", "cost"}
     assert results["summary"]["passed"] == results["summary"]["planned"]
+    assert not [c["id"] for c in results["cases"] if "--" in c["id"]]  # no variants derived
     with_llm = tmp_path / "llm-bot"
     with_llm.mkdir()
     assert harness(["init", "."], with_llm).returncode == 0

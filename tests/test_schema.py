@@ -119,11 +119,14 @@ def test_schema_refuses_an_out_that_is_a_file(tmp_path, capsys):
 def test_config_model_knows_exactly_the_keys_the_code_reads():
     """The schema and the modules that read each section agree (tests/test_docs.CONFIG_KEYS lists
     what the code reads): a key added to one is added to the other."""
+    from harness import layer as layer_registry
+    from harness.schema.models import config_model
     from tests.test_docs import CONFIG_KEYS
 
-    assert set(ConfigModel.model_fields) == set(CONFIG_KEYS)
+    full = config_model(layer_registry.config_sections())  # the engine's sections and the layers' own
+    assert set(full.model_fields) == set(CONFIG_KEYS)
     for section, keys in CONFIG_KEYS.items():
-        model = ConfigModel.model_fields[section].annotation
+        model = full.model_fields[section].annotation
         model = getattr(model, "__args__", (model,))[0]  # [storage] is optional
         assert set(model.model_fields) == keys, section
 
@@ -159,3 +162,18 @@ def test_closed_choices_match_the_code():
     assert set(get_args(models.CriticModel.model_fields["backend"].annotation)) == set(CRITIC_BACKENDS)
     assert set(get_args(models.EmbeddingsModel.model_fields["backend"].annotation)) == set(EMBED_BACKENDS)
     assert set(get_args(models.SandboxModel.model_fields["llm_mode"].annotation)) == set(MODES)
+
+
+def test_the_issue_21_keys_validate_in_the_exported_schemas(schemas, tmp_path):
+    """`<check>: false`, `anomaly:`, `variants: all` in a case file and the robustness layer's own
+    `[robustness] variants` in harness.toml are known to the editors' schemas; a wrong shape is not."""
+    case_file = loads(
+        "layer: multiturn\ncases:\n  - id: c\n    variants: all\n    turns:\n      - send: hi\n"
+        "        expect: {replies: {min: 1}, no_leak: false, anomaly: {latency_ms: false}}\n"
+        "      - callback: ok\n        expect: {replies: {min: 1}, callbacks_answered: false, anomaly: false}\n")
+    assert not list(schemas[CASE_FILE].iter_errors(strip_lines(case_file)))
+    assert list(schemas[CASE_FILE].iter_errors(strip_lines(loads(
+        "layer: multiturn\ncases:\n  - id: c\n    send: hi\n    expect: {replies: {min: 1}, anomaly: 3}\n"))))
+    for good in ('[robustness]\nvariants = "none"\n', '[robustness]\nvariants = ["typos", "case"]\n'):
+        assert not list(schemas[CONFIG_FILE].iter_errors(tomllib.loads(good))), good
+    assert list(schemas[CONFIG_FILE].iter_errors(tomllib.loads('[robustness]\nvariant = "none"\n')))

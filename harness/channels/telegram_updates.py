@@ -23,8 +23,27 @@ DEFAULT_BOT_USER: dict[str, Any] = {
     "username": "harness_test_bot",
 }
 
-# A command is "/name" or "/name@botname" followed by whitespace or the end (Telegram's rule).
-_COMMAND_RE = re.compile(r"/[A-Za-z0-9_]{1,64}(?:@[A-Za-z0-9_]{3,32})?(?=\s|$)")
+# Bot commands as Telegram's clients mark them (tdlib td/telegram/MessageEntity.cpp,
+# match_bot_commands): a "/" that is not inside a word (nor after "/", "<", ">"), 1-64 of
+# [A-Za-z0-9_], optionally "@" and a 3-32 character bot username, and then no word
+# character, "/", "<" or ">". So "/book!!" and "/reset..." are the commands /book and
+# /reset, "see /help" marks /help at offset 4, and "a/b", "/a/b" or "/start@ab" mark nothing.
+_COMMAND_RE = re.compile(r"(?<![\w/<>])/([A-Za-z0-9_]+)(@[A-Za-z0-9_]*)?")
+
+
+def command_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) character spans of the bot commands in ``text``, as Telegram marks them."""
+    out = []
+    for m in _COMMAND_RE.finditer(text):
+        name, mention = m.group(1), m.group(2)
+        if len(name) > 64 or (mention is not None and not 3 <= len(mention) - 1 <= 32):
+            continue  # tdlib: a name or username of the wrong length is no command at all
+        after = text[m.end():m.end() + 1]
+        if after and (after.isalnum() or after in "_/<>"):
+            continue
+        out.append((m.start(), m.end()))
+    return out
+
 
 # Bare domains only count with a well-known TLD: otherwise "report.pdf" or "e.g" would
 # become links, which Telegram does not do.
@@ -55,13 +74,10 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def text_entities(text: str) -> list[dict[str, Any]]:
-    """``bot_command`` (offset 0 only) and ``url`` entities of ``text``, UTF-16 offsets."""
-    spans: list[tuple[str, int, int]] = []
-    if text.startswith("/"):
-        m = _COMMAND_RE.match(text)
-        if m:
-            spans.append(("bot_command", m.start(), m.end()))
+def entity_spans(text: str) -> list[tuple[str, int, int]]:
+    """``(type, start, end)`` character spans of the ``bot_command`` and ``url`` entities a
+    Telegram client marks in ``text``, in text order."""
+    spans: list[tuple[str, int, int]] = [("bot_command", a, b) for a, b in command_spans(text)]
     for m in _URL_RE.finditer(text):
         start, end = m.start(), m.end()
         while end > start and text[end - 1] in _TRAILING:
@@ -75,9 +91,14 @@ def text_entities(text: str) -> list[dict[str, Any]]:
             continue
         spans.append(("url", start, end))
     spans.sort(key=lambda s: s[1])
+    return spans
+
+
+def text_entities(text: str) -> list[dict[str, Any]]:
+    """``bot_command`` and ``url`` entities of ``text`` as a Telegram client marks them, UTF-16 offsets."""
     return [
         {"offset": utf16_len(text[:s]), "length": utf16_len(text[s:e]), "type": kind}
-        for kind, s, e in spans
+        for kind, s, e in entity_spans(text)
     ]
 
 

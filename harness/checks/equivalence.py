@@ -7,26 +7,47 @@ letter case, a greeting...), which must not change the answer:
 - the same number of replies;
 - the same tool trajectory: the same calls to the document server, the tools and the LLM
   (by name, with their counts), and the same number of posts;
-- replies that mean the same: cosine of the two joined texts (all-MiniLM-L6-v2) at least
-  ``min`` (default ``DEFAULT_MIN``); identical texts need no model.
+- replies that mean the same: the same text once both are normalised (``normalised``:
+  Unicode compatibility forms, letter case, accents, Cyrillic look-alike letters, runs of
+  whitespace, each user's own chat id) passes at once; otherwise the cosine of the two
+  joined texts (all-MiniLM-L6-v2) must be at least ``min`` (default ``DEFAULT_MIN``).
 
-Counts and trajectory failures fail without asking the embedder; an unreachable embedder
-is unavailable evidence, never a pass.
+Cheap first: counts and trajectory failures fail, and equal normalised texts pass, without
+the embedder; the model is loaded only when a comparison needs it, and the run says so
+once on the console ("loading the embedding model for variant comparisons ..."). An
+unreachable embedder is unavailable evidence, never a pass.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections import Counter
-from typing import Any
+from typing import Any, Iterable
 
 from harness.checks.base import CheckDef, clip, joined_text, posts, turn_never_ran, turn_obs, unavailable, verdict
 from harness.types import Case, Evidence, Observation
 
 NAME = "equivalent"
-EVAL = "equivalent@1"
+EVAL = "equivalent@2"  # 2: replies equal once normalised pass without the embedder
 DEFAULT_MIN = 0.85
 #: Boundary calls that make up a trajectory (the channel sends are the replies, compared by count).
 TRAJECTORY_SOURCES = ("docs", "tools", "gateway")
+#: Cyrillic letters that look like Latin ones (the ``lookalike`` variants type them), folded back.
+CONFUSABLES = {"а": "a", "е": "e", "о": "o", "с": "c", "р": "p", "х": "x", "у": "y", "і": "i"}
+_FOLD = str.maketrans(CONFUSABLES)
+_SPACE = re.compile(r"\s+")
+
+
+def normalised(text: str, chats: tuple[str, ...] = ()) -> str:
+    """``text`` as the cheap comparison reads it: NFKC, look-alikes folded, accents dropped,
+    case folded, whitespace runs as one space, and each of ``chats`` (the users' own chat ids,
+    which a bot may echo) as ``<chat>``."""
+    for chat in sorted((c for c in chats if c), key=len, reverse=True):
+        text = text.replace(chat, "<chat>")
+    text = unicodedata.normalize("NFKC", text).translate(_FOLD)
+    text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+    return _SPACE.sub(" ", text.casefold()).strip()
 
 
 def validate(params: Any) -> str | None:
@@ -78,11 +99,20 @@ async def equivalent(case: Case, obs: Observation, turn: int, params: Any, servi
                            reason=f"another trajectory: variant {_fmt(a)}, {pa} post(s); original (turn {to}) "
                                   f"{_fmt(b)}, {pb} post(s)", evaluator=EVAL)
     text, original = joined_text(obs, turn), joined_text(obs, to)
-    if text == original:
+    chats = tuple(dict.fromkeys(c for c in (mine.chat, theirs.chat, obs.chat_id) if c))
+    same = "word for word" if text == original else (
+        "the same once normalised (case, spacing, accents, look-alike letters, the users' own ids)"
+        if normalised(text, chats) == normalised(original, chats) else "")
+    tally = getattr(services, "tally", None)
+    if same:
+        if tally is not None:
+            tally("variant comparisons", cheap=True)
         return Evidence(check=NAME, turn=turn, availability="ready", passed=True, score=1.0, expected=expected,
                         observed=clip(text), reason=f"the same {n_mine} repl{'y' if n_mine == 1 else 'ies'}, "
-                                                    f"word for word, and the same trajectory as turn {to}",
+                                                    f"{same}, and the same trajectory as turn {to}",
                         evaluator=EVAL)
+    if tally is not None:
+        tally("variant comparisons", cheap=False)
     try:
         embedder = services.get("embedder")
         from harness.models.embedder import cosine_matrix
@@ -98,6 +128,21 @@ async def equivalent(case: Case, obs: Observation, turn: int, params: Any, servi
                     reason=(f"cosine {score:.2f} to the original's replies (turn {to}) "
                             f"{'>=' if ok else '<'} {minimum:.2f}; original: {clip(original, 160)!r}"),
                     evaluator=f"{EVAL}+{embedder.name}", source=embedder.source)
+
+
+def decided_by(evidence: Iterable[Evidence]) -> dict[str, int]:
+    """How the ``equivalent`` checks among ``evidence`` were decided: ``without_model`` (reply
+    counts, trajectories, the same replies once normalised) or ``by_embedder`` (a cosine, or
+    unavailable for want of the embedder)."""
+    out = {"without_model": 0, "by_embedder": 0}
+    for e in evidence:
+        if e.check != NAME:
+            continue
+        if e.evaluator.startswith(f"{EVAL}+") or (e.availability == "unavailable" and "embedder" in e.reason):
+            out["by_embedder"] += 1
+        elif e.availability == "ready":
+            out["without_model"] += 1
+    return out
 
 
 CHECKS = (CheckDef(NAME, equivalent, validate, EVAL, uses_services=True),)

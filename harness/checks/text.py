@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.checks.base import (as_list, bounds_error, clip, is_str_list, joined_text, messages, own_replies,
                                  refused_note, turn_never_ran, turn_obs, verdict)
+from harness.checks.compat import raw_hint
 from harness.types import Case, Evidence, Observation
 
 EVAL = "text@1"
@@ -47,6 +48,10 @@ def text_check(name: str, compare, of: str = "reply"):
             return turn_never_ran(name, turn, obs, EVAL, str(params))
         text = joined_text(obs, turn, of)
         ok, expected, reason = compare(text, params, messages(obs, turn, of))
+        if not ok and text and of == "reply":
+            raw = joined_text(obs, turn, "reply_raw")
+            if raw != text:  # formatted: would the text as sent (markup included) pass? (checks/compat.py)
+                reason += raw_hint(name, compare(raw, params, messages(obs, turn, "reply_raw"))[0])
         if not text:
             reason = f"no {'post' if of == 'post' else 'reply'}: " + reason + refused_note(obs, turn)
             stray = turn_obs(obs, turn).unattributed if of == "post" else ()

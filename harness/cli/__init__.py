@@ -120,7 +120,7 @@ def _cmd_calibrate(args) -> int:
                          fix="--repeat 3 --parallel 2, for example")
     config = load_config(args.config)
     redact.for_run(config)
-    cases = load_cases(_fixtures_dir(args, config), layers=args.layer)
+    cases = load_cases(_fixtures_dir(args, config), layers=args.layer, config=config)
     out = Path(args.out) if args.out else config.resolve("reports") / datetime.now().strftime("calibration-%Y%m%d-%H%M%S")
     from harness.schema.files import output_dir_problem
 
@@ -175,7 +175,7 @@ def _validate_suite(args, config):
         raise UsageError(problem, fix="--out names a folder for the runs (created if missing), with no folder named .harness.lock in it")
     fixtures = _fixtures_dir(args, config)
     cases = load_cases(fixtures, layers=args.layer, globs=args.case,
-                       docs_dir=config.resolve(config.sandbox.docs_dir))
+                       docs_dir=config.resolve(config.sandbox.docs_dir), config=config)
     if getattr(args, "keyword", None):
         from harness.cli.select import keyword_filter
 
@@ -295,6 +295,10 @@ def _cmd_check(args) -> int:
     reports = config.resolve("reports")
     for line in mutation_warnings(cases, reports, reports / "judges"):
         print(f"warning: {line}")
+    from harness.checks.compat import suite_warnings  # meanings changed since the suite was written
+
+    for line in suite_warnings(cases):
+        print(f"warning: {line}")
     print(f"{len(cases)} cases would run")
     return 0
 
@@ -355,6 +359,7 @@ def _run(args, config, out: Path, early) -> int:
     options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,
                          on_start=(on_start if progress else None),
                          on_case=(progress.advance if progress else None), budget_usd=args.budget_usd,
+                         on_note=(progress.note if progress else None),
                          golden_dir=Path(args.golden) if args.golden else config.golden_dir(),
                          run_id=args.flow.run_id, identity_offset=args.flow.identity_offset,
                          maxfail=args.maxfail)

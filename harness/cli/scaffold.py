@@ -6,7 +6,8 @@ is written and the error names the files.
 
 ``--no-llm`` is for a bot without a language model or documents (a menu, a booking flow):
 no reasoning example (a document summary), no sample document, no LLM gateway variable in
-``[target.env]``, and a cost example on latency alone instead of LLM calls.
+``[target.env]``, a cost example on latency alone instead of LLM calls, and the metamorphic
+variants off (``[robustness] variants = "none"``).
 """
 
 from __future__ import annotations
@@ -157,6 +158,14 @@ reports/
 """
 
 
+NO_LLM_ROBUSTNESS = """
+[robustness]
+# Metamorphic variants (typos, capitals, greetings... of every multi-turn request, which must get
+# the same answer) suit a bot that reads free text; a menu or booking flow answers its own words.
+# "default" turns them on (two kinds a case); a case's own `variants:` always wins.
+variants = "none"
+"""
+
 LLM_ENV_LINE = 'OPENAI_BASE_URL = "{llm_base_url}"     # if your bot calls an OpenAI-compatible LLM: through the recording gateway\n'
 LLM_TAIL_LINES = ("# Where the gateway forwards your bot's LLM calls (set HARNESS_LLM_API_KEY in the environment).\n"
                   '# llm_upstream = "https://api.openai.com/v1"\n')
@@ -174,7 +183,8 @@ def files_for(channel: str, llm: bool = True) -> dict[str, str]:
         ".gitignore": GITIGNORE,
     }
     if not llm:  # a bot without a model: nothing that assumes one
-        files["harness.toml"] = CONFIG_HEAD + target.replace(LLM_ENV_LINE, "") + CONFIG_TAIL.replace(LLM_TAIL_LINES, "")
+        files["harness.toml"] = (CONFIG_HEAD + target.replace(LLM_ENV_LINE, "") + CONFIG_TAIL.replace(LLM_TAIL_LINES, "")
+                                 + NO_LLM_ROBUSTNESS)
         files["fixtures/cost/examples.yaml"] = COST.format(channel=channel, **COST_NO_LLM)
         del files["fixtures/reasoning/examples.yaml"], files["fixtures/documents/sample.txt"]
     return files

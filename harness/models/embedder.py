@@ -146,6 +146,11 @@ class BatchingFront:
         self._more: asyncio.Event | None = None
         self._tasks: set[asyncio.Task] = set()
 
+    @property
+    def loaded(self) -> bool:
+        """Is the encoder ready (a lazily loaded model: after its first batch)?"""
+        return self._loaded
+
     async def embed(self, texts: Sequence[str], *, cache: bool = False):
         import numpy as np
 

@@ -31,6 +31,11 @@ class EmbedderService:
     def stats(self):
         return self.front.stats
 
+    @property
+    def loaded(self) -> bool:
+        """Is the model in memory (False until the first text is encoded)?"""
+        return self.front.loaded
+
     def report_models(self) -> dict[str, Any]:
         return {"embedder": self.name, "embedder_stats": self.front.report()}
 

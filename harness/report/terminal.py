@@ -230,6 +230,13 @@ class Progress:
         else:
             self.console.print(line, soft_wrap=True, highlight=False)
 
+    def note(self, text: str) -> None:
+        """One line for the user now, above the bar when there is one."""
+        if self._bar is not None:
+            self._bar.console.print(text, markup=False, highlight=False)
+        else:
+            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
     def stop(self) -> None:
         """Remove the bar (idempotent)."""
         if self._bar is not None:

@@ -87,7 +87,9 @@ class RunMeter:
                 evaluator="budget@1"))
         layers = self.settings.anomaly_layers
         if self.settings.anomalies and self.history.entries and (not layers or case.layer in layers):
-            extra += anomalies(result, self.history, thresholds=self.settings.anomaly_thresholds())
+            off = {name for t in case.turns for name in t.disabled}  # anomaly: false in the case
+            extra += [e for e in anomalies(result, self.history, thresholds=self.settings.anomaly_thresholds())
+                      if e.check not in off]
         if extra:
             evidence = tuple(result.evidence) + tuple(extra)
             status = result.status

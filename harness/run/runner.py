@@ -68,6 +68,8 @@ class RunOptions:
     """Called as each case finishes (progress display)."""
     on_start: Callable[[int], None] | None = None
     """Called once with the number of planned cases, after the target is up."""
+    on_note: Callable[[str], None] | None = None
+    """Shows one line to the user while the run goes on (e.g. the embedding model starts loading)."""
     services: Services | None = None
     """Shared services (calibration runs share one embedder); the owner closes them."""
     golden_dir: Path | None = None
@@ -320,6 +322,8 @@ class Runner:
         self._notes: list[str] = []
         self._own_services = options.services is None
         self.services = options.services or Services(config, factories=default_factories())
+        if options.on_note is not None and self.services.say is None:
+            self.services.say = options.on_note
         if options.golden_dir is not None:
             self.services.golden_dir = options.golden_dir
         self.meter = RunMeter(config, options.out_dir, self.run_id, options.budget_usd,  # cost layer (perf.py)

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from harness.schema.models import ConfigModel
+from harness.schema.models import config_model
 
 CASE_FILE = "harness-case.schema.json"
 CONFIG_FILE = "harness-config.schema.json"
@@ -29,7 +29,9 @@ def json_schema(model: type[BaseModel], title: str, description: str) -> dict[st
 
 
 def config_schema() -> dict[str, Any]:
-    return json_schema(ConfigModel, "harness.toml", "Configuration of the harness (docs/CONFIG.md).")
+    from harness import layer as layer_registry  # the layers' own sections ([robustness] variants)
+
+    return json_schema(config_model(layer_registry.config_sections()), "harness.toml", "Configuration of the harness (docs/CONFIG.md).")
 
 
 def case_schema(case_model: type[BaseModel]) -> dict[str, Any]:

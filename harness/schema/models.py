@@ -412,9 +412,23 @@ class ConfigModel(Strict):
     baseline: BaselineModel = Field(default_factory=BaselineModel)
 
 
-def config_field_type(section: str, key: str) -> Any:
+@functools.lru_cache(maxsize=8)
+def _with_sections(sections: tuple[tuple[str, type[BaseModel]], ...]) -> type[BaseModel]:
+    if not sections:
+        return ConfigModel
+    return create_model("ConfigModel", __base__=ConfigModel,
+                        **{name: (model, Field(default_factory=model)) for name, model in sections})
+
+
+def config_model(sections: Mapping[str, type[BaseModel]] | None = None) -> type[BaseModel]:
+    """harness.toml's model: the engine's sections plus the layers' own (``Layer.settings``:
+    ``[<layer name>]``, e.g. the robustness layer's ``variants``)."""
+    return _with_sections(tuple(sorted((sections or {}).items(), key=lambda kv: kv[0])))
+
+
+def config_field_type(section: str, key: str, sections: Mapping[str, type[BaseModel]] | None = None) -> Any:
     """The annotation of ``[section] key`` (None if unknown): env overrides convert to it."""
-    field = ConfigModel.model_fields.get(section)
+    field = config_model(sections).model_fields.get(section)
     if field is None:
         return None
     model = field.annotation
@@ -485,6 +499,8 @@ def _case_models(checks: tuple[str, ...], grouped: tuple[tuple[str, tuple[str, .
     }
     expect_fields: dict[str, Any] = {name: (group_models[name] | None, None) for name in groups}
     expect_fields.update({name: (Any, None) for name in checks if "." not in name and name not in groups})
+    # anomaly.* are added by the nightly history; a case may only switch them off (harness.cases)
+    expect_fields["anomaly"] = (bool | dict[str, bool] | None, None)
     expect = create_model("Expect", __config__=STRICT, **expect_fields)
     turn_fields = {**TURN_FIELDS, "expect": (expect | None, None)}
     turn = create_model("Turn", __config__=STRICT, **turn_fields)
@@ -497,7 +513,7 @@ def _case_models(checks: tuple[str, ...], grouped: tuple[tuple[str, tuple[str, .
         "turns": (list[turn] | None, Field(None, min_length=1)),
         "users": (list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]] | None,
                   Field(None, min_length=2, max_length=8)),
-        "variants": (list[str] | Literal["none"] | None, None),
+        "variants": (list[str] | Literal["none", "all"] | None, None),
         "source": (str, Field("", description="the document the case is about (in the docs folder)")),
         "judges": (dict[str, Any] | None, None),
         "baseline": (bool | BaselineKinds | None, Field(None, description="baseline.* checks: false, or kinds "

@@ -44,11 +44,24 @@ def _ents(*triples):
         ("http://127.0.0.1:8080/c/abcdefgh12/d.pdf", _ents(("url", 0, 40))),
         ("/sum https://x.org/a", _ents(("bot_command", 0, 4), ("url", 5, 15))),
         ("(https://en.wikipedia.org/wiki/A_(b))", _ents(("url", 1, 35))),
+        # commands as tdlib's match_bot_commands marks them: ended by any non-word character
+        ("/book!!", _ents(("bot_command", 0, 5))),
+        ("/reset...", _ents(("bot_command", 0, 6))),
+        ("/book@harness_test_bot, tomorrow", _ents(("bot_command", 0, 22))),
+        ("hi /start", _ents(("bot_command", 3, 6))),  # at any word start, not only offset 0
+        ("😀 /help", _ents(("bot_command", 3, 5))),
+        ("/a_1", _ents(("bot_command", 0, 4))),
         # must NOT produce entities
         ("", []),
-        ("hi /start", []),  # commands only at offset 0
         ("/", []),
         ("/ start", []),
+        ("and/or", []),  # inside a word
+        ("/usr/bin", []),  # followed by "/"
+        ("//start", []),
+        ("<b>/start</b>", []),  # after ">" and before "<"
+        ("/start@ab", []),  # a username under 3 characters: no command at all
+        ("/starté", []),  # a word character after it
+        ("/" + "a" * 65, []),  # over 64 characters
         ("report.pdf is attached", []),
         ("e.g. this", []),
         ("version 1.2.3", []),
@@ -81,7 +94,7 @@ def test_text_update_shape():
     assert msg["entities"] == _ents(("bot_command", 0, 6))
 
 
-@pytest.mark.parametrize("text", ["", "plain words", "hi /start"])
+@pytest.mark.parametrize("text", ["", "plain words", "and/or"])
 def test_text_without_entities_omits_the_key(text):
     msg = _builder().text(CHAT, text)["message"]
     assert msg["text"] == text and "entities" not in msg
