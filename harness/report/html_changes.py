@@ -2,8 +2,9 @@
 
 One heading per kind of change (``changes.baseline_changes``), each case once under it with
 what changed (expected -> observed) and, for the kinds about the reply, both replies side by
-side, every message in its own box, the changed facts in ``<mark>``. Every text is untrusted
-and goes through ``esc``; only the ``<mark>`` tags around escaped text are ours.
+side, every message in its own box, the changed facts in ``<mark>``. Drawn by
+templates/report/changes.html.j2 from plain data: every text is untrusted and escaped by the
+template; only the ``<mark>`` tags around escaped text are ours.
 """
 
 from __future__ import annotations
