@@ -40,11 +40,11 @@ def env() -> Environment:
     return environment
 
 
-def render(name: str, **values: Any) -> str:
+def render(template: str, /, **values: Any) -> str:
     """A whole page (or a fragment a caller keeps as text)."""
-    return env().get_template(name).render(**values)
+    return env().get_template(template).render(**values)
 
 
-def fragment(name: str, **values: Any) -> Markup:
+def fragment(template: str, /, **values: Any) -> Markup:
     """A fragment to insert into another template: already escaped, so it is ``Markup``."""
-    return Markup(render(name, **values))
+    return Markup(render(template, **values))
