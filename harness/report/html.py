@@ -31,9 +31,8 @@ from harness.report.jsonfile import as_report_dict
 from harness.fileio import atomic_write_text
 from harness.report.format import format_cost, format_ms, headline, known_version, pass_rate, tonight_sentence
 from harness.report.cost_section import cost_html
-from harness.report.templating import fragment, render
+from harness.report.templating import Markup, fragment, render
 from harness.types import RunReport
-from markupsafe import Markup
 
 #: Cases are listed most severe first: the reader opens the page to see what broke.
 SEVERITY = {"fail": 0, "error": 1, "unavailable": 2, "soft": 3, "skipped": 4, "pass": 5}

@@ -119,7 +119,7 @@ def _label(record: Mapping[str, Any], seconds: bool = False) -> str:
 def _labels(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """One distinct label per run: seconds are added when two runs fall in the same minute,
     and a run number when they fall in the same second."""
-    labels = _labels(records)
+    labels = [_label(r) for r in records]
     if len(set(labels)) < len(labels):
         labels = [_label(r, seconds=True) for r in records]
     seen: dict[str, int] = {}

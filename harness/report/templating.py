@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
-from markupsafe import Markup
+from markupsafe import Markup  # jinja2's own dependency; imported from here by the report modules
 
 
 def _finalize(value: Any) -> Any:
@@ -48,3 +48,6 @@ def render(template: str, /, **values: Any) -> str:
 def fragment(template: str, /, **values: Any) -> Markup:
     """A fragment to insert into another template: already escaped, so it is ``Markup``."""
     return Markup(render(template, **values))
+
+
+__all__ = ["Markup", "env", "fragment", "render"]
