@@ -47,6 +47,10 @@ def _no_metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> di
     return {}
 
 
+def _no_section(metrics: Mapping[str, Any]) -> str:
+    return ""
+
+
 def _no_cases(cases: Sequence[Case], context: Mapping[str, Any]) -> list[Case]:
     return []
 
@@ -79,14 +83,7 @@ class Layer:
     """``(this layer's results, context) -> summary metrics`` for results.json ``layers.<name>``.
     ``context`` holds ``perf`` (the run's per-layer latency/tokens/cost), ``models``, ``out_dir``
     (where the run's folder is) and ``reports_dir`` (the project's reports folder)."""
-    report_section: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None
-    """``(results.json layers.<name>) -> the data of its report.html section`` (None or empty: no
-    section), drawn by ``report_template``. The default template takes ``{"tables": [{"title",
-    "head", "rows", "note", "anchor"}], "empty": "line shown when no table"}`` (``layers._common.
-    table`` builds a table); every value is escaped by the template."""
-    report_template: str = "layers/tables.html.j2"
-    """The template (under harness/report/templates/) that draws ``report_section``'s data."""
-    report_html: Callable[[Mapping[str, Any]], str] | None = None
+    report_html: Callable[[Mapping[str, Any]], str] = _no_section
     """Deprecated: ``(results.json layers.<name>) -> an HTML fragment`` (escaped by the layer),
     inserted as it is and only when ``report_section`` is not given; warns ``DeprecationWarning``."""
     derive_cases: Callable[[Sequence[Case], Mapping[str, Any]], list[Case]] = _no_cases
@@ -94,6 +91,15 @@ class Layer:
     summary_lines: Callable[[Mapping[str, Any]], list[str]] = _no_lines
     """``(results.json layers.<name>) -> plain lines`` printed under the layer's counts (terminal,
     summary.md): the layer's own headline figures, e.g. the variants' line."""
+
+    # Added after the older fields, so a Layer built with positional arguments keeps its meaning.
+    report_section: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None
+    """``(results.json layers.<name>) -> the data of its report.html section`` (None or empty: no
+    section), drawn by ``report_template``. The default template takes ``{"tables": [{"title",
+    "head", "rows", "note", "anchor"}], "empty": "line shown when no table"}`` (``layers._common.
+    table`` builds a table); every value is escaped by the template."""
+    report_template: str = "layers/tables.html.j2"
+    """The template (under harness/report/templates/) that draws ``report_section``'s data."""
 
     @property
     def folder(self) -> str:

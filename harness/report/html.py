@@ -176,7 +176,7 @@ def _layer_body(layer: Any, block: Mapping[str, Any]) -> Markup:
     if layer.report_section is not None:
         section = layer.report_section(block)
         return fragment(layer.report_template, section=section) if section else Markup("")
-    legacy = layer.report_html(block) if layer.report_html is not None else ""
+    legacy = layer.report_html(block)
     if legacy:
         warnings.warn(f"layer {layer.name!r}: report_html (an HTML string) is deprecated; return data from "
                       "report_section (and name a template in report_template)", DeprecationWarning, stacklevel=2)

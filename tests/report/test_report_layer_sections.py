@@ -103,3 +103,13 @@ def test_builtin_layers_give_data(layer, block, shown):
 def test_multiturn_without_repeats_has_no_section():
     assert multiturn.LAYER.report_section({}) is None
     assert "Multi-turn state" not in render_html(results("multiturn", {}))
+
+
+def test_a_layer_built_with_positional_arguments_keeps_its_meaning():
+    """The new fields come last: an older plugin's positional Layer(...) still sets report_html."""
+    def html(m):
+        return "<p>old</p>"
+
+    old = Layer("old", "Old", "", "", 100, (), lambda c, t, x: (), lambda r, x: {}, html)
+    assert old.report_html is html and old.report_section is None
+    assert Layer(name="x", title="X").report_html({}) == ""  # still callable by code that calls it
