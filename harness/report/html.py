@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+from importlib import resources
 import json
 import os
 import warnings
@@ -40,25 +41,10 @@ COUNT_FIELDS = ("planned", "executed", "decidable", "passed", "soft", "failed", 
 
 #: The page's style lives in templates/report/report.css (with trends.css and changes.css).
 
-#: The page's one script: status checkboxes and a search box over the cases (the page reads
-#: fine without it). Allowed by the CSP through its hash; it uses no inline handlers. A link
-#: may preset both: ``report.html#status=fail,error&q=timeout``.
-SCRIPT = """(function(){
-var f=document.getElementById('filters');if(!f)return;f.hidden=false;
-var q=document.getElementById('q'),boxes=f.querySelectorAll('input[type=checkbox]'),shown=document.getElementById('shown');
-var cases=document.querySelectorAll('details.case');
-function apply(){var on={},t=q.value.trim().toLowerCase(),total=0;
-for(var i=0;i<boxes.length;i++)on[boxes[i].value]=boxes[i].checked;
-for(var j=0;j<cases.length;j++){var d=cases[j];var ok=on[d.getAttribute('data-status')]!==false&&
-(!t||d.textContent.toLowerCase().indexOf(t)>=0);d.hidden=!ok;if(ok)total++;}
-var groups=document.querySelectorAll('section.layer-cases');
-for(var k=0;k<groups.length;k++){var n=groups[k].querySelectorAll('details.case:not([hidden])').length;
-groups[k].hidden=n===0;groups[k].querySelector('.n-shown').textContent=n;}
-shown.textContent=total;}
-var h=new URLSearchParams(location.hash.slice(1));if(h.get('q'))q.value=h.get('q');
-if(h.get('status')){var want=h.get('status').split(',');for(var i=0;i<boxes.length;i++)boxes[i].checked=want.indexOf(boxes[i].value)>=0;}
-q.addEventListener('input',apply);for(var i=0;i<boxes.length;i++)boxes[i].addEventListener('change',apply);apply();
-})();"""
+#: The page's one script (templates/report/filter.js): status checkboxes and a search box over
+#: the cases (the page reads fine without it). Allowed by the CSP through its hash (of the text
+#: inserted); it uses no inline handlers. A link may preset both: ``report.html#status=fail,error&q=timeout``.
+SCRIPT = (resources.files("harness.report") / "templates" / "report" / "filter.js").read_text(encoding="utf-8").strip()
 SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
 CSP = f"default-src 'none'; style-src 'unsafe-inline'; script-src '{SCRIPT_HASH}'; img-src data:"
 
