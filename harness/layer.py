@@ -8,7 +8,8 @@ The engine names no layer. A layer is one object (``Layer``) that says:
 - the services its cases need (``services``: e.g. the embedder), warmed up only when a
   case of the layer runs;
 - its summary metrics (``metrics``: results -> a dict merged into results.json
-  ``layers.<name>``) and its section of the report (``report_html``);
+  ``layers.<name>``) and its section of the report as data (``report_section``), drawn by a
+  template (``report_template``; a plugin's ``report_html`` string still works, deprecated);
 - optionally, extra cases it derives from the suite (``derive_cases``; the robustness
   layer's metamorphic variants).
 
@@ -83,7 +84,8 @@ class Layer:
     ``context`` holds ``perf`` (the run's per-layer latency/tokens/cost), ``models``, ``out_dir``
     (where the run's folder is) and ``reports_dir`` (the project's reports folder)."""
     report_html: Callable[[Mapping[str, Any]], str] = _no_section
-    """``(results.json layers.<name>) -> an HTML fragment`` for report.html (escaped by the layer)."""
+    """Deprecated: ``(results.json layers.<name>) -> an HTML fragment`` (escaped by the layer),
+    inserted as it is and only when ``report_section`` is not given; warns ``DeprecationWarning``."""
     derive_cases: Callable[[Sequence[Case], Mapping[str, Any]], list[Case]] = _no_cases
     """``(the whole loaded suite, context) -> extra cases of this layer`` (e.g. metamorphic variants)."""
     settings: Any = None
@@ -96,6 +98,15 @@ class Layer:
     summary_lines: Callable[[Mapping[str, Any]], list[str]] = _no_lines
     """``(results.json layers.<name>) -> plain lines`` printed under the layer's counts (terminal,
     summary.md): the layer's own headline figures, e.g. the variants' line."""
+
+    # Added after the older fields, so a Layer built with positional arguments keeps its meaning.
+    report_section: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None
+    """``(results.json layers.<name>) -> the data of its report.html section`` (None or empty: no
+    section), drawn by ``report_template``. The default template takes ``{"tables": [{"title",
+    "head", "rows", "note", "anchor"}], "empty": "line shown when no table"}`` (``layers._common.
+    table`` builds a table); every value is escaped by the template."""
+    report_template: str = "layers/tables.html.j2"
+    """The template (under harness/report/templates/) that draws ``report_section``'s data."""
 
     @property
     def folder(self) -> str:

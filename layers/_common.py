@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import statistics
 from typing import Any, Iterable, Sequence
 
@@ -31,19 +30,13 @@ def distribution(values: Iterable[float]) -> dict[str, Any] | None:
             "p90": q(0.9), "max": round(xs[-1], 4)}
 
 
-def esc(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
-
-
-def table(title: str, head: Sequence[str], rows: Sequence[Sequence[Any]], note: str = "", anchor: str = "") -> str:
-    """An escaped HTML section with one table ('' without rows)."""
+def table(title: str, head: Sequence[str], rows: Sequence[Sequence[Any]], note: str = "",
+          anchor: str = "") -> dict[str, Any] | None:
+    """One table of a layer's report section, as data (None without rows): the default
+    template (harness/report/templates/layers/tables.html.j2) draws and escapes it."""
     if not rows:
-        return ""
-    th = "".join(f"<th>{esc(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
-    foot = f'<p class="muted">{esc(note)}</p>' if note else ""
-    ident = f' id="{esc(anchor)}"' if anchor else ""
-    return f"<section{ident}><h3>{esc(title)}</h3><table><tr>{th}</tr>{body}</table>{foot}</section>"
+        return None
+    return {"title": title, "head": list(head), "rows": [list(r) for r in rows], "note": note, "anchor": anchor}
 
 
 def rate(passed: int, total: int) -> str:

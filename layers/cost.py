@@ -26,20 +26,20 @@ def default_checks(case: Case, turn: int, context: Mapping[str, Any]) -> list[Ch
     return out
 
 
-def report_html(m: Mapping[str, Any]) -> str:
+def report_section(m: Mapping[str, Any]) -> dict[str, Any] | None:
     """The layer's headline figures, read from the fields the run's meter gives every layer
     (``latency``, ``tokens``, ``llm_calls``, ``cost_usd``): the cost layer adds no metric of its own."""
     last = (m.get("latency") or {}).get("last_reply_ms") or {}
     tokens = m.get("tokens")
     if isinstance(tokens, Mapping):
         tokens = (tokens.get("input") or 0) + (tokens.get("output") or 0)
-    return table("Cost: the layer's figures", ("p50 latency", "p95 latency", "tokens", "LLM calls", "cost"),
+    return {"tables": [table("Cost: the layer's figures", ("p50 latency", "p95 latency", "tokens", "LLM calls", "cost"),
                  [[metric(last.get("p50"), "ms"), metric(last.get("p95"), "ms"), metric(tokens),
-                   metric(m.get("llm_calls")), metric(m.get("cost_usd"), " USD")]], anchor="layer-cost")
+                   metric(m.get("llm_calls")), metric(m.get("cost_usd"), " USD")]], anchor="layer-cost")]}
 
 
 LAYER = Layer(
     name="cost", title="Performance and cost", order=40,
     description="doubled prompts, extra LLM calls, slow paths, missing truncation, budgets",
-    default_checks=default_checks, report_html=report_html, default_names=("metered", "answered"),
+    default_checks=default_checks, report_section=report_section, default_names=("metered", "answered"),
 )

@@ -39,19 +39,19 @@ def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[s
     return out
 
 
-def report_html(m: Mapping[str, Any]) -> str:
+def report_section(m: Mapping[str, Any]) -> dict[str, Any] | None:
     """The layer's repeats line; its slots are drawn by the report's own slot section
     (report/repeats.py reads ``layers.<name>.slots`` of any layer)."""
     r = m.get("repeats")
     if not r:
-        return ""
-    return table("Multi-turn: repeats", ("k", "cases", "pass@k", "pass^k"),
-                 [[r.get("k"), r.get("cases"), r.get("pass_at_k"), r.get("pass_hat_k")]], anchor="layer-multiturn")
+        return None
+    return {"tables": [table("Multi-turn: repeats", ("k", "cases", "pass@k", "pass^k"),
+                 [[r.get("k"), r.get("cases"), r.get("pass_at_k"), r.get("pass_hat_k")]], anchor="layer-multiturn")]}
 
 
 LAYER = Layer(
     name="multiturn", title="Multi-turn state", order=30,
     description="lost state, ignored cancels, stale documents after a switch, missing or endless retries",
-    default_checks=default_checks, metrics=metrics, report_html=report_html,
+    default_checks=default_checks, metrics=metrics, report_section=report_section,
     default_names=("no_leak", "state_probed"),
 )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from harness.layer import Layer
-from harness.layers._common import distribution, esc, flag, metric, table
+from harness.layers._common import distribution, flag, metric, table
 from harness.types import Case, CaseResult, CheckSpec
 
 
@@ -51,26 +51,27 @@ def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[s
     return out
 
 
-def report_html(m: Mapping[str, Any]) -> str:
-    out = ""
+def report_section(m: Mapping[str, Any]) -> dict[str, Any]:
+    """Similarity, judge health and judge sensitivity tables (or a line saying there are none)."""
+    out: list[Any] = []
     s = m.get("similarity")
     if s:
-        out += table("Reasoning: similarity to the goldens", ("n", "min", "p10", "median", "p90", "max"),
-                     [[s.get(k) for k in ("n", "min", "p10", "median", "p90", "max")]], anchor="layer-reasoning")
+        out.append(table("Reasoning: similarity to the goldens", ("n", "min", "p10", "median", "p90", "max"),
+                     [[s.get(k) for k in ("n", "min", "p10", "median", "p90", "max")]], anchor="layer-reasoning"))
     h = m.get("judge_health")
     if h:
-        out += table("Reasoning: judge health (labelled examples)", ("examples", "accuracy (decided)",
+        out.append(table("Reasoning: judge health (labelled examples)", ("examples", "accuracy (decided)",
                      "accuracy (undecided = wrong)", "kappa", "undecided"),
                      [[h.get("examples"), metric(h.get("accuracy")), metric(h.get("accuracy_all")),
-                       metric(h.get("kappa")), h.get("undecided")]])
+                       metric(h.get("kappa")), h.get("undecided")]]))
     j = m.get("sensitivity")
     if j and isinstance(j.get("kinds"), Mapping):
         rows = [(kind, k.get("mutations"), k.get("caught"),
                  f"{100.0 * k['caught'] / k['mutations']:.0f}%" if k.get("mutations") else "n/a")
                 for kind, k in j["kinds"].items()]
-        out += table("Reasoning: judge sensitivity (harness judges)", ("kind", "mutations", "caught", "rate"), rows,
-                     note=f"from {j.get('path', 'judges.json')} {j.get('written_at', '')}".strip())
-    return out or f'<p class="muted">{esc("no similarity scores in this run")}</p>'
+        out.append(table("Reasoning: judge sensitivity (harness judges)", ("kind", "mutations", "caught", "rate"), rows,
+                     note=f"from {j.get('path', 'judges.json')} {j.get('written_at', '')}".strip()))
+    return {"tables": out, "empty": "no similarity scores in this run"}
 
 
 def summary_lines(m: Mapping[str, Any]) -> list[str]:
@@ -95,6 +96,6 @@ LAYER = Layer(
     name="reasoning", title="Semantic reasoning", order=20,
     description="summaries of the wrong section, ignored audiences and limits, invented numbers and answers",
     services=("embedder", "goldens", "critic"),
-    default_checks=default_checks, metrics=metrics, report_html=report_html, summary_lines=summary_lines,
+    default_checks=default_checks, metrics=metrics, report_section=report_section, summary_lines=summary_lines,
     default_names=("no_leak",),
 )

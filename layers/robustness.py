@@ -20,7 +20,7 @@ from pydantic import Field
 from harness.checks.equivalence import decided_by
 from harness.layer import Layer
 from harness.layers import variants
-from harness.layers._common import esc, flag, has_check, rate, table
+from harness.layers._common import flag, has_check, rate, table
 from harness.schema.models import Strict
 from harness.types import Case, CaseResult, CheckSpec
 
@@ -61,17 +61,18 @@ def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[s
     return out
 
 
-def report_html(m: Mapping[str, Any]) -> str:
+def report_section(m: Mapping[str, Any]) -> dict[str, Any]:
+    """The pass rate per tag, and the variants' line (templates/layers/robustness.html.j2)."""
     tags = m.get("tags") or {}
     rows = [(tag, t.get("cases"), t.get("passed"), rate(t.get("passed") or 0, t.get("cases") or 0))
             for tag, t in tags.items()]
-    out = table("Robustness: pass rate per tag", ("tag", "cases", "passed", "pass rate"), rows,
-                anchor="layer-robustness")
+    out: dict[str, Any] = {"tables": [table("Robustness: pass rate per tag", ("tag", "cases", "passed", "pass rate"),
+                                            rows, anchor="layer-robustness")]}
     v = m.get("variants")
     if v:
-        changed = ", ".join(v.get("changed") or []) or "none"
-        out += (f'<p>Metamorphic variants: <b>{esc(v.get("passed"))}/{esc(v.get("cases"))}</b> answered like '
-                f'their originals ({esc(rate(v.get("passed") or 0, v.get("cases") or 0))}); changed: {esc(changed)}</p>')
+        out["variants"] = {"passed": v.get("passed"), "cases": v.get("cases"),
+                           "rate": rate(v.get("passed") or 0, v.get("cases") or 0),
+                           "changed": ", ".join(v.get("changed") or []) or "none"}
     return out
 
 
@@ -96,8 +97,9 @@ LAYER = Layer(
     name="robustness", title="Input robustness", order=10,
     description="bad links and files, empty, gibberish, foreign and huge messages, injections, duplicates; "
                 "and metamorphic variants that must not change the answer",
-    services=("embedder",),
-    default_names=("no_leak", "webhook_2xx", "answered"), settings=Settings,  # the metamorphic variants' equivalence (warmed only when they run)
-    default_checks=default_checks, metrics=metrics, report_html=report_html, derive_cases=derive_cases,
+    services=("embedder",),  # the metamorphic variants' equivalence (warmed only when they run)
+    default_names=("no_leak", "webhook_2xx", "answered"), settings=Settings,
+    default_checks=default_checks, metrics=metrics, report_section=report_section,
+    report_template="layers/robustness.html.j2", derive_cases=derive_cases,
     summary_lines=summary_lines,
 )

@@ -11,7 +11,6 @@ judges.json (contract, /work/shared/DESIGN.md)::
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import tempfile
@@ -82,45 +81,25 @@ def latest_figures(*folders: str | os.PathLike) -> dict[str, Any] | None:
 
 
 def render_html(result: dict[str, Any]) -> str:
-    e = html.escape
+    """judges.html, drawn by harness/report/templates/judges.html.j2 (autoescape on) from this view."""
+    from harness.report.templating import render
+
     meta = result.get("meta", {})
-    rows = []
+    kinds = []
     for name, k in result["kinds"].items():
         r = rate(k)
-        ok = r is not None and r >= meta.get("min_catch", 0.9)
-        rows.append(f"<tr class='{'ok' if ok else 'bad'}'><td>{e(name)}</td><td>{k['mutations']}</td>"
-                    f"<td>{k['caught']}</td><td>{'' if r is None else f'{r:.0%}'}</td></tr>")
-    missed = [c for c in result["cases"] if not c["caught_by"]]
-    missed_rows = "".join(f"<tr><td>{e(c['id'])}</td><td>{e(c['kind'])}</td><td>{e(c['mutation'])}</td></tr>"
-                          for c in missed)
-    gf = "".join(f"<li><b>{e(g['id'])}</b> answer #{g['answer']}: {e('; '.join(g['failures']))}</li>"
-                 for g in result.get("golden_failures", []))
-    th_rows = "".join(
-        f"<tr><td>{e(cid)}</td><td>{t['current']:.2f}</td><td>{'' if t['proposed'] is None else t['proposed']}</td>"
-        f"<td>{'' if t['right_min'] is None else t['right_min']}</td>"
-        f"<td>{'' if t['wrong_whole_max'] is None else t['wrong_whole_max']}</td>"
-        f"<td>{t['mutations_passing_current']}</td><td>{e(t.get('reason') or '')}</td></tr>"
-        for cid, t in sorted(result.get("thresholds", {}).items()))
+        kinds.append({"name": name, "mutations": k["mutations"], "caught": k["caught"],
+                      "rate": "" if r is None else f"{r:.0%}", "ok": r is not None and r >= meta.get("min_catch", 0.9)})
+    thresholds = [(cid, f"{t['current']:.2f}", t["proposed"], t["right_min"], t["wrong_whole_max"],
+                   t["mutations_passing_current"], t.get("reason") or "")
+                  for cid, t in sorted(result.get("thresholds", {}).items())]
     h = result["health"]
-    notes = "".join(f"<li>{e(n)}</li>" for n in meta.get("notes", []))
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>harness judges</title>
-<style>body{{font:14px system-ui,sans-serif;margin:2em;max-width:1200px}}table{{border-collapse:collapse;margin:1em 0}}
-td,th{{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}}tr.bad td{{background:#fdd}}
-tr.ok td{{background:#efe}}</style></head><body>
-<h1>Judges: mutation testing</h1>
-<p>Wrong answers derived from every golden answer, judged by the case's own checks (critic {e(str(meta.get('critic')))},
-embedder {e(str(meta.get('embedder')))}, seed {meta.get('seed')}). A mutation is caught when any check fails on it.
-Minimum catch rate per kind: {meta.get('min_catch')}. Generated {e(str(meta.get('generated', '')))}.</p>
-<table><tr><th>kind</th><th>mutations</th><th>caught</th><th>rate</th></tr>{''.join(rows)}</table>
-<p>Goldens: {result['goldens']['passed']}/{result['goldens']['total']} pass their own case's checks.</p>
-{f'<h2>Goldens that fail their own checks</h2><ul>{gf}</ul>' if gf else ''}
-<h2>Critic health</h2><p>{h.get('examples')} labelled examples; accuracy with undecided counted wrong
-{h.get('accuracy_all')}; kappa {h.get('kappa')}; undecided {h.get('undecided')}.</p>
-<h2>Missed mutations ({len(missed)})</h2>
-<table><tr><th>case</th><th>kind</th><th>mutation</th></tr>{missed_rows}</table>
-<h2>Similarity thresholds from data</h2>
-<table><tr><th>case</th><th>current</th><th>proposed</th><th>right answers, lowest</th><th>whole wrong answers,
-highest</th><th>mutations at or above current</th><th>reason in the case file</th></tr>{th_rows}</table>
-{f'<h2>Notes</h2><ul>{notes}</ul>' if notes else ''}
-</body></html>
-"""
+    page = {"critic": str(meta.get("critic")), "embedder": str(meta.get("embedder")), "seed": str(meta.get("seed")),
+            "min_catch": str(meta.get("min_catch")), "generated": str(meta.get("generated", "")), "kinds": kinds,
+            "goldens": result["goldens"],
+            "golden_failures": [{"id": g["id"], "answer": g["answer"], "failures": "; ".join(g["failures"])}
+                                for g in result.get("golden_failures", [])],
+            "health": {k: str(h.get(k)) for k in ("examples", "accuracy_all", "kappa", "undecided")},
+            "missed": [c for c in result["cases"] if not c["caught_by"]], "thresholds": thresholds,
+            "notes": list(meta.get("notes", []))}
+    return render("judges.html.j2", page=page)

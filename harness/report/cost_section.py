@@ -7,7 +7,6 @@ wherever a dollar figure appears.
 
 from __future__ import annotations
 
-import html
 from typing import Any, Mapping
 
 
@@ -66,4 +65,6 @@ def cost_html(d: Mapping[str, Any]) -> str:
     lines = cost_lines(d)
     if not lines:
         return ""
-    return "<h2>Cost and performance</h2><ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in lines) + "</ul>"
+    from harness.report.templating import fragment
+
+    return fragment("report/cost.html.j2", lines=lines)

@@ -1,41 +1,27 @@
 """report.html's nightly parts: trend charts over the runs in history, and tonight's diff.
 
-Charts are inline SVG drawn here in Python: the page must open from a mail attachment or
+Charts are inline SVG: their geometry is computed here (``chart_data``, plain numbers and
+labels) and drawn by the ``chart`` macro of templates/report/chart.html.j2. The page must open from a mail attachment or
 an object-storage link with no network and with scripts blocked, so there is no chart
 library and no JavaScript. A missing value (a layer that was not run, a pass rate with
 nothing decidable) is a gap in the line, never a zero or a 100%.
 
-Run ids, case ids and reasons are untrusted text like everything else on the page: all
-of it goes through ``esc``.
+Run ids, case ids and reasons are untrusted text like everything else on the page: the
+templates escape all of it.
 """
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Any, Mapping, Sequence
+
+from harness.report.templating import fragment
 
 W, H = 540, 210
 PAD_L, PAD_R, PAD_T, PAD_B = 56, 12, 26, 34
 PALETTE = ("#0969da", "#1a7f37", "#bf3989", "#9a6700", "#8250df", "#cf222e", "#6e7781")
 
-CSS = """
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(540px,100%),1fr));gap:12px}
-.chart{border:1px solid var(--line);border-radius:6px;padding:4px;min-width:0}
-.chart svg{width:100%;height:auto;max-width:640px;display:block}
-.chart text{font:11px system-ui,sans-serif;fill:#57606a}.chart .t{font-size:13px;font-weight:600;fill:#1f2328}
-.legend span{display:inline-block;margin-right:10px;font-size:12px}
-.legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:middle}
-.diff h3{margin:14px 0 4px;font-size:15px}.diff ul{margin:4px 0}
-.diff .reg{color:var(--fail);font-weight:600}
-.q{display:inline-block;border:1px solid var(--soft);color:var(--soft);border-radius:8px;padding:0 6px;
-font-size:11px;font-weight:600;text-transform:uppercase}
-.refs{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:6px 10px}
-"""
-
-
-def esc(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+#: The charts' and the diff's style: templates/report/trends.css.
 
 
 def _nice_max(v: float) -> float:
@@ -45,10 +31,11 @@ def _nice_max(v: float) -> float:
     return float(min(m * 10.0 ** p for p in range(-6, 12) for m in (1, 2, 2.5, 5) if m * 10.0 ** p >= v))
 
 
-def line_chart(title: str, labels: Sequence[str], series: Mapping[str, Sequence[float | None]], *,
+def chart_data(title: str, labels: Sequence[str], series: Mapping[str, Sequence[float | None]], *,
                fmt=lambda v: f"{v:g}", y_max: float | None = None, bars: bool = False,
-               integer: bool = False) -> str:
-    """One chart as an inline ``<svg>``: a line per series (or bars for a single series).
+               integer: bool = False) -> dict[str, Any]:
+    """One chart's geometry as data (coordinates rounded to 0.1 px as text) for the ``chart``
+    macro of templates/report/chart.html.j2: a line per series (or bars for a single series).
     ``integer``: counts, so the four grid steps stay whole numbers."""
     n = len(labels)
     values = [v for s in series.values() for v in s if isinstance(v, (int, float))]
@@ -65,30 +52,28 @@ def line_chart(title: str, labels: Sequence[str], series: Mapping[str, Sequence[
     def y(v: float) -> float:
         return PAD_T + ph - (ph * min(v, top) / top if top else 0)
 
-    parts = [f'<svg role="img" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
-             f'xmlns="http://www.w3.org/2000/svg"><title>{esc(title)}</title>',
-             f'<text class="t" x="{PAD_L}" y="16">{esc(title)}</text>']
+    grid = []
     for k in range(5):  # grid and y labels
         v = top * k / 4
         yy = y(v)
-        parts.append(f'<line x1="{PAD_L}" y1="{yy:.1f}" x2="{W - PAD_R}" y2="{yy:.1f}" stroke="#d0d7de" '
-                     f'stroke-width="{1 if k == 0 else 0.5}"/>'
-                     f'<text x="{PAD_L - 6}" y="{yy + 4:.1f}" text-anchor="end">{esc(fmt(v))}</text>')
+        grid.append({"y": f"{yy:.1f}", "width": 1 if k == 0 else 0.5, "lx": PAD_L - 6, "ly": f"{yy + 4:.1f}",
+                     "label": fmt(v)})
+    xlabels = []
     for i, label in enumerate(labels):
         if i in _label_slots(n):
             anchor = "middle" if bars or n == 1 else "start" if i == 0 else "end" if i == n - 1 else "middle"
-            parts.append(f'<text x="{x(i):.1f}" y="{H - PAD_B + 16}" text-anchor="{anchor}">{esc(label)}</text>')
-    if not values:
-        parts.append(f'<text x="{PAD_L + pw / 2}" y="{PAD_T + ph / 2}" text-anchor="middle">no data</text>')
+            xlabels.append({"x": f"{x(i):.1f}", "y": H - PAD_B + 16, "anchor": anchor, "text": label})
+    out: dict[str, Any] = {"title": title, "w": W, "h": H, "pad_l": PAD_L, "x2": W - PAD_R, "grid": grid,
+                           "xlabels": xlabels, "bars": [], "lines": [],
+                           "nodata": None if values else {"x": PAD_L + pw / 2, "y": PAD_T + ph / 2},
+                           "legend": [(PALETTE[i % len(PALETTE)], name) for i, name in enumerate(series)]}
     for si, (name, vals) in enumerate(series.items()):
         color = PALETTE[si % len(PALETTE)]
         if bars:
             bw = max(4.0, min(40.0, pw / max(n, 1) * 0.6))
-            for i, v in enumerate(vals):
-                if isinstance(v, (int, float)):
-                    parts.append(f'<rect x="{x(i) - bw / 2:.1f}" y="{y(v):.1f}" width="{bw:.1f}" '
-                                 f'height="{PAD_T + ph - y(v):.1f}" fill="{color}">'
-                                 f'<title>{esc(labels[i])}: {esc(fmt(v))}</title></rect>')
+            out["bars"] += [{"x": f"{x(i) - bw / 2:.1f}", "y": f"{y(v):.1f}", "w": f"{bw:.1f}",
+                             "h": f"{PAD_T + ph - y(v):.1f}", "color": color, "title": f"{labels[i]}: {fmt(v)}"}
+                            for i, v in enumerate(vals) if isinstance(v, (int, float))]
             continue
         segment: list[str] = []
         segments: list[list[str]] = []
@@ -100,17 +85,15 @@ def line_chart(title: str, labels: Sequence[str], series: Mapping[str, Sequence[
                 segment = []
         if segment:
             segments.append(segment)
-        for seg in segments:
-            if len(seg) > 1:
-                parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{" ".join(seg)}"/>')
-        for i, v in enumerate(vals):
-            if isinstance(v, (int, float)):
-                parts.append(f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="3.5" fill="{color}">'
-                             f'<title>{esc(name)} {esc(labels[i])}: {esc(fmt(v))}</title></circle>')
-    parts.append("</svg>")
-    legend = "".join(f'<span><i style="background:{PALETTE[i % len(PALETTE)]}"></i>{esc(name)}</span>'
-                     for i, name in enumerate(series))
-    return f'<div class="chart">{"".join(parts)}<div class="legend">{legend}</div></div>'
+        out["lines"].append({"color": color, "segments": [seg for seg in segments if len(seg) > 1],
+                             "dots": [{"x": f"{x(i):.1f}", "y": f"{y(v):.1f}", "title": f"{name} {labels[i]}: {fmt(v)}"}
+                                      for i, v in enumerate(vals) if isinstance(v, (int, float))]})
+    return out
+
+
+def line_chart(title: str, labels: Sequence[str], series: Mapping[str, Sequence[float | None]], **kw: Any) -> str:
+    """One chart as an inline ``<svg>`` in its ``div.chart`` (``chart_data`` drawn by its template)."""
+    return fragment("report/chart.html.j2", chart_data=chart_data(title, labels, series, **kw))
 
 
 #: At most this many x labels: each is about 70 px wide on a 540 px chart, so more would overlap.
@@ -136,7 +119,7 @@ def _label(record: Mapping[str, Any], seconds: bool = False) -> str:
 def _labels(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """One distinct label per run: seconds are added when two runs fall in the same minute,
     and a run number when they fall in the same second."""
-    labels = _labels(records)
+    labels = [_label(r) for r in records]
     if len(set(labels)) < len(labels):
         labels = [_label(r, seconds=True) for r in records]
     seen: dict[str, int] = {}
@@ -172,15 +155,13 @@ def render_trends(records: Sequence[Mapping[str, Any]]) -> str:
     soft = {"soft errors": [r["total"].get("soft", 0) for r in records]}
     unit, ms_fmt = _ms_axis([v for vals in lat.values() for v in vals])
     charts = [
-        line_chart("Pass rate per layer (% of decidable)", labels, rate, fmt=lambda v: f"{v:.0f}%", y_max=100.0),
-        line_chart("Cost per run (USD)", labels, cost, fmt=lambda v: f"${v:.4f}" if v < 1 else f"${v:.2f}"),
-        line_chart(f"Latency p95 per layer ({unit})", labels, lat, fmt=ms_fmt),
-        line_chart("Soft errors per run", labels, soft, fmt=lambda v: f"{v:.0f}", bars=True, integer=True),
+        chart_data("Pass rate per layer (% of decidable)", labels, rate, fmt=lambda v: f"{v:.0f}%", y_max=100.0),
+        chart_data("Cost per run (USD)", labels, cost, fmt=lambda v: f"${v:.4f}" if v < 1 else f"${v:.2f}"),
+        chart_data(f"Latency p95 per layer ({unit})", labels, lat, fmt=ms_fmt),
+        chart_data("Soft errors per run", labels, soft, fmt=lambda v: f"{v:.0f}", bars=True, integer=True),
     ]
     first, last = records[0].get("run_id"), records[-1].get("run_id")
-    return (f'<h2 id="trends">Trends over {len(records)} run(s)</h2>'
-            f'<p class="muted">{esc(first)} → {esc(last)}; a gap is a run where the layer was not run or '
-            f'nothing was decidable.</p><div class="charts">{"".join(charts)}</div>')
+    return fragment("report/trends.html.j2", runs=len(records), first=first, last=last, charts=charts)
 
 
 def _case_link(case_id: Any) -> str:
@@ -189,20 +170,16 @@ def _case_link(case_id: Any) -> str:
     return "#case-" + re.sub(r"[^A-Za-z0-9_-]", "-", str(case_id))
 
 
-def _items(entries: Sequence[Mapping[str, Any]], shown: int = 10, limit: int = 200) -> str:
+def _entry(e: Mapping[str, Any]) -> dict[str, Any]:
+    return {"link": _case_link(e.get("id")), "id": e.get("id"), "layer": e.get("layer"), "before": e.get("before"),
+            "after": e.get("after"), "quarantined": bool(e.get("quarantined")), "why": e.get("why")}
+
+
+def _items(entries: Sequence[Mapping[str, Any]], shown: int = 10, limit: int = 200) -> dict[str, Any]:
     """A case list: the first ``shown`` visible, the rest (up to ``limit``) folded away."""
-    lis = []
-    for e in entries[:limit]:
-        q = ' <span class="q">quarantined</span>' if e.get("quarantined") else ""
-        lis.append(f'<li><a href="{esc(_case_link(e.get("id")))}">{esc(e.get("id"))}</a> '
-                   f'<span class="muted">{esc(e.get("layer"))}</span> {esc(e.get("before") or "-")} → '
-                   f'<b>{esc(e.get("after") or "-")}</b>{q}'
-                   + (f' <span class="why">— {esc(e.get("why"))}</span>' if e.get("why") else "") + "</li>")
-    more = f"<li>… and {len(entries) - limit} more (diff.json)</li>" if len(entries) > limit else ""
-    if len(lis) <= shown:
-        return "<ul>" + "".join(lis) + more + "</ul>"
-    return ("<ul>" + "".join(lis[:shown]) + f"</ul><details><summary>{len(entries) - shown} more</summary><ul>"
-            + "".join(lis[shown:]) + more + "</ul></details>")
+    listed = [_entry(e) for e in entries[:limit]]
+    return {"total": len(entries), "shown": listed[:shown], "folded": listed[shown:],
+            "folded_count": len(entries) - shown, "more": len(entries) - limit if len(entries) > limit else 0}
 
 
 def render_diff_html(diff: Mapping[str, Any] | None) -> str:
@@ -211,37 +188,20 @@ def render_diff_html(diff: Mapping[str, Any] | None) -> str:
         return ""
     base = diff.get("base_run") or {}
     c = diff.get("counts") or {}
-    parts = [f'<section class="diff" id="diff"><h2>Tonight vs {esc(base.get("run_id"))}'
-             f'{" (" + esc(base.get("why")) + ")" if base.get("why") else ""}</h2>',
-             f'<p><span class="{"reg" if c.get("regressions") else ""}">{esc(c.get("regressions", 0))} regressions'
-             f'</span> · {esc(c.get("fixed", 0))} fixed · {esc(c.get("still_failing", 0))} still failing · '
-             f'{esc(c.get("flaky", 0))} flaky · {esc(c.get("new", 0))} new · {esc(c.get("removed", 0))} removed · '
-             f'{esc(c.get("drift", 0))} drift</p>']
-    refs = diff.get("references") or []
-    if refs:
-        parts.append('<div class="refs"><b>References changed</b> — a score change may be a reference change: '
-                     + "; ".join(f"{esc(r.get('what'))} {esc(r.get('before'))} → {esc(r.get('after'))}"
-                                 for r in refs) + "</div>")
-    for key, title in (("regressions", "New failures (regressions)"), ("fixed", "Fixed"),
-                       ("still_failing", "Still failing"), ("changed", "Other status changes"),
-                       ("new", "New cases"), ("removed", "Removed cases")):
-        if diff.get(key):
-            parts.append(f"<h3>{esc(title)} ({len(diff[key])})</h3>{_items(diff[key])}")
-    if diff.get("flaky"):
-        parts.append("<h3>Flaky</h3><ul>" + "".join(
-            f'<li><a href="{esc(_case_link(f.get("id")))}">{esc(f.get("id"))}</a> {esc(f.get("flips"))} flips in '
-            f'{esc(f.get("runs"))} runs: {esc(" ".join(s or "-" for s in f.get("statuses") or []))}'
-            + (' <span class="q">quarantined</span>' if f.get("quarantined") else "") + "</li>"
-            for f in diff["flaky"][:50]) + "</ul>")
-    if diff.get("drift"):
-        rows = "".join(f"<tr><td>{esc(d.get('scope'))}</td><td>{esc(d.get('metric'))}</td>"
-                       f"<td>{esc(d.get('direction'))}</td><td class=\"n\">{esc(_num(d.get('before')))}</td>"
-                       f"<td class=\"n\">{esc(_num(d.get('after')))}</td><td class=\"n\">×{esc(d.get('ratio'))}</td></tr>"
-                       for d in diff["drift"][:50])
-        parts.append("<h3>Metric drift</h3><table><tr><th>scope</th><th>metric</th><th></th><th>before</th>"
-                     f"<th>after</th><th>ratio</th></tr>{rows}</table>")
-    parts.append("</section>")
-    return "".join(parts)
+    lists = [(title, _items(diff[key])) for key, title in (
+        ("regressions", "New failures (regressions)"), ("fixed", "Fixed"), ("still_failing", "Still failing"),
+        ("changed", "Other status changes"), ("new", "New cases"), ("removed", "Removed cases")) if diff.get(key)]
+    flaky = [{"link": _case_link(f.get("id")), "id": f.get("id"), "flips": f.get("flips"), "runs": f.get("runs"),
+              "statuses": " ".join(s or "-" for s in f.get("statuses") or []),
+              "quarantined": bool(f.get("quarantined"))} for f in (diff.get("flaky") or [])[:50]]
+    drift = [{"scope": d.get("scope"), "metric": d.get("metric"), "direction": d.get("direction"),
+              "before": _num(d.get("before")), "after": _num(d.get("after")), "ratio": d.get("ratio")}
+             for d in (diff.get("drift") or [])[:50]]
+    return fragment("report/diff.html.j2", base={"run_id": base.get("run_id"), "why": base.get("why")},
+                    c={k: c.get(k, 0) for k in ("regressions", "fixed", "still_failing", "flaky", "new", "removed",
+                                                "drift")},
+                    refs=[{"what": r.get("what"), "before": r.get("before"), "after": r.get("after")}
+                          for r in diff.get("references") or []], lists=lists, flaky=flaky, drift=drift)
 
 
 def _num(v: Any) -> str:

@@ -7,11 +7,7 @@ count and 95% Wilson interval; per layer slot precision / recall / F1 with TP/FP
 
 from __future__ import annotations
 
-import html
 from typing import Any, Mapping
-
-
-FLAKY = '<b class="flaky">flaky</b>'
 
 
 def _ratio(value: Any) -> str:
@@ -66,22 +62,16 @@ def markdown_lines(d: Mapping[str, Any], md, code) -> list[str]:
 
 
 def html_section(d: Mapping[str, Any]) -> str:
-    """An HTML block for report.html ('' when there is nothing to show)."""
-    parts: list[str] = []
-    rows = slot_rows(d)
-    if rows:
-        body = "".join(
-            f"<tr><td>{html.escape(str(n))}</td><td>{s.get('tp', 0)}</td><td>{s.get('fp', 0)}</td>"
-            f"<td>{s.get('fn', 0)}</td><td>{_ratio(s.get('precision'))}</td><td>{_ratio(s.get('recall'))}</td>"
-            f"<td>{_ratio(s.get('f1'))}</td></tr>" for n, s in rows)
-        parts.append('<section id="slots"><h2>Slot extraction</h2><table><tr><th>layer</th><th>TP</th><th>FP</th>'
-                     f"<th>FN</th><th>precision</th><th>recall</th><th>F1</th></tr>{body}</table></section>")
-    if repeated(d):
-        body = "".join(
-            f"<tr><td>{html.escape(str(c.get('id')))}</td><td>{c.get('passes')}/{c.get('attempts')}</td>"
-            f"<td>{c.get('pass_at_k')}</td><td>{c.get('pass_hat_k')}</td>"
-            f"<td>{FLAKY if c.get('flaky') else ''}</td><td>{html.escape(_ci(c))}</td></tr>"
-            for c in d.get("cases") or ())
-        parts.append('<section id="repeats"><h2>Repeats</h2><table><tr><th>case</th><th>passes</th><th>pass@k</th>'
-                     f"<th>pass^k</th><th></th><th>95% CI</th></tr>{body}</table></section>")
-    return "".join(parts)
+    """report.html's slot and repeats tables (templates/report/repeats.html.j2; '' when there is nothing)."""
+    from harness.report.templating import fragment
+
+    slots = [{"layer": n, "tp": s.get("tp", 0), "fp": s.get("fp", 0), "fn": s.get("fn", 0),
+              "precision": _ratio(s.get("precision")), "recall": _ratio(s.get("recall")), "f1": _ratio(s.get("f1"))}
+             for n, s in slot_rows(d)]
+    repeats = [{"id": c.get("id"), "passes": f"{c.get('passes')}/{c.get('attempts')}",
+                "pass_at_k": str(c.get("pass_at_k")), "pass_hat_k": str(c.get("pass_hat_k")),
+                "flaky": bool(c.get("flaky")), "ci": _ci(c)}
+               for c in d.get("cases") or ()] if repeated(d) else []
+    if not slots and not repeats:
+        return ""
+    return fragment("report/repeats.html.j2", slots=slots, repeats=repeats)

@@ -73,3 +73,12 @@ def test_a_broken_history_does_not_break_the_report(tmp_path, make_run, make_cas
     (tmp_path / "baseline.json").write_text("{", encoding="utf-8")  # unreadable baseline: ignored
     ctx = run_context(make_run("20240102-020000-bbbb", [make_case("a")]), tmp_path / "missing")
     assert ctx.diff is None and len(ctx.history) == 1
+
+
+def test_run_labels_stay_distinct():
+    """Two runs in one minute get seconds, two in one second a run number (it recursed forever)."""
+    from harness.report.html_trends import _labels
+
+    assert _labels([{"run_id": "20240101-020000-a"}, {"run_id": "20240102-020000-b"}]) == ["01-01 02:00", "01-02 02:00"]
+    assert _labels([{"run_id": "20240101-020000-a"}, {"run_id": "20240101-020010-b"},
+                    {"run_id": "20240101-020010-c"}]) == ["01-01 02:00:00", "01-01 02:00:10", "01-01 02:00:10 #2"]
