@@ -153,3 +153,19 @@ def test_a_dropped_caveat_is_soft():
     failing, changes = _failing(tonight(SUMMARY.replace(" Results were not significant for children.", "")))
     assert failing["baseline.facts"].passed is None
     assert ("caveat", "dropped") in {(c["kind"], c["change"]) for c in changes}
+
+
+@pytest.mark.parametrize("regression, kind", [("percentage_points", "unit"), ("shift_year", "year"),
+                                               ("remove_hedges", "hedge"), ("swap_digits", "number")])
+def test_docbot_s_seeded_rewrites_are_contradictions_the_baseline_catches(regression, kind):
+    """docbot's baseline-only regressions (percent_points, year_shift, hedges_removed, digit_swap)
+    applied to an accepted summary: baseline.facts fails with the kind of change they make."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "docbot"))
+    from docbot import faults
+
+    failing, changes = _failing(tonight(getattr(faults, regression)(SUMMARY)))
+    assert "baseline.facts" in failing and failing["baseline.facts"].passed is False, (failing, changes)
+    assert any(c["kind"] == kind and c["change"] == "contradicted" for c in changes), changes

@@ -190,3 +190,24 @@ def swap_names(text: str) -> str:
         return text
     a, b = found
     return re.sub(rf"\b({a}|{b})\b", lambda m: b if m.group(1) == a else a, text)
+
+
+# - percentage_points (percent_points): "percent" and "%" become "percentage points".
+# - shift_year (year_shift): the first year (1900-2099) is one later.
+
+_PERCENT = re.compile(r"(\d)\s*(?:%|percent\b|per cent\b)")
+_YEAR = re.compile(r"(?<![\d,.])(19|20)(\d\d)(?!\d|,\d)")
+
+
+def percentage_points(text: str) -> str:
+    """'12 percent' / '12%' -> '12 percentage points' (a unit renamed, the number kept)."""
+    return _PERCENT.sub(lambda m: f"{m.group(1)} percentage points", text)
+
+
+def shift_year(text: str) -> str:
+    """The first year of the text, one later."""
+    m = _YEAR.search(text)
+    if not m:
+        return text
+    year = int(m.group(0)) + 1
+    return text[:m.start()] + str(year) + text[m.end():]

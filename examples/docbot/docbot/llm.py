@@ -118,6 +118,10 @@ class LLMClient:
             content = faults.remove_hedges(content)
         if self.cfg.on("digit_swap"):  # REGRESSION digit_swap: two digits of the first number swapped
             content = faults.swap_digits(content)
+        if self.cfg.on("percent_points"):  # REGRESSION percent_points: percent said as percentage points
+            content = faults.percentage_points(content)
+        if self.cfg.on("year_shift"):  # REGRESSION year_shift: the first year one later
+            content = faults.shift_year(content)
         if self.cfg.on("history_resent"):
             self.history.setdefault(str(user_id), []).extend((user, content))
         return content.strip()

@@ -96,6 +96,10 @@ REGISTRY: tuple[Regression, ...] = (
                "a cache that is never emptied is scanned before every reply: each reply waits 6 ms more than the last, up to 2 s"),
     Regression("name_swap", "robustness",
                "two names of every reply trade places (Oslo <-> Bergen): a bad entity 'linker' mixes up its first two"),
+    Regression("percent_points", "reasoning",
+               "a 'style' rewrite says percentage points for percent (12 percent -> 12 percentage points, 40% -> 40 points)"),
+    Regression("year_shift", "reasoning",
+               "the first year of every model answer comes out one later (a 2019 survey -> a 2020 survey)"),
 )
 
 NAMES = frozenset(r.name for r in REGISTRY)

@@ -167,7 +167,9 @@ def extract(text: str, known: frozenset[str] = frozenset()) -> tuple[frozenset[s
             continue
         value = _norm_value(m.group("n"))
         unit = _unit(m)
-        if not unit and re.fullmatch(r"1[89]\d\d|20\d\d|2100", value) and not m.group("cur"):
+        # a year is written without a thousands separator: "2,100 adults" is a number
+        if (not unit and re.fullmatch(r"1[89]\d\d|20\d\d|2100", value) and not m.group("cur")
+                and "," not in m.group("n") and "." not in m.group("n")):
             years.add(value)
             continue
         numbers.add(f"{value}|{unit}")
