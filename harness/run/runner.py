@@ -31,6 +31,7 @@ from harness.checks import REGISTRY
 from harness.config import Config
 from harness.run.driver import Driver, Identity, make_identity
 from harness.run.early import EarlyStart, new_run_id, remove_fresh
+from harness.run.machine import MachineMonitor, excuse
 from harness.run.perf import BUDGET_EXIT, RunMeter
 from harness.run.quiet import Limiter, QuietWindow, Slot
 from harness.errors import TargetError
@@ -74,6 +75,8 @@ class RunOptions:
     identity_offset: int = 0
     """Chat ids and Telegram update ids start past this: a resumed run must not reuse the killed
     process's, which the agent may still remember (sessions, update de-duplication)."""
+    machine: MachineMonitor | None = None
+    """The machine monitor (``machine.py``); None: the runner starts its own for the run."""
 
 
 @dataclass
@@ -246,6 +249,8 @@ class Runner:
         self.meter = RunMeter(config, options.out_dir, self.run_id, options.budget_usd,  # cost layer (perf.py)
                               concurrency=options.concurrency)
         self.quiet = QuietWindow(config.sandbox.settle_s)  # quiet windows learned from the agent (quiet.py)
+        # the harness's loop lag and the CPU it is given: latency only a starved machine explains (machine.py)
+        self.machine = options.machine if options.machine is not None else MachineMonitor()
         self._listening: list[_Listening] = []
         self._attempts: dict[str, list[CaseResult]] = {}
         self._up: asyncio.Future | None = None
@@ -288,6 +293,7 @@ class Runner:
         results: list[CaseResult] = []
         cases_from = float("inf")
         self.meter.start(cases)
+        self.machine.start()
         try:
             early = self._up is not None  # the CLI brought the target up while it loaded the cases
             await self.bring_up(cases)
@@ -318,6 +324,7 @@ class Runner:
                 log.exception("services finalize failed")
                 self._notes.append(f"end-of-run service work failed: {type(exc).__name__}: {exc}")
         finally:
+            await self.machine.stop()
             await self.shut_down()
             if self._own_services:
                 await self.services.aclose()
@@ -387,8 +394,10 @@ class Runner:
                 self._attempts[case.id] = attempts  # late activity may re-decide one (_late_replies)
                 for k in range(0 if skipped else max(1, self.options.repeat)):
                     await slot.take(priority=0 if k else 1)
-                    attempts.append(self.meter.measure(await self._attempt(case, driver, early, k)))
-                result = skipped or self.meter.finish(case, attempts, combine_attempts(attempts))
+                    attempts.append(self.meter.measure(excuse(case, await self._attempt(case, driver, early, k),
+                                                              self.machine)))
+                result = skipped or excuse(case, self.meter.finish(case, attempts, combine_attempts(attempts)),
+                                           self.machine)
             finally:
                 slot.give()
             results.append(result)
@@ -433,6 +442,7 @@ class Runner:
         journal line written again (the later line stands)."""
         by_id = {r.id: i for i, r in enumerate(results)}
         redone: dict[str, dict[int, tuple[CaseResult, list[Evidence]]]] = {}
+        case_of = {item.case.id: item.case for item in self._listening}
         for item in self._listening:
             self.sandbox.router.close(item.rec)
             obs = item.result.observation
@@ -456,7 +466,8 @@ class Runner:
             latency, calls, tokens = observation_metrics(new_obs)
             again = replace(item.result, evidence=tuple(marked), status=case_status(marked, item.result.error),
                             observation=new_obs, latency_ms=latency, llm_calls=calls, tokens=tokens)
-            redone.setdefault(item.case.id, {})[item.number] = (self.meter.measure(again), marked)
+            again = excuse(item.case, again, self.machine)
+            redone.setdefault(item.case.id, {})[item.number] = (self.meter.measure(again), list(again.evidence))
         self._listening.clear()
         for case_id, changed in redone.items():
             i, old = by_id[case_id], results[by_id[case_id]]
@@ -471,6 +482,7 @@ class Runner:
             evidence = tuple(combined.evidence) + extras
             status = "fail" if any(e.passed is False for e in extras) else combined.status
             result = replace(combined, evidence=evidence, status=status, cost_usd=old.cost_usd, metrics=old.metrics)
+            result = excuse(case_of[case_id], result, self.machine)
             if (result.status, result.evidence) != (old.status, old.evidence):
                 results[i] = result
                 journal.append(case_to_dict(result))  # the later line stands (--resume reads the last one)
@@ -646,6 +658,8 @@ class Runner:
         service_models, service_notes = self.services.describe()
         cost_notes, perf, breached = self.meter.report_parts(results, list(layers))
         perf["summary"]["quiet_window"] = self.quiet.describe()  # results.json summary.quiet_window
+        perf["summary"]["machine"] = self.machine.describe()  # results.json summary.machine (machine.py)
+        machine_note = self.machine.note()
         code = BUDGET_EXIT if breached else exit_code(summary)
         if breached:
             summary = replace(summary, verdict="budget")
@@ -658,7 +672,8 @@ class Runner:
                          golden_version=self.options.golden_version or "none",
                          models={"embedder": "none", "critic": "none", **service_models},
                          summary=summary, layers=layers, cases=tuple(results), exit_code=code,
-                         notes=tuple(self._notes + cost_notes + service_notes + soft_notes), perf=perf,
+                         notes=tuple(self._notes + cost_notes + service_notes + soft_notes
+                                     + ([machine_note] if machine_note else [])), perf=perf,
                          layer_metrics=self._layer_metrics(results, perf, {"critic": "none", **service_models}))
 
     def _layer_metrics(self, results: list[CaseResult], perf: dict, models: dict) -> dict[str, dict]:

@@ -1,0 +1,550 @@
+"""The machine the run was given: the harness's own event-loop lag and the CPU it got.
+
+A latency bound measures the agent only while the machine gives the agent and the harness
+the CPU they ask for. On a shared 2-core CI runner another job can take both cores, and a
+clean agent then answers in 7.5 s against a 5 s bound, or its own 4 s LLM timeout fires.
+That is a measurement of the machine, not of the agent; reporting it as a failure is a false
+alarm, and reporting it as a pass would be a fake verdict. So the runner starts a
+``MachineMonitor`` for the whole run, and latency evidence measured while the machine was
+overloaded becomes ``unavailable`` with the figures that explain it (``excuse``).
+
+Every ``interval_s`` the monitor records one ``Sample``:
+
+- ``lag_s``: how late its own ``asyncio.sleep`` woke (the harness's event loop was busy or
+  the process was not scheduled);
+- ``others_cores``: CPU the machine spent on processes outside the run (system busy time,
+  steal included, minus the harness process and its children, e.g. the agent it started),
+  in cores;
+- ``own_cores``: CPU of the harness and its children, in cores (process CPU time over wall);
+- ``cpu_wait``: the share of the interval during which some runnable task waited for a CPU
+  (Linux pressure stall information, ``/proc/pressure/cpu`` "some"; None where absent);
+- ``runnable``: tasks runnable at the sample (``/proc/stat`` procs_running), ``load1``:
+  the 1-minute load average.
+
+A window (a turn, a case) is **overloaded** when processes outside the run took at least
+``OTHERS_MIN_CORES`` on average (the starvation came from outside: a CPU-hungry regression
+in the agent, a child of the harness, never excuses itself) and the run was starved: the
+loop woke ``LAG_OVERLOAD_S`` late, or runnable tasks waited for a CPU ``WAIT_OVERLOAD`` of
+the window (without pressure information: more than ``RUNNABLE_PER_CORE`` runnable tasks
+per core). A breach is **explained** when the window is overloaded and the latency's excess
+over its bound is at most the window's stall: the seconds tasks waited for a CPU (or, without
+pressure information, the share of the window a fair scheduler gave the other runnable
+tasks) plus the largest loop lag. docs/CASES.md "Latency on a busy machine" is the user's
+description of the same rule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import logging
+import os
+import time
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Mapping, Sequence
+
+from harness.run.aggregate import case_status
+from harness.types import Case, CaseResult, Event, Evidence, Observation
+
+log = logging.getLogger("harness.run.machine")
+
+INTERVAL_S = 0.2
+"""How often the monitor samples (and the shortest lag it can see)."""
+HISTORY = 36_000
+"""Samples kept (two hours at ``INTERVAL_S``): the oldest go first, the memory stays bounded."""
+LAG_OVERLOAD_S = 0.5
+"""A loop that woke this late at least once in the window was starved."""
+WAIT_OVERLOAD = 0.5
+"""Runnable tasks waited for a CPU at least this share of the window (pressure stall information)."""
+RUNNABLE_PER_CORE = 1.5
+"""Without pressure information: more runnable tasks per core than this, on average."""
+OTHERS_MIN_CORES = 0.5
+"""Processes outside the run took at least this many cores on average: the machine was not quiet."""
+
+#: Evidence measured in wall time: a starved machine can breach their bounds.
+LATENCY_CHECKS = ("latency_ms", "anomaly.latency_ms")
+LATENCY_PREFIXES = ("baseline.latency",)
+
+UNAVAILABLE_PREFIX = "machine overloaded"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One interval of the run, as the monitor saw it."""
+
+    at: float
+    """Wall clock (``time.time()``) at the end of the interval."""
+    span_s: float
+    """How long the interval lasted (the sleep plus its lag)."""
+    lag_s: float
+    """How late the monitor's sleep woke."""
+    others_cores: float = 0.0
+    """CPU used by processes outside the run, in cores (steal time counted as theirs)."""
+    own_cores: float = 0.0
+    """CPU used by the harness and its children, in cores."""
+    cpu_wait: float | None = None
+    """Share of the interval in which some runnable task waited for a CPU (None: unknown)."""
+    runnable: int | None = None
+    """Runnable tasks at the sample (None: unknown)."""
+    load1: float | None = None
+    """The 1-minute load average at the sample (None: unknown)."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """What the machine gave the run between two instants (a turn, a case)."""
+
+    start: float
+    end: float
+    cores: int
+    samples: int = 0
+    lag_max_s: float = 0.0
+    others_cores: float = 0.0
+    """Mean over the window."""
+    own_cores: float = 0.0
+    cpu_wait: float | None = None
+    """Mean over the window (None: no pressure information)."""
+    runnable_per_core: float | None = None
+    load1: float | None = None
+    """Highest 1-minute load average seen in the window."""
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, self.end - self.start)
+
+    @property
+    def overloaded(self) -> bool:
+        """Starved by processes outside the run (see the module docstring)."""
+        if not self.samples or self.others_cores < OTHERS_MIN_CORES:
+            return False
+        if self.lag_max_s >= LAG_OVERLOAD_S:
+            return True
+        if self.cpu_wait is not None:
+            return self.cpu_wait >= WAIT_OVERLOAD
+        return self.runnable_per_core is not None and self.runnable_per_core > RUNNABLE_PER_CORE
+
+    @property
+    def stall_s(self) -> float:
+        """Seconds of the window the machine's starvation explains."""
+        if self.cpu_wait is not None:
+            share = self.cpu_wait
+        elif self.runnable_per_core:
+            share = max(0.0, 1.0 - 1.0 / self.runnable_per_core) if self.runnable_per_core > 1 else 0.0
+        else:
+            share = 0.0
+        return share * self.seconds + self.lag_max_s
+
+    def explains(self, excess_s: float | None) -> bool:
+        """An overloaded window explains an excess of up to its stall (unknown excess: overload alone)."""
+        if not self.overloaded:
+            return False
+        return excess_s is None or excess_s <= self.stall_s
+
+    def describe(self) -> str:
+        """``loop lag 2.3 s, load 4.1 on 2 cores, ...``: the figures in an unavailable reason."""
+        parts = [f"loop lag {self.lag_max_s:.1f} s"]
+        if self.load1 is not None:
+            parts.append(f"load {self.load1:.1f} on {self.cores} cores")
+        parts.append(f"other processes took {self.others_cores:.1f} cores")
+        if self.cpu_wait is not None:
+            parts.append(f"tasks waited for a CPU {self.cpu_wait:.0%} of the time")
+        elif self.runnable_per_core is not None:
+            parts.append(f"{self.runnable_per_core:.1f} runnable tasks per core")
+        return ", ".join(parts)
+
+
+# --------------------------------------------------------------------------- the probe
+
+
+class Probe:
+    """Reads the machine's counters (psutil and /proc); every reading may be missing."""
+
+    def __init__(self, pid: int | None = None):
+        import psutil
+
+        self._psutil = psutil
+        self._me = psutil.Process(pid)
+        self.cores = psutil.cpu_count() or os.cpu_count() or 1
+        self._children: dict[int, object] = {}
+        self._gone_cpu = 0.0
+        """CPU of children that exited since the run began (their last reading)."""
+        self._last_child: dict[int, float] = {}
+
+    def busy_s(self) -> float:
+        """CPU seconds the whole machine spent busy since boot (all cores, steal included)."""
+        t = self._psutil.cpu_times()
+        idle = getattr(t, "idle", 0.0) + getattr(t, "iowait", 0.0)
+        total = sum(t) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)  # guest is in user already
+        return max(0.0, total - idle)
+
+    def own_s(self) -> float:
+        """CPU seconds of the harness process and every child it has had during the run."""
+        ps = self._psutil
+        try:
+            mine = self._me.cpu_times()
+            total = mine.user + mine.system
+            kids = self._me.children(recursive=True)
+        except ps.Error:
+            return 0.0
+        seen = {}
+        for child in kids:
+            try:
+                ct = child.cpu_times()
+                seen[child.pid] = ct.user + ct.system
+            except ps.Error:
+                continue
+        for pid, cpu in self._last_child.items():
+            if pid not in seen:
+                self._gone_cpu += cpu  # exited: its time stays the run's
+        self._last_child = seen
+        return total + sum(seen.values()) + self._gone_cpu
+
+    @staticmethod
+    def cpu_stall_us() -> float | None:
+        """Cumulative microseconds some runnable task waited for a CPU (Linux PSI), or None."""
+        try:
+            with open("/proc/pressure/cpu") as fh:
+                first = fh.readline()
+        except OSError:
+            return None
+        for field in first.split():
+            if field.startswith("total="):
+                try:
+                    return float(field[6:])
+                except ValueError:
+                    return None
+        return None
+
+    @staticmethod
+    def runnable() -> int | None:
+        try:
+            with open("/proc/stat") as fh:
+                for line in fh:
+                    if line.startswith("procs_running"):
+                        return int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+        return None
+
+    @staticmethod
+    def load1() -> float | None:
+        try:
+            return os.getloadavg()[0]
+        except OSError:
+            return None
+
+
+class MachineMonitor:
+    """Samples the machine every ``interval_s`` while the run lasts; answers per window.
+
+    ``probe`` reads the counters (``Probe``); tests record ``Sample`` objects directly
+    (``record``) and never start the task, so no assertion depends on the wall clock.
+    """
+
+    def __init__(self, interval_s: float = INTERVAL_S, history: int = HISTORY,
+                 probe: Probe | None = None, cores: int | None = None,
+                 clock: Callable[[], float] = time.time, monotonic: Callable[[], float] = time.monotonic):
+        self.interval_s = interval_s
+        self.samples: deque[Sample] = deque(maxlen=max(1, history))
+        self._times: list[float] | None = None
+        self._probe = probe
+        self.cores = cores or (probe.cores if probe is not None else (os.cpu_count() or 1))
+        self.clock = clock
+        self.monotonic = monotonic
+        self._task: asyncio.Task | None = None
+        self.error = ""
+        self._excused: dict[tuple[str, str, int | None], str] = {}
+        """(case, check, turn) -> the rule that made it unavailable (a re-evaluation counts once)."""
+
+    # -- running -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start sampling on the running loop (no-op when started already or psutil is missing)."""
+        if self._task is not None:
+            return
+        if self._probe is None:
+            try:
+                self._probe = Probe()
+                self.cores = self._probe.cores
+            except Exception as exc:  # psutil missing: the run goes on, nothing is excused
+                self.error = f"machine monitor unavailable: {type(exc).__name__}: {exc}"
+                log.warning(self.error)
+                return
+        self._task = asyncio.get_running_loop().create_task(self._sample_forever(), name="machine-monitor")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+
+    async def _sample_forever(self) -> None:
+        probe = self._probe
+        busy, own, stall = probe.busy_s(), probe.own_s(), probe.cpu_stall_us()
+        last = self.monotonic()
+        while True:
+            await asyncio.sleep(self.interval_s)
+            now = self.monotonic()
+            span = now - last
+            lag = max(0.0, span - self.interval_s)
+            try:
+                busy2, own2, stall2 = probe.busy_s(), probe.own_s(), probe.cpu_stall_us()
+                wait = None
+                if stall is not None and stall2 is not None and span > 0:
+                    wait = min(1.0, max(0.0, (stall2 - stall) / 1e6 / span))
+                own_cores = max(0.0, own2 - own) / span if span > 0 else 0.0
+                others = max(0.0, (busy2 - busy) - (own2 - own)) / span if span > 0 else 0.0
+                self.record(Sample(at=self.clock(), span_s=span, lag_s=lag, others_cores=others,
+                                   own_cores=own_cores, cpu_wait=wait, runnable=probe.runnable(),
+                                   load1=probe.load1()))
+                busy, own, stall = busy2, own2, stall2
+            except Exception as exc:  # a reading bug must not end the run
+                self.error = f"machine sample failed: {type(exc).__name__}: {exc}"
+                log.debug(self.error)
+            last = self.monotonic()
+
+    @property
+    def excused(self) -> dict[str, int]:
+        """Evidence turned unavailable, by rule (results.json ``summary.machine.excused``)."""
+        out = {"latency": 0, "agent_timeout": 0}
+        for rule in self._excused.values():
+            out[rule] += 1
+        return out
+
+    @property
+    def excused_cases(self) -> list[str]:
+        return sorted({case for case, _, _ in self._excused})
+
+    def excusing(self, case_id: str, before: Sequence[Evidence], after: Sequence[Evidence], rule: str) -> None:
+        for a, b in zip(before, after):
+            if a.availability == "ready" and b.availability == "unavailable":
+                self._excused.setdefault((case_id, a.check, a.turn), rule)
+
+    # -- reading -----------------------------------------------------------------------
+
+    def record(self, sample: Sample) -> None:
+        self.samples.append(sample)
+        self._times = None
+
+    def window(self, start: float, end: float) -> Window:
+        """The samples whose interval overlaps [start, end], summed up."""
+        if self._times is None or len(self._times) != len(self.samples):
+            self._times = [s.at for s in self.samples]
+        lo = bisect.bisect_left(self._times, start)
+        chosen = []
+        for s in list(self.samples)[lo:]:
+            if s.at - s.span_s > end:
+                break
+            chosen.append(s)
+        if not chosen:
+            return Window(start=start, end=end, cores=self.cores)
+        spans = [max(1e-9, s.span_s) for s in chosen]
+        total = sum(spans)
+
+        def mean(values: Iterable[float | None]) -> float | None:
+            pairs = [(v, w) for v, w in zip(values, spans) if v is not None]
+            if not pairs:
+                return None
+            return sum(v * w for v, w in pairs) / sum(w for _, w in pairs)
+
+        runnable = mean(s.runnable for s in chosen)
+        loads = [s.load1 for s in chosen if s.load1 is not None]
+        return Window(start=start, end=end, cores=self.cores, samples=len(chosen),
+                      lag_max_s=max(s.lag_s for s in chosen),
+                      others_cores=sum(s.others_cores * w for s, w in zip(chosen, spans)) / total,
+                      own_cores=sum(s.own_cores * w for s, w in zip(chosen, spans)) / total,
+                      cpu_wait=mean(s.cpu_wait for s in chosen),
+                      runnable_per_core=(runnable / self.cores) if runnable is not None else None,
+                      load1=max(loads) if loads else None)
+
+    def describe(self) -> dict:
+        """results.json ``summary.machine``: the run's figures, the rule's thresholds, what was excused."""
+        samples = list(self.samples)
+        lags = sorted(s.lag_s for s in samples)
+        loads = [s.load1 for s in samples if s.load1 is not None]
+        waits = [s.cpu_wait for s in samples if s.cpu_wait is not None]
+        others = [s.others_cores for s in samples]
+        overloaded = sum(s.span_s for s in samples
+                         if Window(start=s.at - s.span_s, end=s.at, cores=self.cores, samples=1, lag_max_s=s.lag_s,
+                                   others_cores=s.others_cores, cpu_wait=s.cpu_wait,
+                                   runnable_per_core=(s.runnable / self.cores) if s.runnable is not None else None,
+                                   ).overloaded)
+        return {
+            "cores": self.cores, "interval_s": self.interval_s, "samples": len(samples),
+            "loop_lag_max_s": round(lags[-1], 3) if lags else None,
+            "loop_lag_p95_s": round(lags[min(len(lags) - 1, int(0.95 * len(lags)))], 3) if lags else None,
+            "load1_max": round(max(loads), 2) if loads else None,
+            "others_cores_mean": round(sum(others) / len(others), 2) if others else None,
+            "others_cores_max": round(max(others), 2) if others else None,
+            "cpu_wait_mean": round(sum(waits) / len(waits), 3) if waits else None,
+            "pressure": bool(waits),
+            "overloaded_s": round(overloaded, 1),
+            "excused": self.excused, "excused_cases": self.excused_cases,
+            "thresholds": {"loop_lag_s": LAG_OVERLOAD_S, "cpu_wait": WAIT_OVERLOAD,
+                           "runnable_per_core": RUNNABLE_PER_CORE, "others_min_cores": OTHERS_MIN_CORES},
+            **({"error": self.error} if self.error else {}),
+        }
+
+    def note(self) -> str:
+        """The run's one line on its machine (results.json notes, summary.md), when the machine
+        changed a verdict (the figures are always in ``summary.machine``)."""
+        d = self.describe()
+        if not d["samples"] or not sum(self.excused.values()):
+            return ""
+        load = f", load up to {d['load1_max']:.1f} on {d['cores']} cores" if d["load1_max"] is not None else ""
+        line = (f"machine: max loop lag {d['loop_lag_max_s']:.2f} s{load}, other processes took "
+                f"{d['others_cores_mean']:.1f} cores on average; overloaded {d['overloaded_s']:.0f} s of the run")
+        return line + (f"; {self.excused['latency']} latency check(s) and {self.excused['agent_timeout']} "
+                       f"agent-timeout failure(s) reported unavailable (machine overloaded) in "
+                       f"{len(self.excused_cases)} case(s): " + ", ".join(self.excused_cases[:10]))
+
+
+# --------------------------------------------------------------------------- the rule
+
+
+def is_latency(check: str) -> bool:
+    return check in LATENCY_CHECKS or check.startswith(LATENCY_PREFIXES)
+
+
+def _turn_window(obs: Observation, turn: int | None) -> tuple[float, float]:
+    """A turn's window: from its update to its last reply (or the end of its wait); None: the case."""
+    if turn is None or not 0 <= turn < len(obs.turns):
+        return obs.started_at, obs.finished_at
+    t = obs.turns[turn]
+    end = max([r.at for r in t.replies] + [t.sent_at + t.settled_after_s])
+    return t.sent_at, end
+
+
+def latency_excess_s(case: Case, obs: Observation, evidence: Evidence) -> float | None:
+    """Seconds by which a ``latency_ms`` evidence item exceeded its bounds (None: not measurable)."""
+    if evidence.check != "latency_ms" or evidence.turn is None or not 0 <= evidence.turn < len(obs.turns):
+        return None
+    if evidence.turn >= len(case.turns):
+        return None
+    t = obs.turns[evidence.turn]
+    worst = None
+    for spec in case.turns[evidence.turn].checks:
+        if spec.name != "latency_ms" or not isinstance(spec.params, Mapping):
+            continue
+        p = spec.params
+        seen = []
+        if "llm_call_max" in p:
+            llm = [e.duration_ms for e in t.events if e.name == "llm"]
+            if llm:
+                seen.append(max(llm) - p["llm_call_max"])
+        if "first_reply_max" in p and t.first_reply_ms is not None:
+            seen.append(t.first_reply_ms - p["first_reply_max"])
+        if "total_max" in p and t.last_reply_ms is not None:
+            seen.append(t.last_reply_ms - p["total_max"])
+        if seen:
+            worst = max(seen) / 1000 if worst is None else max(worst, max(seen) / 1000)
+    return worst
+
+
+def _unavailable(e: Evidence, window: Window, why: str) -> Evidence:
+    return replace(e, availability="unavailable", passed=None,
+                   reason=f"{UNAVAILABLE_PREFIX} ({window.describe()}): {why}; was: {e.reason}")
+
+
+def excuse_latency(case: Case, obs: Observation | None, evidence: Sequence[Evidence],
+                   monitor: MachineMonitor | None) -> tuple[list[Evidence], int]:
+    """Latency breaches an overloaded window explains become unavailable; (evidence, how many)."""
+    if monitor is None or obs is None:
+        return list(evidence), 0
+    out, n = [], 0
+    for e in evidence:
+        if e.availability == "ready" and e.passed is False and is_latency(e.check) and "no reply" not in e.observed:
+            start, end = _turn_window(obs, e.turn)
+            window = monitor.window(start, end)
+            excess = latency_excess_s(case, obs, e)
+            if window.explains(excess):
+                shown = f"{excess:.1f} s over the bound" if excess is not None else "a wall-clock figure"
+                out.append(_unavailable(e, window, f"{shown}, within the {window.stall_s:.1f} s the machine "
+                                                   f"kept runnable tasks waiting in that window"))
+                n += 1
+                continue
+        out.append(e)
+    return out, n
+
+
+# -- the agent's own timeouts ------------------------------------------------------------
+
+
+def _same_request(a: Event, b: Event) -> bool:
+    keys = ("model", "messages", "prompt_chars")
+    return all(a.request.get(k) == b.request.get(k) for k in keys)
+
+
+def abandoned_calls(obs: Observation) -> list[tuple[int, Event]]:
+    """LLM calls the agent gave up on while the gateway still served them: (turn, call).
+
+    A call was abandoned when the agent sent the same request again before the gateway had
+    answered it (a retry after the agent's own timeout), or sent the turn's last reply
+    before the answer came. A call the harness made fail on purpose (a scripted fault: its
+    error says "injected") is what the case tests, and is never counted.
+    """
+    turns = obs.turns
+    if not turns:
+        return []
+    starts = [t.sent_at for t in turns]
+    llm = sorted((e for t in turns for e in t.events if e.name == "llm" and e.source == "gateway"),
+                 key=lambda e: e.at)
+    out = []
+    for i, call in enumerate(llm):
+        if "injected" in (call.error or ""):
+            continue
+        end = call.at + call.duration_ms / 1000
+        turn = max(0, bisect.bisect_right(starts, call.at) - 1)
+        retried = any(_same_request(call, later) and call.at < later.at < end for later in llm[i + 1:])
+        t = turns[turn]
+        last_reply = max((r.at for r in t.replies), default=None)
+        answered_first = last_reply is not None and call.at < last_reply < end
+        if retried or answered_first:
+            out.append((turn, call))
+    return out
+
+
+def excuse_agent_timeouts(obs: Observation | None, evidence: Sequence[Evidence],
+                          monitor: MachineMonitor | None) -> tuple[list[Evidence], int]:
+    """A failed turn whose agent gave up on an LLM call during an overloaded window: its failing
+    evidence (and that of the turns after it) becomes unavailable; (evidence, how many)."""
+    if monitor is None or obs is None or not any(e.passed is False and e.availability == "ready" for e in evidence):
+        return list(evidence), 0
+    first = None
+    for turn, call in abandoned_calls(obs):
+        end = call.at + call.duration_ms / 1000
+        window = monitor.window(call.at, end)
+        if window.overloaded:
+            first = (turn, call, window)
+            break
+    if first is None:
+        return list(evidence), 0
+    turn, call, window = first
+    why = (f"the agent's own timeout fired on an LLM call the gateway was still serving (turn {turn + 1}, "
+           f"{call.duration_ms / 1000:.1f} s; the agent gave up before the answer came)")
+    out, n = [], 0
+    for e in evidence:
+        if e.availability == "ready" and e.passed is False and (e.turn is None or e.turn >= turn):
+            out.append(_unavailable(e, window, why))
+            n += 1
+        else:
+            out.append(e)
+    return out, n
+
+
+def excuse(case: Case, result: CaseResult, monitor: MachineMonitor | None) -> CaseResult:
+    """``result`` with what only the machine explains made unavailable (both rules), its status again."""
+    if monitor is None or result.observation is None or result.status == "skipped":
+        return result
+    latency, lat = excuse_latency(case, result.observation, result.evidence, monitor)
+    evidence, agent = excuse_agent_timeouts(result.observation, latency, monitor)
+    if not lat and not agent:
+        return result
+    monitor.excusing(case.id, result.evidence, latency, "latency")
+    monitor.excusing(case.id, latency, evidence, "agent_timeout")
+    return replace(result, evidence=tuple(evidence), status=case_status(evidence, result.error))
