@@ -29,7 +29,11 @@ the window (without pressure information: more than ``RUNNABLE_PER_CORE`` runnab
 per core). A breach is **explained** when the window is overloaded and the latency's excess
 over its bound is at most the window's stall: the seconds tasks waited for a CPU (or, without
 pressure information, the share of the window a fair scheduler gave the other runnable
-tasks) plus the largest loop lag. docs/CASES.md "Latency on a busy machine" is the user's
+tasks) plus the largest loop lag. The agent's own timeouts get the same treatment: a failed
+turn in which the agent gave up on an LLM call the gateway was still serving
+(``abandoned_calls``; never a call the harness failed on purpose), and a variant whose
+trajectory differs from its original's only by a call the agent sent again word for word
+(``retries``), are unavailable when their window was overloaded. docs/CASES.md "Latency on a busy machine" is the user's
 description of the same rule.
 """
 
@@ -537,14 +541,71 @@ def excuse_agent_timeouts(obs: Observation | None, evidence: Sequence[Evidence],
     return out, n
 
 
+# -- a variant's trajectory that differs only by the agent's retries -----------------------------
+
+
+def retries(obs: Observation, turn: int) -> int:
+    """LLM calls of ``turn`` that repeat an earlier call of the turn word for word (the agent retried)."""
+    if not 0 <= turn < len(obs.turns):
+        return 0
+    seen: list[Event] = []
+    n = 0
+    for e in sorted((e for e in obs.turns[turn].events if e.name == "llm" and e.source == "gateway"),
+                    key=lambda e: e.at):
+        if any(_same_request(e, earlier) for earlier in seen):
+            n += 1
+        seen.append(e)
+    return n
+
+
+def excuse_retried_trajectories(case: Case, obs: Observation | None, evidence: Sequence[Evidence],
+                                monitor: MachineMonitor | None) -> tuple[list[Evidence], int]:
+    """An ``equivalent`` failure whose trajectories differ only by LLM calls the agent repeated
+    word for word (a retry after its own timeout) in an overloaded window: unavailable."""
+    if monitor is None or obs is None:
+        return list(evidence), 0
+    from harness.checks.equivalence import trajectory
+    from harness.checks.base import posts
+
+    out, n = [], 0
+    for e in evidence:
+        spec = None
+        if (e.check == "equivalent" and e.availability == "ready" and e.passed is False and e.turn is not None
+                and e.turn < len(case.turns)):
+            spec = next((s.params for s in case.turns[e.turn].checks if s.name == "equivalent"), None)
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("to"), int):
+            out.append(e)
+            continue
+        mine, theirs = e.turn, spec["to"]
+        a, b = trajectory(obs, mine), trajectory(obs, theirs)
+        ra, rb = retries(obs, mine), retries(obs, theirs)
+        a["llm"] -= ra
+        b["llm"] -= rb
+        same_shape = (+a == +b and len(posts(obs, mine)) == len(posts(obs, theirs))
+                      and 0 <= mine < len(obs.turns) and 0 <= theirs < len(obs.turns)
+                      and len(obs.turns[mine].replies) == len(obs.turns[theirs].replies))
+        retried = mine if ra > rb else theirs
+        window = monitor.window(*_turn_window(obs, retried))
+        if ra != rb and same_shape and window.overloaded:
+            who = "variant" if retried == mine else f"original (turn {theirs})"
+            out.append(_unavailable(e, window, f"the trajectories differ only by {abs(ra - rb)} LLM call(s) the "
+                                               f"{who} repeated word for word (the agent's retry)"))
+            n += 1
+        else:
+            out.append(e)
+    return out, n
+
+
 def excuse(case: Case, result: CaseResult, monitor: MachineMonitor | None) -> CaseResult:
     """``result`` with what only the machine explains made unavailable (both rules), its status again."""
     if monitor is None or result.observation is None or result.status == "skipped":
         return result
     latency, lat = excuse_latency(case, result.observation, result.evidence, monitor)
-    evidence, agent = excuse_agent_timeouts(result.observation, latency, monitor)
-    if not lat and not agent:
+    retried, ret = excuse_retried_trajectories(case, result.observation, latency, monitor)
+    evidence, agent = excuse_agent_timeouts(result.observation, retried, monitor)
+    if not lat and not agent and not ret:
         return result
     monitor.excusing(case.id, result.evidence, latency, "latency")
-    monitor.excusing(case.id, latency, evidence, "agent_timeout")
+    monitor.excusing(case.id, latency, retried, "agent_timeout")
+    monitor.excusing(case.id, retried, evidence, "agent_timeout")
     return replace(result, evidence=tuple(evidence), status=case_status(evidence, result.error))

@@ -227,3 +227,45 @@ async def test_the_monitor_samples_and_stops():
     n = len(m.samples)
     await asyncio.sleep(0.05)
     assert len(m.samples) == n  # stopped
+
+
+# -- a variant's trajectory that differs only by the agent's retries ---------------------------------------------
+
+def variant_case(variant_calls, original_calls):
+    """Turn 0 the original, turn 1 the variant (``equivalent: {to: 0}``), one reply each."""
+    turns = (Turn(send="summarize x", user="original"),
+             Turn(send="SUMMARIZE x", user="variant", checks=(CheckSpec("equivalent", {"to": 0, "min": 0.85}),)))
+    case = Case(id="v--case", layer="robustness", channel="telegram", turns=turns, users=("original", "variant"))
+    obs_turns = []
+    for i, calls in enumerate((original_calls, variant_calls)):
+        sent = T0 + 20 * i
+        events = tuple(llm(sent + at, 0.5, prompt=p) for at, p in calls)
+        obs_turns.append(TurnObservation(index=i, sent_at=sent, delivery_status=200, delivery_error="",
+                                         replies=(reply(sent + 9),), events=events, settled_after_s=9.5))
+    obs = Observation(case_id=case.id, channel="telegram", chat_id="1", turns=tuple(obs_turns), started_at=T0,
+                      finished_at=T0 + 40)
+    counts = (len(variant_calls), len(original_calls))
+    failed = Evidence(check="equivalent", turn=1, availability="ready", passed=False,
+                      reason=f"another trajectory: variant llm×{counts[0]}; original (turn 0) llm×{counts[1]}")
+    return case, result(case, obs, failed)
+
+
+SUMMARY, POST = 4895, 5200  # two different requests (prompt sizes) of one turn
+TWO = [(0.1, SUMMARY), (1.0, POST)]
+RETRIED = [(0.1, SUMMARY), (4.4, SUMMARY), (5.0, POST)]  # the summary call sent again after a timeout
+EXTRA = [(0.1, SUMMARY), (1.0, POST), (2.0, 7000)]       # a call the original never made
+
+
+@pytest.mark.parametrize("variant, original, machine, status", [
+    (RETRIED, TWO, BUSY, "unavailable"),
+    (TWO, RETRIED, BUSY, "unavailable"),  # the original's turn retried
+    (RETRIED, TWO, QUIET, "fail"),        # a retry on a quiet machine is the agent's own doing
+    (EXTRA, TWO, BUSY, "fail"),           # another request is another trajectory, whatever the load
+])
+def test_variant_retry_against_the_machine(variant, original, machine, status):
+    case, r = variant_case(variant, original)
+    m = monitor(**machine, end=T0 + 45)
+    out = excuse(case, r, m)
+    assert out.status == status, [e.reason for e in out.evidence]
+    if status == "unavailable":
+        assert "repeated word for word (the agent's retry)" in out.evidence[0].reason
