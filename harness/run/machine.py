@@ -257,6 +257,8 @@ class MachineMonitor:
         self.clock = clock
         self.monotonic = monotonic
         self._task: asyncio.Task | None = None
+        self._counters: tuple | None = None
+        self._last = 0.0
         self.error = ""
         self._excused: dict[tuple[str, str, int | None], str] = {}
         """(case, check, turn) -> the rule that made it unavailable (a re-evaluation counts once)."""
@@ -289,28 +291,45 @@ class MachineMonitor:
 
     async def _sample_forever(self) -> None:
         probe = self._probe
-        busy, own, stall = probe.busy_s(), probe.own_s(), probe.cpu_stall_us()
-        last = self.monotonic()
+        self._counters = (probe.busy_s(), probe.own_s(), probe.cpu_stall_us())
+        self._last = self.monotonic()
         while True:
             await asyncio.sleep(self.interval_s)
-            now = self.monotonic()
-            span = now - last
-            lag = max(0.0, span - self.interval_s)
             try:
-                busy2, own2, stall2 = probe.busy_s(), probe.own_s(), probe.cpu_stall_us()
-                wait = None
-                if stall is not None and stall2 is not None and span > 0:
-                    wait = min(1.0, max(0.0, (stall2 - stall) / 1e6 / span))
-                own_cores = max(0.0, own2 - own) / span if span > 0 else 0.0
-                others = max(0.0, (busy2 - busy) - (own2 - own)) / span if span > 0 else 0.0
-                self.record(Sample(at=self.clock(), span_s=span, lag_s=lag, others_cores=others,
-                                   own_cores=own_cores, cpu_wait=wait, runnable=probe.runnable(),
-                                   load1=probe.load1()))
-                busy, own, stall = busy2, own2, stall2
+                sample, counters = self._read()
+                self.record(sample)
+                self._counters = counters
             except Exception as exc:  # a reading bug must not end the run
                 self.error = f"machine sample failed: {type(exc).__name__}: {exc}"
                 log.debug(self.error)
-            last = self.monotonic()
+            self._last = self.monotonic()
+
+    def _read(self) -> tuple[Sample, tuple]:
+        """The interval since the last sample, read now (its lag: how late the loop is so far)."""
+        probe = self._probe
+        busy, own, stall = self._counters
+        span = self.monotonic() - self._last
+        lag = max(0.0, span - self.interval_s)
+        busy2, own2, stall2 = probe.busy_s(), probe.own_s(), probe.cpu_stall_us()
+        wait = None
+        if stall is not None and stall2 is not None and span > 0:
+            wait = min(1.0, max(0.0, (stall2 - stall) / 1e6 / span))
+        own_cores = max(0.0, own2 - own) / span if span > 0 else 0.0
+        others = max(0.0, (busy2 - busy) - (own2 - own)) / span if span > 0 else 0.0
+        return (Sample(at=self.clock(), span_s=span, lag_s=lag, others_cores=others, own_cores=own_cores,
+                       cpu_wait=wait, runnable=probe.runnable(), load1=probe.load1()),
+                (busy2, own2, stall2))
+
+    def _pending(self, end: float) -> Sample | None:
+        """The interval not sampled yet, when a window reaches into it: a loop that lags is late to
+        sample too, and a case evaluated before the monitor wakes must still see the lag so far."""
+        if self._task is None or self._counters is None or (self.samples and self.samples[-1].at >= end):
+            return None
+        try:
+            sample, _ = self._read()
+        except Exception:
+            return None
+        return sample if sample.span_s > 0.05 else None
 
     @property
     def excused(self) -> dict[str, int]:
@@ -345,6 +364,9 @@ class MachineMonitor:
             if s.at - s.span_s > end:
                 break
             chosen.append(s)
+        pending = self._pending(end)
+        if pending is not None:
+            chosen.append(pending)
         if not chosen:
             return Window(start=start, end=end, cores=self.cores)
         spans = [max(1e-9, s.span_s) for s in chosen]

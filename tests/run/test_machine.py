@@ -269,3 +269,37 @@ def test_variant_retry_against_the_machine(variant, original, machine, status):
     assert out.status == status, [e.reason for e in out.evidence]
     if status == "unavailable":
         assert "repeated word for word (the agent's retry)" in out.evidence[0].reason
+
+
+async def test_a_window_sees_the_lag_the_monitor_has_not_sampled_yet():
+    """A starved loop is late to sample too: a case evaluated before the monitor wakes still sees it."""
+    now = {"mono": 100.0, "wall": T0}
+
+    class Busy:
+        cores = 2
+
+        def busy_s(self):
+            return now["mono"] * 2  # both cores busy...
+
+        def own_s(self):
+            return now["mono"] * 0.2  # ...and the run got a fifth of one
+
+        def cpu_stall_us(self):
+            return now["mono"] * 1e6
+
+        def runnable(self):
+            return 8
+
+        def load1(self):
+            return 6.0
+
+    m = MachineMonitor(interval_s=0.2, probe=Busy(), clock=lambda: now["wall"], monotonic=lambda: now["mono"])
+    m.start()
+    await asyncio.sleep(0)  # the task reads its first counters and goes to sleep
+    now["mono"] += 3.0  # the loop then did not run for 3 s
+    now["wall"] += 3.0
+    w = m.window(T0, T0 + 3.0)
+    await m.stop()
+    assert w.samples == 1 and w.lag_max_s == pytest.approx(2.8)
+    assert w.others_cores == pytest.approx(1.8) and w.cpu_wait == 1.0 and w.overloaded
+    assert not m.samples  # a pending reading is not recorded
