@@ -314,8 +314,9 @@ class MachineMonitor:
         wait = None
         if stall is not None and stall2 is not None and span > 0:
             wait = min(1.0, max(0.0, (stall2 - stall) / 1e6 / span))
-        own_cores = max(0.0, own2 - own) / span if span > 0 else 0.0
-        others = max(0.0, (busy2 - busy) - (own2 - own)) / span if span > 0 else 0.0
+        # a child that exits between two readings can make the deltas jump: never more than the machine has
+        own_cores = min(self.cores, max(0.0, own2 - own) / span) if span > 0 else 0.0
+        others = min(self.cores, max(0.0, (busy2 - busy) - (own2 - own)) / span) if span > 0 else 0.0
         return (Sample(at=self.clock(), span_s=span, lag_s=lag, others_cores=others, own_cores=own_cores,
                        cpu_wait=wait, runnable=probe.runnable(), load1=probe.load1()),
                 (busy2, own2, stall2))
