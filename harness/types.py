@@ -299,6 +299,9 @@ class CaseResult:
     quarantined: bool = False
     """Listed in fixtures/quarantine.yaml: reported with its real status, but its failure
     does not count toward the run's verdict or exit code (harness.night.quarantine)."""
+    machine: Mapping[str, Any] | None = None
+    """What the machine gave the case's last attempt (loop lag, CPU of other processes,
+    overloaded or not: ``harness.run.machine.Window.to_dict``); None when not measured."""
 
 
 @dataclass(frozen=True)

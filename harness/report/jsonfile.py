@@ -242,6 +242,8 @@ def case_to_dict(result: CaseResult) -> dict[str, Any]:
         **case_perf_fields(result),  # cost layer: per-step latency, calls, token source, cost reason
         # Only when set, so unquarantined cases keep their shape (harness.night.quarantine).
         **({"quarantined": True} if getattr(result, "quarantined", False) else {}),
+        # What the machine gave the case (harness/run/machine.py): only when measured.
+        **({"machine": dict(result.machine)} if getattr(result, "machine", None) else {}),
     })
 
 
@@ -422,6 +424,7 @@ def case_from_dict(d: Mapping[str, Any]) -> CaseResult:
         flaky=bool(d.get("flaky", False)),
         pass_rate_ci=tuple(d["pass_rate_ci"]) if d.get("pass_rate_ci") else None,
         quarantined=bool(d.get("quarantined", False)),
+        machine=d.get("machine") if isinstance(d.get("machine"), dict) else None,
     )
 
 

@@ -145,6 +145,14 @@ class Window:
             return False
         return excess_s is None or excess_s <= self.stall_s
 
+    def to_dict(self) -> dict:
+        """results.json ``cases[].machine``: the case's window."""
+        r = lambda v, n=3: None if v is None else round(v, n)  # noqa: E731
+        return {"samples": self.samples, "loop_lag_max_s": r(self.lag_max_s), "others_cores": r(self.others_cores, 2),
+                "own_cores": r(self.own_cores, 2), "cpu_wait": r(self.cpu_wait), "load1": r(self.load1, 2),
+                "runnable_per_core": r(self.runnable_per_core, 2), "stall_s": r(self.stall_s),
+                "overloaded": self.overloaded}
+
     def describe(self) -> str:
         """``loop lag 2.3 s, load 4.1 on 2 cores, ...``: the figures in an unavailable reason."""
         parts = [f"loop lag {self.lag_max_s:.1f} s"]
@@ -623,6 +631,9 @@ def excuse(case: Case, result: CaseResult, monitor: MachineMonitor | None) -> Ca
     """``result`` with what only the machine explains made unavailable (both rules), its status again."""
     if monitor is None or result.observation is None or result.status == "skipped":
         return result
+    obs = result.observation
+    if monitor.samples or monitor._task is not None:
+        result = replace(result, machine=monitor.window(obs.started_at, obs.finished_at).to_dict())
     latency, lat = excuse_latency(case, result.observation, result.evidence, monitor)
     retried, ret = excuse_retried_trajectories(case, result.observation, latency, monitor)
     evidence, agent = excuse_agent_timeouts(result.observation, retried, monitor)

@@ -5,6 +5,7 @@ readings are injected (``record``): no assertion depends on the wall clock."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -303,3 +304,15 @@ async def test_a_window_sees_the_lag_the_monitor_has_not_sampled_yet():
     assert w.samples == 1 and w.lag_max_s == pytest.approx(2.8)
     assert w.others_cores == pytest.approx(1.8) and w.cpu_wait == 1.0 and w.overloaded
     assert not m.samples  # a pending reading is not recorded
+
+
+def test_every_case_carries_its_window_and_it_survives_the_journal():
+    from harness.report.jsonfile import case_from_dict, case_to_dict
+
+    case, obs = case_and_obs(1.0)
+    ok = Evidence(check="latency_ms", turn=0, availability="ready", passed=True, reason="within")
+    out = excuse(case, replace(result(case, obs, ok), status="pass"), monitor(**BUSY))
+    assert out.status == "pass" and out.machine["overloaded"] is True and out.machine["loop_lag_max_s"] == 2.3
+    again = case_from_dict(case_to_dict(out))
+    assert again.machine == out.machine
+    assert excuse(case, result(case, obs, ok), MachineMonitor(cores=2)).machine is None  # never measured
