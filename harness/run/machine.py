@@ -16,6 +16,8 @@ Every ``interval_s`` the monitor records one ``Sample``:
   steal included, minus the harness process and its children, e.g. the agent it started),
   in cores;
 - ``own_cores``: CPU of the harness and its children, in cores (process CPU time over wall);
+- ``own_wait_s``: seconds the run's processes (the harness and its children, their main
+  threads) waited on a run queue for a CPU (``/proc/<pid>/schedstat``; None where absent);
 - ``cpu_wait``: the share of the interval during which some runnable task waited for a CPU
   (Linux pressure stall information, ``/proc/pressure/cpu`` "some"; None where absent);
 - ``runnable``: tasks runnable at the sample (``/proc/stat`` procs_running), ``load1``:
@@ -27,9 +29,9 @@ in the agent, a child of the harness, never excuses itself) and the run was star
 loop woke ``LAG_OVERLOAD_S`` late, or runnable tasks waited for a CPU ``WAIT_OVERLOAD`` of
 the window (without pressure information: more than ``RUNNABLE_PER_CORE`` runnable tasks
 per core). A breach is **explained** when the window is overloaded and the latency's excess
-over its bound is at most the window's stall: the seconds tasks waited for a CPU (or, without
-pressure information, the share of the window a fair scheduler gave the other runnable
-tasks) plus the largest loop lag. The agent's own timeouts get the same treatment: a failed
+over its bound is at most the window's stall: the seconds the run's own processes waited for
+a CPU in it (where schedstat is not readable: the pressure share of the window, or the share
+a fair scheduler gave the other runnable tasks) plus the largest loop lag. The agent's own timeouts get the same treatment: a failed
 turn in which the agent gave up on an LLM call the gateway was still serving
 (``abandoned_calls``; never a call the harness failed on purpose), and a variant whose
 trajectory differs from its original's only by a call the agent sent again word for word
@@ -87,6 +89,9 @@ class Sample:
     """CPU used by processes outside the run, in cores (steal time counted as theirs)."""
     own_cores: float = 0.0
     """CPU used by the harness and its children, in cores."""
+    own_wait_s: float | None = None
+    """Seconds the run's processes (the harness and its children, main threads) waited on a
+    run queue for a CPU during the interval (``/proc/<pid>/schedstat``; None: unknown)."""
     cpu_wait: float | None = None
     """Share of the interval in which some runnable task waited for a CPU (None: unknown)."""
     runnable: int | None = None
@@ -107,6 +112,8 @@ class Window:
     others_cores: float = 0.0
     """Mean over the window."""
     own_cores: float = 0.0
+    own_wait_s: float | None = None
+    """Seconds the run's processes waited for a CPU in the window (None: unknown)."""
     cpu_wait: float | None = None
     """Mean over the window (None: no pressure information)."""
     runnable_per_core: float | None = None
@@ -130,7 +137,10 @@ class Window:
 
     @property
     def stall_s(self) -> float:
-        """Seconds of the window the machine's starvation explains."""
+        """Seconds of the window the machine's starvation explains: what the run's own processes
+        waited for a CPU (else the machine's pressure share of the window), plus the largest loop lag."""
+        if self.own_wait_s is not None:
+            return self.own_wait_s + self.lag_max_s
         if self.cpu_wait is not None:
             share = self.cpu_wait
         elif self.runnable_per_core:
@@ -149,7 +159,7 @@ class Window:
         """results.json ``cases[].machine``: the case's window."""
         r = lambda v, n=3: None if v is None else round(v, n)  # noqa: E731
         return {"samples": self.samples, "loop_lag_max_s": r(self.lag_max_s), "others_cores": r(self.others_cores, 2),
-                "own_cores": r(self.own_cores, 2), "cpu_wait": r(self.cpu_wait), "load1": r(self.load1, 2),
+                "own_cores": r(self.own_cores, 2), "own_wait_s": r(self.own_wait_s), "cpu_wait": r(self.cpu_wait), "load1": r(self.load1, 2),
                 "runnable_per_core": r(self.runnable_per_core, 2), "stall_s": r(self.stall_s),
                 "overloaded": self.overloaded}
 
@@ -159,6 +169,8 @@ class Window:
         if self.load1 is not None:
             parts.append(f"load {self.load1:.1f} on {self.cores} cores")
         parts.append(f"other processes took {self.others_cores:.1f} cores")
+        if self.own_wait_s is not None:
+            parts.append(f"the run's processes waited {self.own_wait_s:.1f} s for a CPU")
         if self.cpu_wait is not None:
             parts.append(f"tasks waited for a CPU {self.cpu_wait:.0%} of the time")
         elif self.runnable_per_core is not None:
@@ -167,6 +179,15 @@ class Window:
 
 
 # --------------------------------------------------------------------------- the probe
+
+
+def _runqueue_wait_s(pid: int) -> float | None:
+    """Seconds the process's main thread has waited on a run queue (``/proc/<pid>/schedstat``)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as fh:
+            return int(fh.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class Probe:
@@ -180,8 +201,9 @@ class Probe:
         self.cores = psutil.cpu_count() or os.cpu_count() or 1
         self._children: dict[int, object] = {}
         self._gone_cpu = 0.0
-        """CPU of children that exited since the run began (their last reading)."""
-        self._last_child: dict[int, float] = {}
+        self._gone_wait = 0.0
+        """CPU and wait of children that exited since the run began (their last reading)."""
+        self._last_child: dict[int, tuple[float, float]] = {}
 
     def busy_s(self) -> float:
         """CPU seconds the whole machine spent busy since boot (all cores, steal included)."""
@@ -190,27 +212,36 @@ class Probe:
         total = sum(t) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)  # guest is in user already
         return max(0.0, total - idle)
 
-    def own_s(self) -> float:
-        """CPU seconds of the harness process and every child it has had during the run."""
+    def own(self) -> tuple[float, float | None]:
+        """(CPU seconds, run-queue wait seconds) of the harness process and every child it has
+        had during the run; the wait is None where ``/proc/<pid>/schedstat`` is not readable."""
         ps = self._psutil
         try:
             mine = self._me.cpu_times()
             total = mine.user + mine.system
             kids = self._me.children(recursive=True)
         except ps.Error:
-            return 0.0
-        seen = {}
+            return 0.0, None
+        wait = _runqueue_wait_s(self._me.pid)
+        seen: dict[int, tuple[float, float]] = {}
         for child in kids:
             try:
                 ct = child.cpu_times()
-                seen[child.pid] = ct.user + ct.system
             except ps.Error:
                 continue
-        for pid, cpu in self._last_child.items():
-            if pid not in seen:
-                self._gone_cpu += cpu  # exited: its time stays the run's
+            seen[child.pid] = (ct.user + ct.system, _runqueue_wait_s(child.pid) or 0.0)
+        for pid, (cpu, waited) in self._last_child.items():
+            if pid not in seen:  # exited: its time stays the run's
+                self._gone_cpu += cpu
+                self._gone_wait += waited
         self._last_child = seen
-        return total + sum(seen.values()) + self._gone_cpu
+        cpu = total + sum(c for c, _ in seen.values()) + self._gone_cpu
+        if wait is None:
+            return cpu, None
+        return cpu, wait + sum(w for _, w in seen.values()) + self._gone_wait
+
+    def own_s(self) -> float:
+        return self.own()[0]
 
     @staticmethod
     def cpu_stall_us() -> float | None:
@@ -299,7 +330,7 @@ class MachineMonitor:
 
     async def _sample_forever(self) -> None:
         probe = self._probe
-        self._counters = (probe.busy_s(), probe.own_s(), probe.cpu_stall_us())
+        self._counters = (probe.busy_s(), *_own(probe), probe.cpu_stall_us())
         self._last = self.monotonic()
         while True:
             await asyncio.sleep(self.interval_s)
@@ -315,10 +346,11 @@ class MachineMonitor:
     def _read(self) -> tuple[Sample, tuple]:
         """The interval since the last sample, read now (its lag: how late the loop is so far)."""
         probe = self._probe
-        busy, own, stall = self._counters
+        busy, own, waited, stall = self._counters
         span = self.monotonic() - self._last
         lag = max(0.0, span - self.interval_s)
-        busy2, own2, stall2 = probe.busy_s(), probe.own_s(), probe.cpu_stall_us()
+        busy2, own2, waited2, stall2 = probe.busy_s(), *_own(probe), probe.cpu_stall_us()
+        own_wait = max(0.0, waited2 - waited) if waited is not None and waited2 is not None else None
         wait = None
         if stall is not None and stall2 is not None and span > 0:
             wait = min(1.0, max(0.0, (stall2 - stall) / 1e6 / span))
@@ -326,8 +358,8 @@ class MachineMonitor:
         own_cores = min(self.cores, max(0.0, own2 - own) / span) if span > 0 else 0.0
         others = min(self.cores, max(0.0, (busy2 - busy) - (own2 - own)) / span) if span > 0 else 0.0
         return (Sample(at=self.clock(), span_s=span, lag_s=lag, others_cores=others, own_cores=own_cores,
-                       cpu_wait=wait, runnable=probe.runnable(), load1=probe.load1()),
-                (busy2, own2, stall2))
+                       own_wait_s=own_wait, cpu_wait=wait, runnable=probe.runnable(), load1=probe.load1()),
+                (busy2, own2, waited2, stall2))
 
     def _pending(self, end: float) -> Sample | None:
         """The interval not sampled yet, when a window reaches into it: a loop that lags is late to
@@ -389,10 +421,12 @@ class MachineMonitor:
 
         runnable = mean(s.runnable for s in chosen)
         loads = [s.load1 for s in chosen if s.load1 is not None]
+        waits = [(s.own_wait_s, _overlap(s, start, end)) for s in chosen]
+        own_wait = None if any(w is None for w, _ in waits) else sum(w * f for w, f in waits)
         return Window(start=start, end=end, cores=self.cores, samples=len(chosen),
                       lag_max_s=max(s.lag_s for s in chosen),
                       others_cores=sum(s.others_cores * w for s, w in zip(chosen, spans)) / total,
-                      own_cores=sum(s.own_cores * w for s, w in zip(chosen, spans)) / total,
+                      own_cores=sum(s.own_cores * w for s, w in zip(chosen, spans)) / total, own_wait_s=own_wait,
                       cpu_wait=mean(s.cpu_wait for s in chosen),
                       runnable_per_core=(runnable / self.cores) if runnable is not None else None,
                       load1=max(loads) if loads else None)
@@ -418,6 +452,8 @@ class MachineMonitor:
             "others_cores_max": round(max(others), 2) if others else None,
             "cpu_wait_mean": round(sum(waits) / len(waits), 3) if waits else None,
             "pressure": bool(waits),
+            "own_wait_s": (round(sum(s.own_wait_s for s in samples), 1)
+                           if samples and all(s.own_wait_s is not None for s in samples) else None),
             "overloaded_s": round(overloaded, 1),
             "excused": self.excused, "excused_cases": self.excused_cases,
             "thresholds": {"loop_lag_s": LAG_OVERLOAD_S, "cpu_wait": WAIT_OVERLOAD,
@@ -440,6 +476,18 @@ class MachineMonitor:
 
 
 # --------------------------------------------------------------------------- the rule
+
+
+def _own(probe) -> tuple[float, float | None]:
+    """A probe's (CPU, wait) of the run; a probe without ``own`` (a test's) has no wait figure."""
+    own = getattr(probe, "own", None)
+    return own() if own is not None else (probe.own_s(), None)
+
+
+def _overlap(s: Sample, start: float, end: float) -> float:
+    """The share of the sample's interval inside [start, end]."""
+    lo, hi = max(start, s.at - s.span_s), min(end, s.at)
+    return max(0.0, hi - lo) / s.span_s if s.span_s > 0 else 1.0
 
 
 def is_latency(check: str) -> bool:

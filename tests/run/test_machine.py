@@ -16,13 +16,15 @@ from harness.types import Case, CaseResult, CheckSpec, Event, Evidence, Observat
 T0 = 1_000_000.0
 
 
-def monitor(*, lag=0.0, others=0.0, wait=None, runnable=None, load=None, start=T0 - 1, end=T0 + 30, cores=2):
+def monitor(*, lag=0.0, others=0.0, wait=None, runnable=None, load=None, own_wait=None, start=T0 - 1, end=T0 + 30,
+            cores=2):
+    """A monitor with one reading every 0.2 s; ``own_wait``: seconds the run waited for a CPU per reading."""
     m = MachineMonitor(cores=cores)
     at = start
     while at < end:
         at += 0.2
         m.record(Sample(at=at, span_s=0.2, lag_s=lag, others_cores=others, own_cores=0.8, cpu_wait=wait,
-                        runnable=runnable, load1=load))
+                        runnable=runnable, load1=load, own_wait_s=own_wait))
     return m
 
 
@@ -71,6 +73,9 @@ def result(case: Case, obs: Observation, *evidence: Evidence) -> CaseResult:
     (dict(QUIET, wait=None, runnable=6, others=1.0), 7.5, 5000, "unavailable"),  # no PSI: runnable tasks per core
     (dict(QUIET, wait=None, runnable=3, others=1.0), 7.5, 5000, "fail"),  # 1.5 per core is not more than 1.5
     (dict(BUSY, lag=0.0, wait=0.6), 30.0, 5000, "fail"),  # 25 s over: more than the 18 s the machine stalled
+    # the run's own processes' run-queue wait measures the stall where it is known:
+    (dict(BUSY, lag=0.1, own_wait=0.15), 7.5, 5000, "unavailable"),  # waited 5.6 s of 7.5: explains 2.5 s over
+    (dict(BUSY, lag=0.1, own_wait=0.01), 7.5, 5000, "fail"),  # waited 0.4 s: a busy machine, a slow agent
 ])
 def test_latency_breach_against_the_machine(machine, first_reply_s, bound_ms, status):
     case, obs = case_and_obs(first_reply_s, bound_ms)
@@ -316,3 +321,15 @@ def test_every_case_carries_its_window_and_it_survives_the_journal():
     again = case_from_dict(case_to_dict(out))
     assert again.machine == out.machine
     assert excuse(case, result(case, obs, ok), MachineMonitor(cores=2)).machine is None  # never measured
+
+
+def test_the_probe_reads_this_machine():
+    """Whatever this machine offers, the probe's readings are numbers or None, never an exception."""
+    from harness.run.machine import Probe
+
+    p = Probe()
+    cpu, wait = p.own()
+    assert cpu >= 0 and (wait is None or wait >= 0)
+    assert p.busy_s() >= 0 and p.cores >= 1
+    for value in (p.cpu_stall_us(), p.runnable(), p.load1()):
+        assert value is None or value >= 0
