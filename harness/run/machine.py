@@ -446,6 +446,9 @@ class MachineMonitor:
         return {
             "cores": self.cores, "interval_s": self.interval_s, "samples": len(samples),
             "loop_lag_max_s": round(lags[-1], 3) if lags else None,
+            # when the worst stall ended, in seconds after the first sample (start-up or mid-run?)
+            "loop_lag_max_at_s": (round(max(samples, key=lambda s: s.lag_s).at - samples[0].at + samples[0].span_s, 1)
+                                  if samples else None),
             "loop_lag_p95_s": round(lags[min(len(lags) - 1, int(0.95 * len(lags)))], 3) if lags else None,
             "load1_max": round(max(loads), 2) if loads else None,
             "others_cores_mean": round(sum(others) / len(others), 2) if others else None,
