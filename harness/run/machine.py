@@ -35,7 +35,10 @@ a fair scheduler gave the other runnable tasks) plus the largest loop lag. The a
 turn in which the agent gave up on an LLM call the gateway was still serving
 (``abandoned_calls``; never a call the harness failed on purpose), and a variant whose
 trajectory differs from its original's only by a call the agent sent again word for word
-(``retries``), are unavailable when their window was overloaded. docs/CASES.md "Latency on a busy machine" is the user's
+(``retries``), are unavailable when their window was overloaded; so is a failed turn (and the turns after
+it) in which the harness's own loop, which serves the agent's whole world, stalled
+``FROZEN_S`` or more (``excuse_frozen_turns``). The runner's reply wait adds the loop lag
+measured since the turn was sent (``lag_since``). docs/CASES.md "Latency on a busy machine" is the user's
 description of the same rule.
 """
 
@@ -67,6 +70,9 @@ RUNNABLE_PER_CORE = 1.5
 """Without pressure information: more runnable tasks per core than this, on average."""
 OTHERS_MIN_CORES = 0.5
 """Processes outside the run took at least this many cores on average: the machine was not quiet."""
+FROZEN_S = 2.0
+"""The harness's loop, which serves the agent's whole world (LLM gateway, documents, channel
+emulators), stalled this long in an overloaded window: whatever timed out then measured the freeze."""
 
 #: Evidence measured in wall time: a starved machine can breach their bounds.
 LATENCY_CHECKS = ("latency_ms", "anomaly.latency_ms")
@@ -372,10 +378,19 @@ class MachineMonitor:
             return None
         return sample if sample.span_s > 0.05 else None
 
+    def lag_since(self, start: float) -> float:
+        """Seconds the harness's loop was late since ``start`` (wall clock), the pending interval included."""
+        if self._times is None or len(self._times) != len(self.samples):
+            self._times = [s.at for s in self.samples]
+        lo = bisect.bisect_right(self._times, start)
+        total = sum(s.lag_s for s in list(self.samples)[lo:])
+        pending = self._pending(float("inf"))
+        return total + (pending.lag_s if pending is not None else 0.0)
+
     @property
     def excused(self) -> dict[str, int]:
         """Evidence turned unavailable, by rule (results.json ``summary.machine.excused``)."""
-        out = {"latency": 0, "agent_timeout": 0}
+        out = {"latency": 0, "agent_timeout": 0, "frozen": 0}
         for rule in self._excused.values():
             out[rule] += 1
         return out
@@ -473,8 +488,9 @@ class MachineMonitor:
         load = f", load up to {d['load1_max']:.1f} on {d['cores']} cores" if d["load1_max"] is not None else ""
         line = (f"machine: max loop lag {d['loop_lag_max_s']:.2f} s{load}, other processes took "
                 f"{d['others_cores_mean']:.1f} cores on average; overloaded {d['overloaded_s']:.0f} s of the run")
-        return line + (f"; {self.excused['latency']} latency check(s) and {self.excused['agent_timeout']} "
-                       f"agent-timeout failure(s) reported unavailable (machine overloaded) in "
+        x = self.excused
+        return line + (f"; {x['latency']} latency check(s), {x['agent_timeout']} agent-timeout failure(s) and "
+                       f"{x['frozen']} failure(s) in a frozen sandbox reported unavailable (machine overloaded) in "
                        f"{len(self.excused_cases)} case(s): " + ", ".join(self.excused_cases[:10]))
 
 
@@ -678,6 +694,37 @@ def excuse_retried_trajectories(case: Case, obs: Observation | None, evidence: S
     return out, n
 
 
+# -- a sandbox that froze ---------------------------------------------------------------------------
+
+
+def excuse_frozen_turns(obs: Observation | None, evidence: Sequence[Evidence],
+                        monitor: MachineMonitor | None) -> tuple[list[Evidence], int]:
+    """The failing evidence of the first turn in whose overloaded window the harness's loop stalled
+    ``FROZEN_S`` or more, and of every turn after it (their state and comparisons build on it)."""
+    if monitor is None or obs is None or not any(e.passed is False and e.availability == "ready" for e in evidence):
+        return list(evidence), 0
+    frozen = None
+    for t in obs.turns:
+        window = monitor.window(*_turn_window(obs, t.index))
+        if window.overloaded and window.lag_max_s >= FROZEN_S:
+            frozen = (t.index, window)
+            break
+    if frozen is None:
+        return list(evidence), 0
+    turn, window = frozen
+    why = (f"the harness's event loop, which serves the agent's LLM gateway, documents and channels, stalled "
+           f"{window.lag_max_s:.1f} s in turn {turn + 1}: a timeout of the agent's or the harness's reply wait "
+           f"then measured the freeze")
+    out, n = [], 0
+    for e in evidence:
+        if e.availability == "ready" and e.passed is False and (e.turn is None or e.turn >= turn):
+            out.append(_unavailable(e, window, why))
+            n += 1
+        else:
+            out.append(e)
+    return out, n
+
+
 def excuse(case: Case, result: CaseResult, monitor: MachineMonitor | None) -> CaseResult:
     """``result`` with what only the machine explains made unavailable (both rules), its status again."""
     if monitor is None or result.observation is None or result.status == "skipped":
@@ -687,10 +734,12 @@ def excuse(case: Case, result: CaseResult, monitor: MachineMonitor | None) -> Ca
         result = replace(result, machine=monitor.window(obs.started_at, obs.finished_at).to_dict())
     latency, lat = excuse_latency(case, result.observation, result.evidence, monitor)
     retried, ret = excuse_retried_trajectories(case, result.observation, latency, monitor)
-    evidence, agent = excuse_agent_timeouts(result.observation, retried, monitor)
-    if not lat and not agent and not ret:
+    timed, agent = excuse_agent_timeouts(result.observation, retried, monitor)
+    evidence, froze = excuse_frozen_turns(result.observation, timed, monitor)
+    if not lat and not agent and not ret and not froze:
         return result
     monitor.excusing(case.id, result.evidence, latency, "latency")
     monitor.excusing(case.id, latency, retried, "agent_timeout")
-    monitor.excusing(case.id, retried, evidence, "agent_timeout")
+    monitor.excusing(case.id, retried, timed, "agent_timeout")
+    monitor.excusing(case.id, timed, evidence, "frozen")
     return replace(result, evidence=tuple(evidence), status=case_status(evidence, result.error))

@@ -96,6 +96,8 @@ class _Attempt:
     """The last message the agent sent each user (callbacks press its buttons)."""
     seen: int | None = None
     """How many of the recorder's events the turns observed so far hold (late replies come after)."""
+    settle_timed_out: bool = False
+    """The last ``_settle`` gave up at the reply timeout (extended by the harness's own loop lag)."""
 
     @property
     def ident(self) -> Identity:
@@ -570,7 +572,7 @@ class Runner:
             for index, delivery in zip(group, deliveries):
                 turn = att.case.turns[index]
                 t_obs = self._turn_observation(att, index, delivery.sent_at, delivery.status, delivery.error, waited,
-                                               waited >= sb.reply_timeout_s, turn=turn, recorded=first)
+                                               att.settle_timed_out, turn=turn, recorded=first)
                 if self.endpoints.state_url:
                     t_obs = await self._probe_state(att, t_obs, driver, att.ident_of(turn))
                 att.turns.append(t_obs)
@@ -602,6 +604,7 @@ class Runner:
             lo, _hi = _expected_reply_bounds(turn)
             wants.append((turn, lo if delivered else 0))  # an undelivered update expects no reply
         start = time.time()
+        att.settle_timed_out = False
         while True:
             now = time.time()
             replies_in = all(self._count(att, att.current, turn) >= lo for turn, lo in wants)
@@ -612,7 +615,11 @@ class Runner:
             if replies_in and quiet >= window:
                 self.quiet.used(window)
                 return now - start
-            if now - start >= sb.reply_timeout_s:
+            # the reply timeout counts only time the harness ran: a loop that stalled 10 s (a starved
+            # machine) heard nothing in them, and the agent's replies wait in its sockets (machine.py)
+            if now - start >= sb.reply_timeout_s and now - start >= sb.reply_timeout_s + min(
+                    2 * sb.reply_timeout_s, self.machine.lag_since(start)):
+                att.settle_timed_out = True
                 return now - start
             await att.rec.wait_activity(min(0.002 + max(0.0, window - quiet), sb.reply_timeout_s))
 

@@ -30,6 +30,8 @@ def monitor(*, lag=0.0, others=0.0, wait=None, runnable=None, load=None, own_wai
 
 QUIET = dict(lag=0.001, others=0.05, wait=0.02, runnable=1, load=0.4)
 BUSY = dict(lag=2.3, others=1.6, wait=0.9, runnable=9, load=4.1)
+#: Starved by another job, but the harness's loop kept running (no freeze of the sandbox).
+STARVED = dict(BUSY, lag=0.3)
 
 
 def reply(at: float, text: str = "ok") -> Reply:
@@ -87,7 +89,7 @@ def test_latency_breach_against_the_machine(machine, first_reply_s, bound_ms, st
         assert e.availability == "unavailable" and e.passed is None
         assert e.reason.startswith("machine overloaded (loop lag ")
         assert "on 2 cores" in e.reason and "was: first reply" in e.reason
-        assert m.describe()["excused"] == {"latency": 1, "agent_timeout": 0}
+        assert m.describe()["excused"] == {"latency": 1, "agent_timeout": 0, "frozen": 0}
     else:
         assert e.passed is False and m.describe()["excused"]["latency"] == 0
 
@@ -101,7 +103,7 @@ def test_reason_names_lag_and_load():
 def test_only_latency_evidence_is_excused():
     case, obs = case_and_obs(7.5)
     wrong = Evidence(check="reply.regex", turn=0, availability="ready", passed=False, reason="no match")
-    out = excuse(case, result(case, obs, latency_failure(7.5), wrong), monitor(**BUSY))
+    out = excuse(case, result(case, obs, latency_failure(7.5), wrong), monitor(**STARVED))
     assert out.status == "fail"
     assert [e.availability for e in out.evidence] == ["unavailable", "ready"]
 
@@ -110,7 +112,7 @@ def test_a_missing_reply_is_not_a_latency_to_excuse():
     case, obs = case_and_obs(7.5)
     none = Evidence(check="latency_ms", turn=0, availability="ready", passed=False, observed="no reply",
                     reason="no reply arrived")
-    assert excuse(case, result(case, obs, none), monitor(**BUSY)).status == "fail"
+    assert excuse(case, result(case, obs, none), monitor(**STARVED)).status == "fail"
 
 
 def test_anomaly_latency_is_excused_on_the_case_window():
@@ -162,8 +164,8 @@ ANSWERED = [Event(source="gateway", name="llm", at=T0 + 0.1, status=500, duratio
 @pytest.mark.parametrize("events, reply_s, machine, status", [
     (GAVE_UP, 8.5, BUSY, "unavailable"),
     (GAVE_UP, 8.5, QUIET, "fail"),        # the agent gave up on a quiet machine: its timeout is too short
-    (INJECTED, 4.3, BUSY, "fail"),        # the regression the case seeds is caught under load too
-    (ANSWERED, 0.5, BUSY, "fail"),        # a failure the gateway answered is the agent's own
+    (INJECTED, 4.3, STARVED, "fail"),     # the regression the case seeds is caught under load too
+    (ANSWERED, 0.5, STARVED, "fail"),     # a failure the gateway answered is the agent's own
 ])
 def test_agent_timeout_against_the_machine(events, reply_s, machine, status):
     case, r = failed_reply_case(events, T0 + reply_s)
@@ -197,8 +199,8 @@ def test_describe_and_note():
     case, obs = case_and_obs(7.5)
     excuse(case, result(case, obs, latency_failure(7.5)), m)
     assert m.note().startswith("machine: max loop lag 2.30 s, load up to 4.1 on 2 cores")
-    assert m.note().endswith("1 latency check(s) and 0 agent-timeout failure(s) reported unavailable "
-                             "(machine overloaded) in 1 case(s): c")
+    assert m.note().endswith("1 latency check(s), 0 agent-timeout failure(s) and 0 failure(s) in a frozen sandbox "
+                             "reported unavailable (machine overloaded) in 1 case(s): c")
     quiet = monitor(**QUIET).describe()
     assert quiet["overloaded_s"] == 0
 
@@ -266,7 +268,7 @@ EXTRA = [(0.1, SUMMARY), (1.0, POST), (2.0, 7000)]       # a call the original n
     (RETRIED, TWO, BUSY, "unavailable"),
     (TWO, RETRIED, BUSY, "unavailable"),  # the original's turn retried
     (RETRIED, TWO, QUIET, "fail"),        # a retry on a quiet machine is the agent's own doing
-    (EXTRA, TWO, BUSY, "fail"),           # another request is another trajectory, whatever the load
+    (EXTRA, TWO, STARVED, "fail"),        # another request is another trajectory, whatever the load
 ])
 def test_variant_retry_against_the_machine(variant, original, machine, status):
     case, r = variant_case(variant, original)
@@ -333,3 +335,53 @@ def test_the_probe_reads_this_machine():
     assert p.busy_s() >= 0 and p.cores >= 1
     for value in (p.cpu_stall_us(), p.runnable(), p.load1()):
         assert value is None or value >= 0
+
+
+# -- a sandbox that froze ----------------------------------------------------------------------------------------
+
+def two_turns(fail_turn: int):
+    """Turn 0 at T0..T0+3, turn 1 at T0+20..T0+23; the failing reply check on ``fail_turn``."""
+    turns = (Turn(send="summarize x"), Turn(send="and the post?"))
+    case = Case(id="f", layer="multiturn", channel="telegram", turns=turns)
+    obs_turns = tuple(TurnObservation(index=i, sent_at=T0 + 20 * i, delivery_status=200, delivery_error="",
+                                      replies=(reply(T0 + 20 * i + 3),), events=(), settled_after_s=3.5)
+                      for i in range(2))
+    obs = Observation(case_id="f", channel="telegram", chat_id="1", turns=obs_turns, started_at=T0,
+                      finished_at=T0 + 24)
+    wrong = Evidence(check="reply.regex", turn=fail_turn, availability="ready", passed=False,
+                     reason="I couldn't download the document")
+    return case, result(case, obs, wrong)
+
+
+def frozen_at(turn: int, lag: float = 10.8, others: float = 1.7) -> MachineMonitor:
+    """A starved machine whose loop stalled ``lag`` s once, in turn ``turn``'s window."""
+    m = monitor(**STARVED, end=T0 + 25)
+    at = T0 + 20 * turn + 2.0
+    m.record(Sample(at=at, span_s=lag + 0.2, lag_s=lag, others_cores=others, cpu_wait=0.95, load1=9.7))
+    m.samples = type(m.samples)(sorted(m.samples, key=lambda s: s.at), maxlen=m.samples.maxlen)
+    m._times = None
+    return m
+
+
+@pytest.mark.parametrize("fail_turn, froze, lag, others, status", [
+    (0, 0, 10.8, 1.7, "unavailable"),   # the document fetch timed out while the harness did not run
+    (1, 0, 10.8, 1.7, "unavailable"),   # a later turn builds on the frozen one
+    (0, 1, 10.8, 1.7, "fail"),          # the failure came before the freeze
+    (0, 0, 1.5, 1.7, "fail"),           # a stall shorter than FROZEN_S explains no timeout
+    (0, 0, 10.8, 0.1, "fail"),          # the harness stalled on its own (no other job): its own bug
+])
+def test_a_frozen_sandbox(fail_turn, froze, lag, others, status):
+    case, r = two_turns(fail_turn)
+    m = frozen_at(froze, lag, others)
+    out = excuse(case, r, m)
+    assert out.status == status, [e.reason for e in out.evidence]
+    if status == "unavailable":
+        assert f"stalled {lag:.1f} s in turn {froze + 1}" in out.evidence[0].reason
+        assert m.describe()["excused"]["frozen"] == 1
+
+
+def test_lag_since_counts_the_lag_after_an_instant():
+    m = frozen_at(0)
+    assert m.lag_since(T0 + 1) == pytest.approx(sum(s.lag_s for s in m.samples if s.at > T0 + 1))
+    assert m.lag_since(T0 + 1) > 10.8
+    assert m.lag_since(T0 + 100) == 0.0

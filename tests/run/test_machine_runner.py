@@ -48,7 +48,7 @@ async def test_a_breach_on_an_overloaded_machine_is_unavailable(tmp_path):
     latency = next(e for e in case.evidence if e.check == "latency_ms")
     assert latency.reason.startswith("machine overloaded (loop lag 1.8 s, load 6.2 on 2 cores")
     assert all(e.passed for e in case.evidence if e.check != "latency_ms")
-    assert report.perf["summary"]["machine"]["excused"] == {"latency": 1, "agent_timeout": 0}
+    assert report.perf["summary"]["machine"]["excused"] == {"latency": 1, "agent_timeout": 0, "frozen": 0}
     assert case.machine["overloaded"] is True
     assert any(n.startswith("machine: max loop lag") for n in report.notes)
     assert report.summary.failed == 0 and report.summary.unavailable == 1
@@ -65,3 +65,46 @@ async def test_the_same_breach_on_a_quiet_machine_fails(tmp_path):
     assert latency.passed is False and latency.reason.startswith("first reply ")
     assert report.exit_code == 1 and report.perf["summary"]["machine"]["excused"]["latency"] == 0
     assert case.machine["overloaded"] is False
+
+
+ACKED = """
+layer: robustness
+cases:
+  - id: acked-echo
+    send: "hello"
+    expect:
+      replies: {min: 2}
+"""
+
+
+class LaggedMachine(InjectedMachine):
+    """A quiet machine whose loop, the monitor says, was ``lag`` s late since any instant."""
+
+    def __init__(self, lag: float):
+        super().__init__(**QUIET)
+        self.lag = lag
+
+    def lag_since(self, start: float) -> float:
+        return self.lag
+
+
+async def _acked(tmp_path, lag: float):
+    from dataclasses import replace
+
+    config, cases = setup(tmp_path, cases=ACKED)
+    config = replace(config, target=replace(config.target, env={**config.target.env, "ECHO_ACK": "1",
+                                                                "ECHO_LATE_S": "3.5"}))
+    report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", machine=LaggedMachine(lag)))
+    return report.cases[0].observation.turns[0]
+
+
+async def test_the_reply_timeout_counts_only_time_the_harness_ran(tmp_path):
+    # "working on it" at once, the answer 3.5 s later, a 3 s reply timeout: a loop 5 s late
+    # (a starved machine) waits those 5 s more and sees the answer in its turn
+    turn = await _acked(tmp_path, lag=5.0)
+    assert not turn.timed_out and len(turn.replies) == 2
+
+
+async def test_without_lag_the_reply_timeout_is_the_configured_one(tmp_path):
+    turn = await _acked(tmp_path, lag=0.0)
+    assert turn.timed_out and len(turn.replies) == 1
