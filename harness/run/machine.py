@@ -48,6 +48,7 @@ import asyncio
 import bisect
 import logging
 import os
+import re
 import time
 from collections import deque
 from dataclasses import dataclass, replace
@@ -308,11 +309,21 @@ class MachineMonitor:
         self._excused: dict[tuple[str, str, int | None], str] = {}
         """(case, check, turn) -> the rule that made it unavailable (a re-evaluation counts once)."""
 
+    @classmethod
+    def off(cls) -> "MachineMonitor":
+        """A monitor that never samples, so nothing is ever excused: for a test that must see a
+        latency regression fail whatever else the machine is running."""
+        m = cls()
+        m._off = True
+        return m
+
+    _off = False
+
     # -- running -----------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start sampling on the running loop (no-op when started already or psutil is missing)."""
-        if self._task is not None:
+        """Start sampling on the running loop (no-op when started already, off, or psutil is missing)."""
+        if self._task is not None or self._off:
             return
         if self._probe is None:
             try:
@@ -522,9 +533,24 @@ def _turn_window(obs: Observation, turn: int | None) -> tuple[float, float]:
     return t.sent_at, end
 
 
+_MS = re.compile(r"(\d+(?:\.\d+)?)\s*ms\b")
+_BOUND_MS = re.compile(r"<=\s*(\d+(?:\.\d+)?)\s*ms\b")
+
+
+def _excess_from_text(evidence: Evidence) -> float | None:
+    """A case-level latency item's excess, read from its own words: observed ``N ms`` against
+    expected ``<= M ms`` (``anomaly.latency_ms``'s shape); None when either is missing."""
+    seen, bound = _MS.search(evidence.observed or ""), _BOUND_MS.search(evidence.expected or "")
+    if seen is None or bound is None:
+        return None
+    return (float(seen.group(1)) - float(bound.group(1))) / 1000
+
+
 def latency_excess_s(case: Case, obs: Observation, evidence: Evidence) -> float | None:
-    """Seconds by which a ``latency_ms`` evidence item exceeded its bounds (None: not measurable)."""
-    if evidence.check != "latency_ms" or evidence.turn is None or not 0 <= evidence.turn < len(obs.turns):
+    """Seconds by which a latency evidence item exceeded its bounds (None: not measurable)."""
+    if evidence.check != "latency_ms":
+        return _excess_from_text(evidence)
+    if evidence.turn is None or not 0 <= evidence.turn < len(obs.turns):
         return None
     if evidence.turn >= len(case.turns):
         return None

@@ -385,3 +385,13 @@ def test_lag_since_counts_the_lag_after_an_instant():
     assert m.lag_since(T0 + 1) == pytest.approx(sum(s.lag_s for s in m.samples if s.at > T0 + 1))
     assert m.lag_since(T0 + 1) > 10.8
     assert m.lag_since(T0 + 100) == 0.0
+
+
+async def test_an_off_monitor_never_samples_nor_excuses():
+    m = MachineMonitor.off()
+    m.start()
+    await asyncio.sleep(0.01)
+    await m.stop()
+    assert not m.samples and m.describe()["samples"] == 0
+    case, obs = case_and_obs(7.5)
+    assert excuse(case, result(case, obs, latency_failure(7.5)), m).status == "fail"
