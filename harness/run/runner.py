@@ -31,7 +31,8 @@ from harness.checks import REGISTRY
 from harness.config import Config
 from harness.run.driver import Driver, Identity, make_identity
 from harness.run.early import EarlyStart, new_run_id, remove_fresh
-from harness.run.machine import MachineMonitor, excuse
+from harness.run.machine import MachineMonitor
+from harness.run.overload import excuse
 from harness.run.perf import BUDGET_EXIT, RunMeter
 from harness.run.quiet import Limiter, QuietWindow, Slot
 from harness.errors import TargetError

@@ -1,4 +1,4 @@
-"""The machine rule (harness/run/machine.py): latency only a starved machine explains is
+"""The machine rule (harness/run/machine.py, harness/run/overload.py): latency only a starved machine explains is
 unavailable, never a failure; the same breach on a quiet machine still fails. The monitor's
 readings are injected (``record``): no assertion depends on the wall clock."""
 
@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from harness.run.machine import (LAG_OVERLOAD_S, OTHERS_MIN_CORES, MachineMonitor, Sample, abandoned_calls,
-                                 excuse)
+from harness.run.machine import LAG_OVERLOAD_S, OTHERS_MIN_CORES, MachineMonitor, Sample
+from harness.run.overload import abandoned_calls, excuse
 from harness.types import Case, CaseResult, CheckSpec, Event, Evidence, Observation, Reply, Turn, TurnObservation
 
 T0 = 1_000_000.0
