@@ -59,6 +59,8 @@ log = logging.getLogger("harness.run.machine")
 
 INTERVAL_S = 0.2
 """How often the monitor samples (and the shortest lag it can see)."""
+CHILDREN_REFRESH_S = 2.0
+"""How often the run's process tree is listed again (a child started since is counted from then)."""
 HISTORY = 36_000
 """Samples kept (two hours at ``INTERVAL_S``): the oldest go first, the memory stays bounded."""
 LAG_OVERLOAD_S = 0.5
@@ -204,6 +206,8 @@ class Probe:
         self._gone_wait = 0.0
         """CPU and wait of children that exited since the run began (their last reading)."""
         self._last_child: dict[int, tuple[float, float]] = {}
+        self._kids: list | None = None
+        self._kids_at = 0.0
 
     def busy_s(self) -> float:
         """CPU seconds the whole machine spent busy since boot (all cores, steal included)."""
@@ -219,7 +223,11 @@ class Probe:
         try:
             mine = self._me.cpu_times()
             total = mine.user + mine.system
-            kids = self._me.children(recursive=True)
+            now = time.monotonic()
+            if self._kids is None or now - self._kids_at >= CHILDREN_REFRESH_S:
+                # listing children scans every process of the machine (~10 ms on a busy one): not every sample
+                self._kids, self._kids_at = self._me.children(recursive=True), now
+            kids = self._kids
         except ps.Error:
             return 0.0, None
         wait = _runqueue_wait_s(self._me.pid)
@@ -376,11 +384,16 @@ class MachineMonitor:
         sample too, and a case evaluated before the monitor wakes must still see the lag so far."""
         if self._task is None or self._counters is None or (self.samples and self.samples[-1].at >= end):
             return None
-        try:
-            sample, _ = self._read()
-        except Exception:
+        # the lag so far is what matters, and it is free to read; the CPU figures are the last
+        # sample's rates (reading the counters costs milliseconds, and windows are asked per case)
+        span = self.monotonic() - self._last
+        if span <= 0.05:
             return None
-        return sample if sample.span_s > 0.05 else None
+        last = self.samples[-1] if self.samples else Sample(at=0.0, span_s=1.0, lag_s=0.0)
+        return Sample(at=self.clock(), span_s=span, lag_s=max(0.0, span - self.interval_s),
+                      others_cores=last.others_cores, own_cores=last.own_cores,
+                      own_wait_s=None if last.own_wait_s is None else last.own_wait_s / max(1e-9, last.span_s) * span,
+                      cpu_wait=last.cpu_wait, runnable=last.runnable, load1=last.load1)
 
     def lag_since(self, start: float) -> float:
         """Seconds the harness's loop was late since ``start`` (wall clock), the pending interval included."""
