@@ -322,6 +322,9 @@ class CaseResult:
     attempt_observations: tuple["Observation | None", ...] = ()
     """Every attempt's observation under ``--repeat k`` (k > 1), in order; results.json keeps
     the attempts other than ``observation`` as ``other_attempts`` (a repeat counts as a night)."""
+    machine: Mapping[str, Any] | None = None
+    """What the machine gave the case's last attempt (loop lag, CPU of other processes,
+    overloaded or not: ``harness.run.machine.Window.to_dict``); None when not measured."""
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,11 @@ def test_combine_attempts_flaky_only_when_outcomes_differ():
     mixed = combine_attempts([_result("pass"), _result("fail"), _result("pass")])
     assert mixed.flaky and mixed.passes == 2 and mixed.status == "fail"
     assert combine_attempts([_result("pass")]).pass_rate_ci is None
+    # an attempt the machine (or a judge) left undecided is no disagreement: not flaky, still not a pass
+    undecided = combine_attempts([_result("pass"), _result("unavailable"), _result("pass")])
+    assert not undecided.flaky and undecided.status == "unavailable" and undecided.passes == 2
+    both = combine_attempts([_result("pass"), _result("unavailable"), _result("fail")])
+    assert both.flaky and both.status == "fail"
 
 
 def test_wilson_interval_is_honest_at_the_edges():

@@ -288,6 +288,8 @@ def case_to_dict(result: CaseResult) -> dict[str, Any]:
         **({"baseline": dict(result.baseline)} if getattr(result, "baseline", None) is not None else {}),
         # --repeat k: the other attempts' transcripts (the baseline learns each attempt as a night).
         **({"other_attempts": others} if (others := _other_attempts(result)) else {}),
+        # What the machine gave the case (harness/run/machine.py): only when measured.
+        **({"machine": dict(result.machine)} if getattr(result, "machine", None) else {}),
     })
 
 
@@ -469,6 +471,7 @@ def case_from_dict(d: Mapping[str, Any]) -> CaseResult:
         pass_rate_ci=tuple(d["pass_rate_ci"]) if d.get("pass_rate_ci") else None,
         quarantined=bool(d.get("quarantined", False)),
         baseline=dict(d["baseline"]) if isinstance(d.get("baseline"), Mapping) else None,
+        machine=d.get("machine") if isinstance(d.get("machine"), dict) else None,
     )
 
 

@@ -57,10 +57,13 @@ def combine_attempts(attempts: Sequence[CaseResult]) -> CaseResult:
     passes = sum(1 for a in attempts if a.status == "pass")
     status = worst(a.status for a in attempts)
     shown = next((a for a in reversed(attempts) if a.status == status), attempts[-1])
+    # flaky: decided attempts disagreed. An unavailable attempt (a judge down, an overloaded
+    # machine: run/machine.py) decided nothing, so it makes no case flaky.
+    decided = sum(1 for a in attempts if a.status != "unavailable")
     return replace(shown, status=status, attempts=len(attempts), passes=passes,
                    attempt_observations=tuple(a.observation for a in attempts),
                    pass_at_k=passes > 0, pass_hat_k=passes == len(attempts),
-                   flaky=0 < passes < len(attempts), pass_rate_ci=wilson_interval(passes, len(attempts)))
+                   flaky=0 < passes < decided, pass_rate_ci=wilson_interval(passes, len(attempts)))
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float] | None:

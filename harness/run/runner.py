@@ -35,6 +35,8 @@ from harness.run import held
 from harness.config import Config
 from harness.run.driver import Driver, Identity, make_identity
 from harness.run.early import EarlyStart, new_run_id, remove_fresh
+from harness.run.machine import MachineMonitor
+from harness.run.overload import excuse
 from harness.run.perf import BUDGET_EXIT, RunMeter
 from harness.run.quiet import Limiter, QuietWindow, Slot
 from harness.errors import TargetError
@@ -89,6 +91,8 @@ class RunOptions:
     ``baseline.*`` evidence, the run its latency trend. None: no baseline checks."""
     baseline_note: str = ""
     """Why there is no ``baseline`` (results.json ``summary.baseline.note``)."""
+    machine: MachineMonitor | None = None
+    """The machine monitor (``machine.py``); None: the runner starts its own for the run."""
 
 
 @dataclass
@@ -110,6 +114,8 @@ class _Attempt:
     """How many of the recorder's events the turns observed so far hold (late replies come after)."""
     scripts: list = field(default_factory=list)
     """The in-flight turn's armed model scripts (``model:``, harness/sandbox/model_double.py)."""
+    settle_timed_out: bool = False
+    """The last ``_settle`` gave up at the reply timeout (extended by the harness's own loop lag)."""
 
     @property
     def ident(self) -> Identity:
@@ -329,6 +335,8 @@ class Runner:
         self.meter = RunMeter(config, options.out_dir, self.run_id, options.budget_usd,  # cost layer (perf.py)
                               concurrency=options.concurrency)
         self.quiet = QuietWindow(config.sandbox.settle_s)  # quiet windows learned from the agent (quiet.py)
+        # the harness's loop lag and the CPU it is given: latency only a starved machine explains (machine.py)
+        self.machine = options.machine if options.machine is not None else MachineMonitor()
         self._listening: list[_Listening] = []
         self._attempts: dict[str, list[CaseResult]] = {}
         self._up: asyncio.Future | None = None
@@ -372,6 +380,7 @@ class Runner:
         results: list[CaseResult] = []
         cases_from = float("inf")
         self.meter.start(cases)
+        self.machine.start()
         try:
             early = self._up is not None  # the CLI brought the target up while it loaded the cases
             await self.bring_up(cases)
@@ -405,6 +414,7 @@ class Runner:
                 log.exception("services finalize failed")
                 self._notes.append(f"end-of-run service work failed: {type(exc).__name__}: {exc}")
         finally:
+            await self.machine.stop()
             await self.shut_down()
             if self._own_services:
                 await self.services.aclose()
@@ -502,8 +512,10 @@ class Runner:
                 self._attempts[case.id] = attempts  # late activity may re-decide one (_late_replies)
                 for k in range(0 if skipped else max(1, self.options.repeat)):
                     await slot.take(priority=0 if k else 1)
-                    attempts.append(self.meter.measure(await self._attempt(case, driver, early, k)))
-                result = skipped or self.meter.finish(case, attempts, combine_attempts(attempts))
+                    attempts.append(self.meter.measure(excuse(case, await self._attempt(case, driver, early, k),
+                                                              self.machine)))
+                result = skipped or excuse(case, self.meter.finish(case, attempts, combine_attempts(attempts)),
+                                           self.machine)
             finally:
                 slot.give()
                 for lock in reversed(held):
@@ -564,6 +576,7 @@ class Runner:
         journal line written again (the later line stands)."""
         by_id = {r.id: i for i, r in enumerate(results)}
         redone: dict[str, dict[int, tuple[CaseResult, list[Evidence]]]] = {}
+        case_of = {item.case.id: item.case for item in self._listening}
         for item in self._listening:
             self.sandbox.router.close(item.rec)
             obs = item.result.observation
@@ -590,7 +603,8 @@ class Runner:
             latency, calls, tokens = observation_metrics(new_obs)
             again = replace(item.result, evidence=tuple(marked), status=case_status(marked, item.result.error),
                             observation=new_obs, latency_ms=latency, llm_calls=calls, tokens=tokens, baseline=base_info)
-            redone.setdefault(item.case.id, {})[item.number] = (self.meter.measure(again), marked)
+            again = excuse(item.case, again, self.machine)
+            redone.setdefault(item.case.id, {})[item.number] = (self.meter.measure(again), list(again.evidence))
         self._listening.clear()
         for case_id, changed in redone.items():
             i, old = by_id[case_id], results[by_id[case_id]]
@@ -605,6 +619,7 @@ class Runner:
             evidence = tuple(combined.evidence) + extras
             status = "fail" if any(e.passed is False for e in extras) else combined.status
             result = replace(combined, evidence=evidence, status=status, cost_usd=old.cost_usd, metrics=old.metrics)
+            result = excuse(case_of[case_id], result, self.machine)
             if (result.status, result.evidence) != (old.status, old.evidence):
                 results[i] = result
                 journal.append(case_to_dict(result))  # the later line stands (--resume reads the last one)
@@ -707,7 +722,7 @@ class Runner:
             for index, delivery in zip(group, deliveries):
                 turn = att.case.turns[index]
                 t_obs = self._turn_observation(att, index, delivery.sent_at, delivery.status, delivery.error, waited,
-                                               waited >= sb.reply_timeout_s, turn=turn, recorded=first)
+                                               att.settle_timed_out, turn=turn, recorded=first)
                 if self.endpoints.state_url:
                     t_obs = await self._probe_state(att, t_obs, driver, att.ident_of(turn))
                 att.turns.append(t_obs)
@@ -739,6 +754,7 @@ class Runner:
             lo, _hi = _expected_reply_bounds(turn)
             wants.append((turn, lo if delivered else 0))  # an undelivered update expects no reply
         start = time.time()
+        att.settle_timed_out = False
         while True:
             now = time.time()
             replies_in = all(self._count(att, att.current, turn) >= lo for turn, lo in wants)
@@ -751,7 +767,11 @@ class Runner:
             if replies_in and quiet >= window:
                 self.quiet.used(window)
                 return now - start
-            if now - start >= sb.reply_timeout_s:
+            # the reply timeout counts only time the harness ran: a loop that stalled 10 s (a starved
+            # machine) heard nothing in them, and the agent's replies wait in its sockets (machine.py)
+            if now - start >= sb.reply_timeout_s and now - start >= sb.reply_timeout_s + min(
+                    2 * sb.reply_timeout_s, self.machine.lag_since(start)):
+                att.settle_timed_out = True
                 return now - start
             await att.rec.wait_activity(min(0.002 + max(0.0, window - quiet), sb.reply_timeout_s))
 
@@ -799,6 +819,8 @@ class Runner:
         cost_notes, perf, breached = self.meter.report_parts(results, list(layers))
         perf["summary"]["quiet_window"] = self.quiet.describe()  # results.json summary.quiet_window
         perf["summary"]["baseline"] = self._baseline_summary()
+        perf["summary"]["machine"] = self.machine.describe()  # results.json summary.machine (machine.py)
+        machine_note = self.machine.note()
         code = BUDGET_EXIT if breached else exit_code(summary)
         if breached:
             summary = replace(summary, verdict="budget")
@@ -811,8 +833,8 @@ class Runner:
                          golden_version=self.options.golden_version or "none",
                          models={"embedder": "none", "critic": "none", **service_models},
                          summary=summary, layers=layers, cases=tuple(results), exit_code=code,
-                         notes=tuple(self._notes + cost_notes + service_notes + soft_notes + self._baseline_notes()),
-                         perf=perf,
+                         notes=tuple(self._notes + cost_notes + service_notes + soft_notes + self._baseline_notes()
+                                     + ([machine_note] if machine_note else [])), perf=perf,
                          layer_metrics=self._layer_metrics(results, perf, {"critic": "none", **service_models}))
 
     def _baseline_notes(self) -> list[str]:
