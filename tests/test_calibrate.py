@@ -53,3 +53,18 @@ def test_calibration_files_pass_the_redactor(tmp_path, monkeypatch):
         text = (tmp_path / name).read_text()
         assert key not in text and "QQQQQQQQ" not in text, name
     assert "[redacted:" in (tmp_path / "calibration.json").read_text()
+
+
+async def test_calibration_holds_every_run_to_a_baseline_learned_first(tmp_path):
+    """Issue 22 item 5: the regressions only the accepted nights reveal are caught by baseline.*
+    evidence, learned from a noisy clean run of three attempts per case; the clean run trips none."""
+    config = load_config(ROOT / "harness.toml", environ={})
+    cases = load_cases(ROOT / "fixtures", layers=["reasoning"], globs=["reason-battery-*"])
+    cal = await calibrate(config, cases, tmp_path / "runs", repeat=1, parallel=2, noise=False,
+                          only=["digit_swap", "percent_points"])
+    data = write_calibration(cal, tmp_path)
+    rows = {r["name"]: r for r in data["regressions"]}
+    assert data["clean"]["hard_failures"] == 0, data["clean"]
+    for name in ("digit_swap", "percent_points"):
+        assert rows[name]["caught_by_kind"]["baseline"], rows[name]
+    assert (tmp_path / "runs" / "baseline-nights").is_dir()

@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--layer", action="append", default=[], choices=layer_registry.names())
     cal.add_argument("--regression", action="append", default=[], help="only these regressions")
     cal.add_argument("--no-noise", action="store_true", help="skip the noisy clean runs")
+    cal.add_argument("--no-baseline", dest="baseline", action="store_false",
+                     help="no learned baseline: skip the accepted-nights run (3 noisy attempts per case) that "
+                          "every later run is held to (baseline.* evidence)")
 
     ini = sub.add_parser("init", help="scaffold a harness.toml and example cases for your own bot")
     ini.add_argument("dir", nargs="?", default=".")
@@ -135,6 +138,7 @@ def _cmd_calibrate(args) -> int:
         print(f"  {outcome.label}: {outcome.seconds:.0f}s, {state}", flush=True)
 
     cal = asyncio.run(calibrate(config, cases, out / "runs", repeat=args.repeat, parallel=args.parallel,
+                                baseline=args.baseline,
                                 concurrency=args.concurrency, noise=not args.no_noise, only=args.regression,
                                 on_run=progress))
     data = write_calibration(cal, out)

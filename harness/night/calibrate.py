@@ -134,19 +134,43 @@ def list_regressions(config: Config) -> list[Regression]:
     return regressions
 
 
+#: The accepted nights calibrate learns its baseline from: one noisy clean run with every case
+#: this many times (a repeat counts as a night), the fewest nights the facts need.
+BASELINE_NIGHTS = 3
+
+
+def learn_baseline(outcome: "RunOutcome", config: Config):
+    """The baseline the calibration holds every later run to, learned from the noisy clean
+    run's attempts (``BASELINE_NIGHTS`` of them per case); None when it could not be learned."""
+    from harness.checks.baseline import Baseline
+    from harness.checks.baseline.learn import learn
+    from harness.checks.baseline.settings import baseline_settings
+    from harness.report.jsonfile import report_to_dict
+
+    if outcome.report is None:
+        return None
+    settings = baseline_settings(config)
+    if not settings.enabled:
+        return None
+    cases = learn([report_to_dict(outcome.report)], settings)
+    return Baseline(accepted=outcome.label, runs=(outcome.label,), cases=cases, settings=settings,
+                    note=f"calibration baseline: {BASELINE_NIGHTS} noisy clean attempts of every case ({outcome.label})")
+
+
 def _with_env(config: Config, extra: dict[str, str]) -> Config:
     return replace(config, target=replace(config.target, env={**config.target.env, **extra}))
 
 
 async def _one_run(config: Config, cases: Sequence[Case], label: str, regression: str | None, noise: bool,
-                   out: Path, concurrency: int | None, services) -> RunOutcome:
+                   out: Path, concurrency: int | None, services, baseline=None, repeat: int = 1) -> RunOutcome:
     env = {"DOCBOT_REGRESSION": regression or ""}
     if noise:
         env[NOISE_ENV] = "1"
     started = time.perf_counter()
     try:
         report = await run_suite(_with_env(config, env), cases,
-                                 RunOptions(out_dir=out, run_id=label, concurrency=concurrency, services=services))
+                                 RunOptions(out_dir=out, run_id=label, concurrency=concurrency, services=services,
+                                            baseline=baseline, repeat=repeat))
         return RunOutcome(label, regression, noise, report, time.perf_counter() - started)
     except Exception as exc:  # one broken run must not sink the calibration; it is reported
         return RunOutcome(label, regression, noise, None, time.perf_counter() - started,
@@ -210,8 +234,12 @@ class Calibration:
 
 async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat: int = 1, parallel: int = 3,
                     concurrency: int | None = None, noise: bool = True, only: Sequence[str] = (),
-                    on_run=None) -> Calibration:
-    """Run clean x repeat, noisy x repeat and every regression once; ``parallel`` runs at a time."""
+                    on_run=None, baseline: bool = True) -> Calibration:
+    """Run clean x repeat, noisy x repeat and every regression once; ``parallel`` runs at a time.
+    With ``baseline``, a noisy clean run of ``BASELINE_NIGHTS`` attempts per case comes first and
+    every later run is held to the baseline learned from it (the seeded regressions only the
+    accepted nights reveal are caught by ``baseline.*`` evidence, and the clean and noisy runs
+    must not trip it)."""
     from harness.services import Services, default_factories
 
     regressions = list_regressions(config)
@@ -224,15 +252,23 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     plan += [(f"regression-{r.name}", r.name, False) for r in regressions]
     limit = asyncio.Semaphore(parallel)
     started = time.perf_counter()
+    held: dict = {"baseline": None}
 
     async def go(label: str, reg: str | None, noisy: bool) -> RunOutcome:
         async with limit:
-            outcome = await _one_run(config, cases, label, reg, noisy, out, concurrency, services)
+            outcome = await _one_run(config, cases, label, reg, noisy, out, concurrency, services,
+                                     baseline=held["baseline"])
         if on_run:
             on_run(outcome)
         return outcome
 
     try:
+        if baseline:  # the accepted nights first: every later run is held to what they did (baseline.*)
+            nights = await _one_run(config, cases, "baseline-nights", None, True, out, concurrency, services,
+                                    repeat=BASELINE_NIGHTS)
+            if on_run:
+                on_run(nights)
+            held["baseline"] = learn_baseline(nights, config)
         outcomes = await asyncio.gather(*(go(*p) for p in plan))
     finally:
         await services.aclose()
