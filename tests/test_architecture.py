@@ -24,7 +24,7 @@ def test_import_contracts_hold():
 
 
 def test_at_most_twelve_modules_at_the_top():
-    top = sorted(p.name for p in HARNESS.glob("*.py"))
+    top = sorted(p.name for p in HARNESS.glob("*.py") if p.name != "__main__.py")  # `python -m harness` is no room
     assert len(top) <= 12, top
 
 
