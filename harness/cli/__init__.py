@@ -14,6 +14,7 @@ import math
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from harness import __version__
@@ -21,6 +22,10 @@ from harness.errors import HarnessError, SandboxError, TargetError, UsageError
 from harness import layer as layer_registry
 from harness import redact
 
+
+#: When this command started (the module's import for the process's own command; ``main``
+#: resets it for an in-process call): the wall time of ``harness overhead`` counts from here.
+_started_at = time.time()
 
 #: The most repeats a run or a calibration takes (each repeat runs the whole selection again).
 MAX_REPEAT = 1000
@@ -373,6 +378,7 @@ def _run(args, config, out: Path, early) -> int:
     run_dir = out / report.run_id
     report, nightly, d = finish_run(report, out, config, quarantine)  # quarantine, history, diff; d: its dict, built once
     report = cli_cost.after_run(config, report, run_dir, d)  # budget breach on stderr; alerts (notes into d too)
+    report, overhead = _overhead(report, d, args.concurrency or config.sandbox.concurrency)
     files = write_all(args.flow.finish(report, d), run_dir, **nightly)  # + manifest, shard (harness.night.runflow)
     if not args.quiet:
         from harness.report.terminal import print_table
@@ -384,9 +390,27 @@ def _run(args, config, out: Path, early) -> int:
         changed = changes_line(changes_or_note(d, nightly.get("base"))[0])  # tonight beside the accepted replies
         if changed:
             console.print(changed, markup=False)
+        console.print(overhead, markup=False, highlight=False)
         console.print(f"report: {files.get('html', run_dir)}")
     args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
     return report.exit_code
+
+
+def _overhead(report, d: dict, concurrency: int):
+    """The run's overhead (harness/run/overhead.py) into results.json ``summary.overhead`` and
+    the run's notes (summary.md); (report, the line ``harness run`` prints last)."""
+    from dataclasses import replace
+
+    from harness.report.jsonfile import jsonable
+    from harness.run.overhead import overhead_line, run_overhead
+
+    figure = run_overhead(report.cases, time.time() - _started_at, concurrency)
+    line = overhead_line(figure)
+    report = replace(report, notes=tuple(report.notes) + (line,),
+                     perf={**report.perf, "summary": {**(report.perf or {}).get("summary", {}), "overhead": figure}})
+    d.setdefault("summary", {})["overhead"] = figure
+    d["notes"] = jsonable(list(report.notes))
+    return report, line
 
 
 def _cmd_schema(args) -> int:
@@ -430,8 +454,11 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout, sys.stderr = (s if isinstance(s, RedactingStream) else RedactingStream(s) for s in saved)
     term = _sigterm_interrupts()
     own = argv is None  # the process's own command line (the harness script, python -m harness.cli)
+    global _started_at
     if own:
         _loading()
+    else:  # an in-process command (tests, the scheduler): its wall time starts now
+        _started_at = time.time()
     try:
         return _main(argv)
     finally:
