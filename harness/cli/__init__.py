@@ -74,11 +74,15 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--fixtures", default=None)
     cal.add_argument("--out", default=None, help="output folder (default: reports/calibration-<time>)")
     cal.add_argument("--repeat", type=int, default=1, metavar="K", help="clean (and noisy) runs")
-    cal.add_argument("--parallel", type=int, default=3, metavar="N", help="runs at once (default 3)")
+    cal.add_argument("--parallel", type=int, default=None, metavar="N",
+                     help="runs at once (default: one more than the cores, at most 8)")
     cal.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once within a run")
     cal.add_argument("--layer", action="append", default=[], choices=layer_registry.names())
     cal.add_argument("--regression", action="append", default=[], help="only these regressions")
     cal.add_argument("--no-noise", action="store_true", help="skip the noisy clean runs")
+    cal.add_argument("--full", action="store_true",
+                     help="run the whole suite against every regression (the complete catch matrix); "
+                          "default: stop each regression's run at its first hard failure")
 
     ini = sub.add_parser("init", help="scaffold a harness.toml and example cases for your own bot")
     ini.add_argument("dir", nargs="?", default=".")
@@ -113,10 +117,12 @@ def _fixtures_dir(args, config) -> Path:
 def _cmd_calibrate(args) -> int:
     from datetime import datetime
 
-    from harness.night.calibrate import calibrate, matrix_lines, write_calibration
+    from harness.night.calibrate import calibrate, default_parallel, matrix_lines, write_calibration
     from harness.cases import load_cases
     from harness.config import load_config
 
+    if args.parallel is None:
+        args.parallel = default_parallel()
     if not (1 <= args.repeat <= MAX_REPEAT and 1 <= args.parallel <= 64):
         raise UsageError(f"--repeat must be 1-{MAX_REPEAT} and --parallel 1-64",
                          fix="--repeat 3 --parallel 2, for example")
@@ -131,14 +137,20 @@ def _cmd_calibrate(args) -> int:
     if (out / "runs").is_dir() and any((out / "runs").iterdir()):
         raise UsageError(f"{out} already holds a calibration", fix="pass another --out (or remove that folder)")
 
-    def progress(outcome) -> None:
+    def progress(outcome) -> None:  # as each run finishes; a regression's once the clean runs are in
         r = outcome.report
         state = outcome.error or (f"{r.summary.failed} failed, {r.summary.errored} errored" if r else "")
-        print(f"  {outcome.label}: {outcome.seconds:.0f}s, {state}", flush=True)
+        if outcome.regression:
+            stop = ", stopped at its first failure" if outcome.stopped_early else ""
+            print(f"  {outcome.regression}: {outcome.verdict} ({outcome.seconds:.0f}s{stop})", flush=True)
+        else:
+            print(f"  {outcome.label}: {outcome.seconds:.0f}s, {state}", flush=True)
 
+    print(f"harness calibrate: {'the whole suite per regression (--full)' if args.full else 'each regression stops at its first hard failure'}"
+          f", {args.parallel} runs at once", flush=True)
     cal = asyncio.run(calibrate(config, cases, out / "runs", repeat=args.repeat, parallel=args.parallel,
                                 concurrency=args.concurrency, noise=not args.no_noise, only=args.regression,
-                                on_run=progress))
+                                on_run=progress, full=args.full))
     data = write_calibration(cal, out)
     print("\n".join(matrix_lines(data)))
     print(f"wrote {out / 'calibration.json'} and {out / 'calibration.html'}")
