@@ -98,6 +98,12 @@ def harness_cmd(scenario: str, out: Path) -> list[str]:
     return cmd + ["--concurrency", "8" if scenario == "conc8" else "1"]
 
 
+def overhead_of(results: Path) -> str:
+    o = (json.loads(results.read_text(encoding="utf-8")).get("summary") or {}).get("overhead") or {}
+    return (f"overhead {o.get('wall_s')} s / {o.get('agent_critical_path_s')} s = {o.get('ratio')}x" if o
+            else "no overhead figure")
+
+
 def floor_cmd(scenario: str, port: int) -> list[str]:
     cmd = [sys.executable, str(SPEED / "floor.py"), "--port", str(port)]
     if scenario == "one":
@@ -158,7 +164,10 @@ def main() -> None:
                     if code != 0:
                         sys.exit(f"bench_speed: {tool} {s} exited {code}:\n{tail}")
                     figures[s][tool].append((wall, rss))
-                    print(f"  {s} {tool} #{rep + 1}: {wall:.2f}s, {rss:.0f} MB", flush=True)
+                    said = ""
+                    if tool == "harness":  # the run's own figure of its overhead (results.json summary.overhead)
+                        said = "".join(f", {overhead_of(p)}" for p in (work / f"h-{s}-{rep}").glob("*/results.json"))
+                    print(f"  {s} {tool} #{rep + 1}: {wall:.2f}s, {rss:.0f} MB{said}", flush=True)
     finally:
         twin.terminate()
         twin.wait()

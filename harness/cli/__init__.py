@@ -23,9 +23,10 @@ from harness import layer as layer_registry
 from harness import redact
 
 
-#: When this command started (the module's import for the process's own command; ``main``
-#: resets it for an in-process call): the wall time of ``harness overhead`` counts from here.
+#: When this command started: the wall time of ``harness overhead`` counts from here. For the
+#: process's own command the process's start (``_command_start``), else ``main``'s call.
 _started_at = time.time()
+_own_command = False
 
 #: The most repeats a run or a calibration takes (each repeat runs the whole selection again).
 MAX_REPEAT = 1000
@@ -416,13 +417,26 @@ def _overhead(report, d: dict, concurrency: int):
     from harness.report.jsonfile import jsonable
     from harness.run.overhead import overhead_line, run_overhead
 
-    figure = run_overhead(report.cases, time.time() - _started_at, concurrency)
+    figure = run_overhead(report.cases, time.time() - _command_start(), concurrency)
     line = overhead_line(figure)
     report = replace(report, notes=tuple(report.notes) + (line,),
                      perf={**report.perf, "summary": {**(report.perf or {}).get("summary", {}), "overhead": figure}})
     d.setdefault("summary", {})["overhead"] = figure
     d["notes"] = jsonable(list(report.notes))
     return report, line
+
+
+def _command_start() -> float:
+    """The process's start (the interpreter's own start-up included) for the process's own
+    command, else when ``main`` was called."""
+    if _own_command:
+        try:
+            import psutil
+
+            return min(_started_at, psutil.Process().create_time())
+        except Exception:  # no process table to read: from the CLI module's import
+            pass
+    return _started_at
 
 
 def _cmd_schema(args) -> int:
@@ -466,7 +480,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout, sys.stderr = (s if isinstance(s, RedactingStream) else RedactingStream(s) for s in saved)
     term = _sigterm_interrupts()
     own = argv is None  # the process's own command line (the harness script, python -m harness.cli)
-    global _started_at
+    global _started_at, _own_command
+    _own_command = own
     if own:
         _loading()
     else:  # an in-process command (tests, the scheduler): its wall time starts now
