@@ -130,3 +130,33 @@ def test_verdict_line():
         == "missed (run failed: TargetError: boom)"
     empty = Calibration(regressions=[], clean=[], noisy=[], broken=[], seconds=0.0)
     assert empty.to_dict()["early_stop"] is False  # a Calibration built by hand is the full matrix
+
+
+def test_a_shared_critic_scores_its_health_once(monkeypatch, tmp_path):
+    """Calibration's runs share one critic: its health set is scored once, not once per run."""
+    from harness.models import critic_health as H
+    from harness.models.factories import CriticService
+
+    scored: list[int] = []
+    monkeypatch.setattr(H, "load_examples", lambda d: ["ex1", "ex2"])
+    monkeypatch.setattr(H, "describe", lambda name, a: f"critic health of {name}")
+    monkeypatch.setattr(CriticService, "name", property(lambda self: "fake"))
+    monkeypatch.setattr(CriticService, "source", property(lambda self: "test"))
+
+    class Agreement:
+        def as_dict(self):
+            return {"accuracy": 1.0}
+
+    async def score_obj(critic, examples, read_source):
+        scored.append(len(examples))
+        return Agreement()
+
+    monkeypatch.setattr(H, "score_critic", score_obj)
+    svc = CriticService(backend=None, docs_dir=tmp_path, health_dir=tmp_path)
+    asyncio.run(svc.finalize())
+    asyncio.run(svc.finalize())
+    assert scored == [2]
+    assert svc.health == {"critic": "fake", "source": "test", "accuracy": 1.0}
+    # a fresh service (the next night's run) scores again
+    asyncio.run(CriticService(backend=None, docs_dir=tmp_path, health_dir=tmp_path).finalize())
+    assert scored == [2, 2]

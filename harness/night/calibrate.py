@@ -271,8 +271,9 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     plan: list[tuple[str, str | None, bool]] = [(f"clean-{i + 1}", None, False) for i in range(repeat)]
     reg_plan = [(f"regression-{r.name}", r.name, False) for r in regressions]
     noise_plan = [(f"noise-{i + 1}", None, True) for i in range(repeat)] if noise else []
-    # clean first (every regression's verdict waits for it), then the regressions, noise last
-    plan += reg_plan + noise_plan
+    # the whole-suite runs first (clean: every regression's verdict waits for it; noise: the
+    # longest), the regressions' short runs through the slots left
+    plan += noise_plan + reg_plan
     limit = asyncio.Semaphore(parallel)
     started = time.perf_counter()
     clean_runs: list[RunOutcome] = []
