@@ -60,18 +60,9 @@ def _calibrate(monkeypatch, breaks, full=False, only=()):
     seen: list[RunOutcome] = []
     monkeypatch.setattr(cal_mod, "_one_run", _fake(breaks, calls))
     monkeypatch.setattr(cal_mod, "list_regressions", lambda config: REGS)
-
-    class NoServices:
-        def __init__(self, *a, **k):
-            pass
-
-        async def aclose(self):
-            pass
-
     import harness.services as services
 
-    monkeypatch.setattr(services, "Services", NoServices)
-    monkeypatch.setattr(services, "default_factories", lambda: {})
+    monkeypatch.setattr(services, "default_factories", lambda: {})  # no embedder, no critic
     result = asyncio.run(cal_mod.calibrate(None, SUITE, None, noise=False, full=full, on_run=seen.append,
                                            only=only))
     return result, {label: (ids, mf) for label, ids, mf in calls}, seen
@@ -160,3 +151,41 @@ def test_a_shared_critic_scores_its_health_once(monkeypatch, tmp_path):
     # a fresh service (the next night's run) scores again
     asyncio.run(CriticService(backend=None, docs_dir=tmp_path, health_dir=tmp_path).finalize())
     assert scored == [2, 2]
+
+
+def test_calibration_runs_share_services_and_only_the_clean_run_finalizes(monkeypatch):
+    """One embedder and critic for every run; only clean-1 does the end-of-run scoring."""
+    from harness.night.calibrate import _unscored
+    from harness.services import Services
+
+    finalized: list[str] = []
+
+    class Critic:
+        async def finalize(self):
+            finalized.append("critic")
+
+    shared = Services(config=None, factories={"critic": lambda s: Critic()})
+    view = _unscored(shared)
+    assert view.get("critic") is shared.get("critic")  # made once, seen by both
+    asyncio.run(view.finalize())
+    assert finalized == []
+    asyncio.run(shared.finalize())
+    assert finalized == ["critic"]
+    calls: list = []
+    monkeypatch.setattr(cal_mod, "list_regressions", lambda config: REGS[:1])
+    seen_services: dict[str, object] = {}
+
+    async def one_run(config, cases, label, regression, noise, out, concurrency, services, maxfail=None,
+                      run_id=None):
+        seen_services[label] = services
+        return await _fake({}, calls)(config, cases, label, regression, noise, out, concurrency, services, maxfail,
+                                      run_id)
+
+    monkeypatch.setattr(cal_mod, "_one_run", one_run)
+    import harness.services as services_mod
+
+    monkeypatch.setattr(services_mod, "default_factories", lambda: {})
+    asyncio.run(cal_mod.calibrate(None, SUITE, None, noise=True, repeat=2))
+    assert type(seen_services["clean-1"]) is Services
+    assert all(type(s).__name__ == "_Unscored" for label, s in seen_services.items() if label != "clean-1")
+    assert len({id(s._made) for s in seen_services.values()}) == 1

@@ -36,6 +36,7 @@ from typing import Mapping, Sequence
 from harness.config import Config, python_command
 from harness.errors import TargetError
 from harness.run.runner import RunOptions, run_suite
+from harness.services import Services
 from harness import layer as layer_registry
 from harness.types import Case, RunReport
 
@@ -217,6 +218,20 @@ class Calibration:
                 "false_alarms": {"clean": sorted(clean_fail), "noise": sorted(noisy_fail)}}
 
 
+class _Unscored(Services):
+    """The calibration's shared services (the same embedder, critic, verdict caches) without
+    the end-of-run work: a run's ``finalize`` scores the critic on its health set, 240 judgements
+    queued behind the other runs' embeddings, minutes that tell nothing about a catch. The first
+    clean run keeps it (its report is the night calibration compares with)."""
+
+    async def finalize(self) -> None:
+        return None
+
+
+def _unscored(services: Services) -> Services:
+    return _Unscored(services.config, services.factories, services._made, services.golden_dir)
+
+
 def regression_row(reg: Regression, run: RunOutcome, clean_fail: set[str], cases: Mapping[str, Case]) -> dict:
     """One regression's entry of calibration.json ``regressions``."""
     failing = run.failing()
@@ -262,12 +277,13 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     ``full`` False: a regression's run stops at its first hard failure (module docstring);
     ``on_run`` is called with each finished run, a regression's once the clean runs are in
     and its ``verdict`` is set."""
-    from harness.services import Services, default_factories
+    from harness.services import default_factories
 
     regressions = list_regressions(config)
     if only:
         regressions = [r for r in regressions if r.name in only]
     services = Services(config, factories=default_factories())  # one embedder/critic for all runs
+    unscored = _unscored(services)  # the same services, no critic-health scoring at each run's end
     plan: list[tuple[str, str | None, bool]] = [(f"clean-{i + 1}", None, False) for i in range(repeat)]
     reg_plan = [(f"regression-{r.name}", r.name, False) for r in regressions]
     noise_plan = [(f"noise-{i + 1}", None, True) for i in range(repeat)] if noise else []
@@ -284,8 +300,9 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     async def go(label: str, reg: str | None, noisy: bool) -> RunOutcome:
         maxfail = None if full or reg is None else 1
         run_cases = own_layer_first(cases, by_name[reg].layer) if maxfail else cases
+        shared = services if label == "clean-1" else unscored
         async with limit:
-            outcome = await _one_run(config, run_cases, label, reg, noisy, out, concurrency, services, maxfail)
+            outcome = await _one_run(config, run_cases, label, reg, noisy, out, concurrency, shared, maxfail)
         if reg is None and not noisy:
             clean_runs.append(outcome)
             if len(clean_runs) == repeat:
@@ -298,7 +315,7 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
                 rest = [c for c in run_cases if c.id not in clean_fail]
                 if rest:
                     async with limit:
-                        again = await _one_run(config, rest, label, reg, noisy, out, concurrency, services,
+                        again = await _one_run(config, rest, label, reg, noisy, out, concurrency, unscored,
                                                maxfail, run_id=f"{label}-again")
                     again.seconds += outcome.seconds
                     outcome = again
