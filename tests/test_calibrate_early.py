@@ -84,6 +84,9 @@ def test_each_regression_stops_at_its_first_failure(monkeypatch):
     assert rows["multi"]["caught_by"] == ["m2"] and rows["multi"]["stopped_early"] is True
     assert rows["none"]["caught_by"] == [] and rows["none"]["stopped_early"] is False  # ran it all: missed
     assert data["missed"] == ["none"]
+    from harness.report.calibration_html import render_calibration_html
+
+    assert "stopped at its first hard failure" in render_calibration_html(data)
     verdicts = {o.regression: o.verdict for o in seen if o.regression}
     assert verdicts == {"rob": "caught by r2 (hand-written)", "multi": "caught by m2 (hand-written)",
                         "none": "missed"}
@@ -111,6 +114,9 @@ def test_full_runs_every_regression_on_the_whole_suite(monkeypatch):
     rows = {r["name"]: r for r in full.to_dict()["regressions"]}
     assert rows["rob"]["caught_by"] == ["m1", "r2"] and rows["rob"]["stopped_early"] is False
     assert full.to_dict()["early_stop"] is False
+    from harness.report.calibration_html import render_calibration_html
+
+    assert "stopped at its first hard failure" not in render_calibration_html(full.to_dict())
 
 
 def test_verdict_line():

@@ -15,6 +15,11 @@ th{background:#eef1f6}.caught{background:#e3f6e6}.missed{background:#fde2e2;font
 """
 
 
+EARLY = ("<p>Each regression's run stopped at its first hard failure: the cases shown are those seen failing "
+         "before the stop, not every case that would catch it (<code>harness calibrate --full</code> for the "
+         "whole matrix).</p>\n")
+
+
 def render_calibration_html(data: dict) -> str:
     rows = []
     for r in data["regressions"]:
@@ -47,6 +52,6 @@ def render_calibration_html(data: dict) -> str:
 <p>Clean agent: {c['runs']} run(s), <b>{c['hard_failures']}</b> hard failures, {c['soft']} soft.
 Under noise: {n['runs']} run(s), <b>{n['hard_failures']}</b> hard failures, {n['soft']} soft.
 Wall time {escape(str(data['wall_seconds']))} s.</p>
-<p>Regressions caught, by kind of evidence: {totals or "none"}.</p>
+{EARLY if data.get("early_stop") else ""}<p>Regressions caught, by kind of evidence: {totals or "none"}.</p>
 <table><tr><th>regression</th>{head}<th>caught by (kind of evidence)</th><th>first evidence that caught it</th></tr>{''.join(rows)}</table>
 </body></html>"""
