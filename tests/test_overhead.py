@@ -74,8 +74,12 @@ def _case(cid: str, obs: Observation | None, attempts: int = 1, status: str = "p
 def test_run_overhead_and_its_line():
     cases = [_case("a", _obs(_turn(0, replies=[2.0]))), _case("b", _obs(_turn(0, replies=[2.0])))]
     o = run_overhead(cases, wall_s=5.04, concurrency=1)
-    assert o == {"wall_s": 5.0, "agent_critical_path_s": 4.0, "ratio": 1.26}
+    assert o == {"wall_s": 5.04, "agent_critical_path_s": 4.0, "ratio": 1.26}
     assert overhead_line(o) == "harness overhead: wall 5.0 s / agent critical path 4.0 s = 1.26x"
+    # a bot that answers within milliseconds: its path is not printed as 0.0 s
+    fast = run_overhead([_case("a", _obs(_turn(0, replies=[0.004])))], wall_s=1.0, concurrency=1)
+    assert fast == {"wall_s": 1.0, "agent_critical_path_s": 0.004, "ratio": 250.0}
+    assert overhead_line(fast) == "harness overhead: wall 1.0 s / agent critical path 0.004 s = 250.00x"
     # repeats: the kept attempt counts once per attempt
     assert run_overhead([_case("a", _obs(_turn(0, replies=[2.0])), attempts=3)], 12.0, 1)["agent_critical_path_s"] == 6.0
     # skipped cases (no observation) hold nothing; a run where the agent held nothing has no ratio
@@ -98,6 +102,19 @@ def test_harness_run_prints_and_writes_the_overhead(tmp_path, capsys):
     o = json.loads((run_dir / "results.json").read_text())["summary"]["overhead"]
     assert set(o) == {"wall_s", "agent_critical_path_s", "ratio"}
     assert o["agent_critical_path_s"] > 0 and o["wall_s"] >= o["agent_critical_path_s"]
-    assert line == f"harness overhead: wall {o['wall_s']:.1f} s / agent critical path " \
-                   f"{o['agent_critical_path_s']:.1f} s = {o['ratio']:.2f}x"
+    assert line == overhead_line(o)
     assert line in (run_dir / "summary.md").read_text()
+
+
+def test_cases_a_resume_kept_are_not_on_the_path():
+    from harness import cli
+    from harness.types import Counts, RunReport
+
+    cases = (_case("kept", _obs(_turn(0, replies=[50.0]))), _case("new", _obs(_turn(0, replies=[2.0]))))
+    report = RunReport(run_id="r", started_at="", finished_at="", harness_version="", target={}, golden_version="",
+                       models={}, summary=Counts(), layers={}, cases=cases)
+    d: dict = {"summary": {}, "notes": []}
+    report, line = cli._overhead(report, d, concurrency=1, resumed={"kept"})
+    assert d["summary"]["overhead"]["agent_critical_path_s"] == 2.0  # not 52: "kept" ran in the killed process
+    assert report.perf["summary"]["overhead"] == d["summary"]["overhead"]
+    assert d["notes"] == [line] and report.notes == (line,)

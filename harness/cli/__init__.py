@@ -391,7 +391,8 @@ def _run(args, config, out: Path, early) -> int:
     run_dir = out / report.run_id
     report, nightly, d = finish_run(report, out, config, quarantine)  # quarantine, history, diff; d: its dict, built once
     report = cli_cost.after_run(config, report, run_dir, d)  # budget breach on stderr; alerts (notes into d too)
-    report, overhead = _overhead(report, d, args.concurrency or config.sandbox.concurrency)
+    report, overhead = _overhead(report, d, args.concurrency or config.sandbox.concurrency,
+                                 resumed=set(options.prior or ()))
     files = write_all(args.flow.finish(report, d), run_dir, **nightly)  # + manifest, shard (harness.night.runflow)
     if not args.quiet:
         from harness.report.terminal import print_table
@@ -409,15 +410,17 @@ def _run(args, config, out: Path, early) -> int:
     return report.exit_code
 
 
-def _overhead(report, d: dict, concurrency: int):
+def _overhead(report, d: dict, concurrency: int, resumed: set[str] = frozenset()):
     """The run's overhead (harness/run/overhead.py) into results.json ``summary.overhead`` and
-    the run's notes (summary.md); (report, the line ``harness run`` prints last)."""
+    the run's notes (summary.md); (report, the line ``harness run`` prints last). Cases a
+    ``--resume`` kept from the killed run ran in another process: not on this wall's path."""
     from dataclasses import replace
 
     from harness.report.jsonfile import jsonable
     from harness.run.overhead import overhead_line, run_overhead
 
-    figure = run_overhead(report.cases, time.time() - _command_start(), concurrency)
+    figure = run_overhead([c for c in report.cases if c.id not in resumed], time.time() - _command_start(),
+                          concurrency)
     line = overhead_line(figure)
     report = replace(report, notes=tuple(report.notes) + (line,),
                      perf={**report.perf, "summary": {**(report.perf or {}).get("summary", {}), "overhead": figure}})

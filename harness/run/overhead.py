@@ -51,13 +51,17 @@ def run_overhead(cases: Sequence[CaseResult], wall_s: float, concurrency: int) -
     held = [case_held_s(c.observation) * max(1, c.attempts) for c in cases]
     path = critical_path_s(held, concurrency)
     ratio = round(wall_s / path, 2) if path > 0 else None
-    return {"wall_s": round(wall_s, 1), "agent_critical_path_s": round(path, 1), "ratio": ratio}
+    return {"wall_s": round(wall_s, 3), "agent_critical_path_s": round(path, 3), "ratio": ratio}
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.1f}" if s >= 0.1 or s == 0 else f"{s:.3f}"  # a bot that answers in ms is not "0.0 s"
 
 
 def overhead_line(overhead: dict) -> str:
     """``harness overhead: wall 78.1 s / agent critical path 61.0 s = 1.28x``."""
-    head = f"harness overhead: wall {overhead['wall_s']:.1f} s / agent critical path " \
-           f"{overhead['agent_critical_path_s']:.1f} s"
+    head = f"harness overhead: wall {_seconds(overhead['wall_s'])} s / agent critical path " \
+           f"{_seconds(overhead['agent_critical_path_s'])} s"
     if overhead.get("ratio") is None:
         return head + " = n/a (the agent held no turn)"
     return head + f" = {overhead['ratio']:.2f}x"
