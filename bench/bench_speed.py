@@ -1,11 +1,15 @@
-"""Benchmark: the harness against promptfoo, side by side, on the same 131 cases and replies.
+"""Benchmark: the harness against promptfoo and the floor, side by side, on the same 131 cases and replies.
 
     .venv/bin/python bench/bench_speed.py [--repeats 3] [--only one,conc8,seq]
 
 The harness drives bench/speed/bot.py as a Telegram bot (its replies come 50 ms after the
 update, through the harness's Bot API emulator); promptfoo 0.121.20 drives the same bot's
-HTTP twin (``POST /chat``, answer after 50 ms) with its ``http`` provider. Both tools get
-the same 131 questions and the same check (bench/speed/make_cases.py writes both files).
+HTTP twin (``POST /chat``, answer after 50 ms) with its ``http`` provider; the floor
+(bench/speed/floor.py, ~40 lines of stdlib ``http.client``) sends the same requests to the
+same twin and checks the same thing, with nothing else: what any tool must cost at least.
+All get the same 131 questions and the same check (bench/speed/make_cases.py writes the
+harness's and promptfoo's files; the floor reads its list). Without promptfoo installed the
+harness and the floor still run, and the table says promptfoo was skipped.
 
 The script re-runs itself inside a fresh network namespace that has only loopback
 (``unshare -n``; root), because promptfoo sends a telemetry event even with telemetry off.
@@ -13,7 +17,7 @@ Each scenario runs ``--repeats`` times per tool, interleaved, and the medians ar
 Wall time is measured from the command's start to its exit; peak memory is the command's
 own maximum resident set (``wait4``), the bot is not counted for either tool.
 
-Install promptfoo first: ``npm install --prefix bench/promptfoo-env promptfoo@0.121.20``.
+Install promptfoo for its column: ``npm install --prefix bench/promptfoo-env promptfoo@0.121.20``.
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ SPEED = ROOT / "bench" / "speed"
 PROMPTFOO = ROOT / "bench" / "promptfoo-env" / "node_modules" / ".bin" / "promptfoo"
 HARNESS = ROOT / ".venv" / "bin" / "harness"
 SCENARIOS = ("one", "conc8", "seq")
-TARGETS = {"conc8": 0.6, "seq": 1.0, "one": 0.5}
+#: harness / promptfoo and harness / floor at most (issue 26 "Done when"; None: no target)
+TARGETS = {"conc8": 0.40, "seq": 0.75, "one": 0.35}
+FLOOR_TARGETS = {"conc8": 1.5, "seq": 1.15, "one": None}
 
 
 def in_loopback_namespace() -> bool:
@@ -83,10 +89,25 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float,
 
 
 def harness_cmd(scenario: str, out: Path) -> list[str]:
-    cmd = [str(HARNESS), "run", "--config", str(SPEED / "harness.toml"), "--layer", "robustness",
+    # the installed script, or this tree's harness (a worktree has no .venv of its own: PYTHONPATH=ROOT)
+    exe = [str(HARNESS)] if HARNESS.exists() else [sys.executable, "-m", "harness.cli"]
+    cmd = [*exe, "run", "--config", str(SPEED / "harness.toml"), "--layer", "robustness",
            "--quiet", "--no-upload", "--out", str(out)]
     if scenario == "one":
         return cmd + ["--case", "bench-000"]
+    return cmd + ["--concurrency", "8" if scenario == "conc8" else "1"]
+
+
+def overhead_of(results: Path) -> str:
+    o = (json.loads(results.read_text(encoding="utf-8")).get("summary") or {}).get("overhead") or {}
+    return (f"overhead {o.get('wall_s')} s / {o.get('agent_critical_path_s')} s = {o.get('ratio')}x" if o
+            else "no overhead figure")
+
+
+def floor_cmd(scenario: str, port: int) -> list[str]:
+    cmd = [sys.executable, str(SPEED / "floor.py"), "--port", str(port)]
+    if scenario == "one":
+        return cmd + ["--one"]
     return cmd + ["--concurrency", "8" if scenario == "conc8" else "1"]
 
 
@@ -109,12 +130,16 @@ def main() -> None:
             sys.exit("bench_speed: the namespace still has links other than loopback")
         os.environ["BENCH_SPEED_NETNS"] = "1"
         reexec_in_namespace()
-    if not PROMPTFOO.exists():
-        sys.exit(f"bench_speed: {PROMPTFOO} missing: npm install --prefix bench/promptfoo-env promptfoo@0.121.20")
+    promptfoo = PROMPTFOO.exists()
+    if not promptfoo:
+        print(f"bench_speed: promptfoo skipped: {PROMPTFOO} missing "
+              "(npm install --prefix bench/promptfoo-env promptfoo@0.121.20); the harness and the floor run", flush=True)
     scenarios = [s for s in args.only.split(",") if s]
     work = Path(tempfile.mkdtemp(prefix="bench-speed-"))
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached after the first run
+    if not HARNESS.exists():
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
     port = free_port()
     pf_env = {**env, "BENCH_TWIN_PORT": str(port), "PROMPTFOO_DISABLE_TELEMETRY": "1",
               "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_CONFIG_DIR": str(work / "promptfoo-home"),
@@ -124,34 +149,52 @@ def main() -> None:
         wait_ready(f"http://127.0.0.1:{port}/healthz")
         # one warm-up each (bytecode, node's module cache on disk), not counted
         timed(harness_cmd("one", work / "warm"), env, ROOT)
-        timed(promptfoo_cmd("one"), pf_env, work)
-        figures: dict[str, dict[str, list]] = {s: {"harness": [], "promptfoo": []} for s in scenarios}
+        timed(floor_cmd("one", port), env, ROOT)
+        if promptfoo:
+            timed(promptfoo_cmd("one"), pf_env, work)
+        tools = ("harness", "floor") + (("promptfoo",) if promptfoo else ())
+        figures: dict[str, dict[str, list]] = {s: {t: [] for t in tools} for s in scenarios}
         for rep in range(args.repeats):
             for s in scenarios:
-                for tool, cmd, e in (("harness", harness_cmd(s, work / f"h-{s}-{rep}"), env),
-                                     ("promptfoo", promptfoo_cmd(s), pf_env)):
+                runs = [("harness", harness_cmd(s, work / f"h-{s}-{rep}"), env), ("floor", floor_cmd(s, port), env)]
+                if promptfoo:
+                    runs.append(("promptfoo", promptfoo_cmd(s), pf_env))
+                for tool, cmd, e in runs:
                     wall, rss, code, tail = timed(cmd, e, work if tool == "promptfoo" else ROOT)
                     if code != 0:
                         sys.exit(f"bench_speed: {tool} {s} exited {code}:\n{tail}")
                     figures[s][tool].append((wall, rss))
-                    print(f"  {s} {tool} #{rep + 1}: {wall:.2f}s, {rss:.0f} MB", flush=True)
+                    said = ""
+                    if tool == "harness":  # the run's own figure of its overhead (results.json summary.overhead)
+                        said = "".join(f", {overhead_of(p)}" for p in (work / f"h-{s}-{rep}").glob("*/results.json"))
+                    print(f"  {s} {tool} #{rep + 1}: {wall:.2f}s, {rss:.0f} MB{said}", flush=True)
     finally:
         twin.terminate()
         twin.wait()
-    print("\n| scenario | harness s (median of %d) | promptfoo s | ratio | target | harness MB | promptfoo MB |"
-          % args.repeats)
-    print("|---|---|---|---|---|---|---|")
+    print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("\n| scenario | harness s (median of %d) | floor s | harness / floor | promptfoo s | harness / promptfoo "
+          "| harness MB | floor MB | promptfoo MB |" % args.repeats)
+    print("|---|---|---|---|---|---|---|---|---|")
     summary = {}
+
+    def verdict(ratio: float, target: float | None) -> str:
+        return f"{ratio:.2f}" + (f" (<= {target} {'ok' if ratio <= target else 'MISSED'})" if target else "")
+
     for s in scenarios:
-        h = statistics.median(w for w, _ in figures[s]["harness"])
-        p = statistics.median(w for w, _ in figures[s]["promptfoo"])
-        hm = max(m for _, m in figures[s]["harness"])
-        pm = max(m for _, m in figures[s]["promptfoo"])
-        ratio = h / p
-        summary[s] = {"harness_s": h, "promptfoo_s": p, "ratio": ratio, "harness_mb": hm, "promptfoo_mb": pm,
-                      "raw": figures[s]}
-        ok = "ok" if ratio <= TARGETS[s] else "MISSED"
-        print(f"| {s} | {h:.2f} | {p:.2f} | {ratio:.2f} | <= {TARGETS[s]} {ok} | {hm:.0f} | {pm:.0f} |")
+        med = {t: statistics.median(w for w, _ in figures[s][t]) for t in figures[s]}
+        mb = {t: max(m for _, m in figures[s][t]) for t in figures[s]}
+        h, f = med["harness"], med["floor"]
+        summary[s] = {"harness_s": h, "floor_s": f, "floor_ratio": h / f, "harness_mb": mb["harness"],
+                      "floor_mb": mb["floor"], "raw": figures[s]}
+        pf = pf_ratio = "skipped"
+        if promptfoo:
+            p = med["promptfoo"]
+            summary[s].update(promptfoo_s=p, ratio=h / p, promptfoo_mb=mb["promptfoo"])
+            pf, pf_ratio = f"{p:.2f}", verdict(h / p, TARGETS[s])
+        print(f"| {s} | {h:.2f} | {f:.2f} | {verdict(h / f, FLOOR_TARGETS[s])} | {pf} | {pf_ratio} "
+              f"| {mb['harness']:.0f} | {mb['floor']:.0f} | {mb['promptfoo']:.0f} |" if promptfoo else
+              f"| {s} | {h:.2f} | {f:.2f} | {verdict(h / f, FLOOR_TARGETS[s])} | {pf} | {pf_ratio} "
+              f"| {mb['harness']:.0f} | {mb['floor']:.0f} | skipped |")
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=1), encoding="utf-8")
     shutil.rmtree(work, ignore_errors=True)

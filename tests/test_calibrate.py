@@ -15,11 +15,16 @@ ROOT = Path(__file__).resolve().parents[1]
 async def test_calibration_catches_and_counts_false_alarms(tmp_path):
     config = load_config(ROOT / "harness.toml", environ={})
     cases = load_cases(ROOT / "fixtures", layers=["robustness"], globs=["input-empty*", "cmd-*"])
-    cal = await calibrate(config, cases, tmp_path / "runs", repeat=1, parallel=3, noise=False,
+    cal = await calibrate(config, cases, tmp_path / "runs", repeat=1, parallel=3, noise=False, concurrency=1,
                           only=["crash_on_empty", "unsupported_types_accepted"])
     data = write_calibration(cal, tmp_path)
     rows = {r["name"]: r for r in data["regressions"]}
     assert rows["crash_on_empty"]["caught_by"]
+    # its run stopped at its first hard failure: the cases after it were never started
+    assert data["early_stop"] is True and rows["crash_on_empty"]["stopped_early"] is True
+    skipped = [c for c in cal.broken[0].report.cases if c.status == "skipped"]
+    assert skipped and all(c.error.startswith("not started: --maxfail 1") for c in skipped)
+    assert rows["unsupported_types_accepted"]["stopped_early"] is False  # nothing failed: it ran them all
     assert rows["crash_on_empty"]["first_evidence"]["check"]
     # every catch is told by at least one kind of evidence, and by none that did not catch
     by_kind = rows["crash_on_empty"]["caught_by_kind"]

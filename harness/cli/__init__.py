@@ -14,6 +14,7 @@ import math
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from harness import __version__
@@ -21,6 +22,11 @@ from harness.errors import FixtureErrors, HarnessError, SandboxError, TargetErro
 from harness import layer as layer_registry
 from harness import redact
 
+
+#: When this command started: the wall time of ``harness overhead`` counts from here. For the
+#: process's own command the process's start (``_command_start``), else ``main``'s call.
+_started_at = time.time()
+_own_command = False
 
 #: The most repeats a run or a calibration takes (each repeat runs the whole selection again).
 MAX_REPEAT = 1000
@@ -69,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--fixtures", default=None)
     cal.add_argument("--out", default=None, help="output folder (default: reports/calibration-<time>)")
     cal.add_argument("--repeat", type=int, default=1, metavar="K", help="clean (and noisy) runs")
-    cal.add_argument("--parallel", type=int, default=3, metavar="N", help="runs at once (default 3)")
+    cal.add_argument("--parallel", type=int, default=None, metavar="N",
+                     help="runs at once (default: one more than the cores, at most 8)")
     cal.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once within a run")
     cal.add_argument("--layer", action="append", default=[], choices=layer_registry.names())
     cal.add_argument("--regression", action="append", default=[], help="only these regressions")
@@ -77,6 +84,10 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--no-baseline", dest="baseline", action="store_false",
                      help="no learned baseline: skip the accepted-nights run (3 noisy attempts per case) that "
                           "every later run is held to (baseline.* evidence)")
+
+    cal.add_argument("--full", action="store_true",
+                     help="run the whole suite against every regression (the complete catch matrix); "
+                          "default: stop each regression's run at its first hard failure")
 
     ini = sub.add_parser("init", help="scaffold a harness.toml and example cases for your own bot")
     ini.add_argument("dir", nargs="?", default=".")
@@ -114,10 +125,12 @@ def _fixtures_dir(args, config) -> Path:
 def _cmd_calibrate(args) -> int:
     from datetime import datetime
 
-    from harness.night.calibrate import calibrate, matrix_lines, write_calibration
+    from harness.night.calibrate import calibrate, default_parallel, matrix_lines, write_calibration
     from harness.cases import load_cases
     from harness.config import load_config
 
+    if args.parallel is None:
+        args.parallel = default_parallel()
     if not (1 <= args.repeat <= MAX_REPEAT and 1 <= args.parallel <= 64):
         raise UsageError(f"--repeat must be 1-{MAX_REPEAT} and --parallel 1-64",
                          fix="--repeat 3 --parallel 2, for example")
@@ -132,15 +145,21 @@ def _cmd_calibrate(args) -> int:
     if (out / "runs").is_dir() and any((out / "runs").iterdir()):
         raise UsageError(f"{out} already holds a calibration", fix="pass another --out (or remove that folder)")
 
-    def progress(outcome) -> None:
+    def progress(outcome) -> None:  # as each run finishes; a regression's once the clean runs are in
         r = outcome.report
         state = outcome.error or (f"{r.summary.failed} failed, {r.summary.errored} errored" if r else "")
-        print(f"  {outcome.label}: {outcome.seconds:.0f}s, {state}", flush=True)
+        if outcome.regression:
+            stop = ", stopped at its first failure" if outcome.stopped_early else ""
+            print(f"  {outcome.regression}: {outcome.verdict} ({outcome.seconds:.0f}s{stop})", flush=True)
+        else:
+            print(f"  {outcome.label}: {outcome.seconds:.0f}s, {state}", flush=True)
 
+    print(f"harness calibrate: {'the whole suite per regression (--full)' if args.full else 'each regression stops at its first hard failure'}"
+          f", {args.parallel} runs at once", flush=True)
     cal = asyncio.run(calibrate(config, cases, out / "runs", repeat=args.repeat, parallel=args.parallel,
                                 baseline=args.baseline,
                                 concurrency=args.concurrency, noise=not args.no_noise, only=args.regression,
-                                on_run=progress))
+                                on_run=progress, full=args.full))
     data = write_calibration(cal, out)
     print("\n".join(matrix_lines(data)))
     print(f"wrote {out / 'calibration.json'} and {out / 'calibration.html'}")
@@ -391,6 +410,8 @@ def _run(args, config, out: Path, early) -> int:
     run_dir = out / report.run_id
     report, nightly, d = finish_run(report, out, config, quarantine)  # quarantine, history, diff; d: its dict, built once
     report = cli_cost.after_run(config, report, run_dir, d)  # budget breach on stderr; alerts (notes into d too)
+    report, overhead = _overhead(report, d, args.concurrency or config.sandbox.concurrency,
+                                 resumed=set(options.prior or ()))
     files = write_all(args.flow.finish(report, d), run_dir, **nightly)  # + manifest, shard (harness.night.runflow)
     if not args.quiet:
         from harness.report.terminal import print_table
@@ -402,6 +423,7 @@ def _run(args, config, out: Path, early) -> int:
         changed = changes_line(changes_or_note(d, nightly.get("base"))[0])  # tonight beside the accepted replies
         if changed:
             console.print(changed, markup=False)
+        console.print(overhead, markup=False, highlight=False)
         console.print(f"report: {files.get('html', run_dir)}")
     args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
     return report.exit_code
@@ -416,6 +438,42 @@ def _learned(config, out: Path, concurrency: int | None):
         return load_baseline(config, out, concurrency or config.sandbox.concurrency, source=source_for(out, config))
     except Exception as exc:  # a broken history must not stop the night; the run says why
         return None, f"baseline not loaded: {type(exc).__name__}: {exc}"
+
+def _overhead(report, d: dict, concurrency: int, resumed: set[str] = frozenset()):
+    """The run's overhead (harness/run/overhead.py) into results.json ``summary.overhead`` and
+    the run's notes (summary.md); (report, the line ``harness run`` prints last). Cases a
+    ``--resume`` kept from the killed run ran in another process: not on this wall's path."""
+    from dataclasses import replace
+
+    from harness.report.jsonfile import jsonable
+    from harness.run.overhead import overhead_line, run_overhead
+
+    figure = run_overhead([c for c in report.cases if c.id not in resumed], time.time() - _command_start(),
+                          concurrency)
+    line = overhead_line(figure)
+    report = replace(report, notes=tuple(report.notes) + (line,),
+                     perf={**report.perf, "summary": {**(report.perf or {}).get("summary", {}), "overhead": figure}})
+    d.setdefault("summary", {})["overhead"] = figure
+    d["notes"] = jsonable(list(report.notes))
+    return report, line
+
+
+def _command_start() -> float:
+    """The process's start (the interpreter's own start-up included) for the process's own
+    command, else when ``main`` was called. Linux tells a process's age to the clock tick
+    (/proc/self/stat starttime against /proc/uptime); psutil's create_time is not used: it
+    adds the boot time in whole seconds, up to a second off."""
+    if _own_command:
+        try:
+            with open("/proc/self/stat", encoding="ascii") as fh:
+                start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+            with open("/proc/uptime", encoding="ascii") as fh:
+                age = float(fh.read().split()[0]) - start_ticks / os.sysconf("SC_CLK_TCK")
+            if 0 <= age:
+                return min(_started_at, time.time() - age)
+        except (OSError, ValueError, IndexError):  # not Linux: from the CLI module's import
+            pass
+    return _started_at
 
 
 def _cmd_schema(args) -> int:
@@ -459,8 +517,12 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout, sys.stderr = (s if isinstance(s, RedactingStream) else RedactingStream(s) for s in saved)
     term = _sigterm_interrupts()
     own = argv is None  # the process's own command line (the harness script, python -m harness.cli)
+    global _started_at, _own_command
+    _own_command = own
     if own:
         _loading()
+    else:  # an in-process command (tests, the scheduler): its wall time starts now
+        _started_at = time.time()
     try:
         return _main(argv)
     finally:

@@ -99,8 +99,12 @@ class CriticService:
         return self._texts[name]
 
     async def finalize(self) -> None:
+        """Score the critic on its labelled health set, once per service: runs that share it
+        (``harness calibrate``) share its score, as they share its verdicts."""
         from harness.models import critic_health as H
 
+        if self.health is not None:
+            return
         try:
             examples = H.load_examples(self.health_dir)
         except Exception as exc:  # a broken health set is reported, it does not sink the run

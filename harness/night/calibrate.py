@@ -12,6 +12,14 @@ itself (``defaults``: the layer's default checks, the variants' equivalence, bud
 anomaly guards); a case that errored with no failing check is ``error``.
 Runs are independent (own sandbox, own docbot process) and several run at once, because a
 run spends most of its time waiting for the agent, not computing.
+
+A seeded regression is caught at its first hard failure, so by default its run stops there
+(``RunOptions.maxfail`` 1: no case starts after the first failure; the cases already running
+finish) and runs the regression's own layer's cases first; its ``caught_by`` then holds the
+cases seen failing before the stop (``stopped_early`` in calibration.json). The one clean run
+(or ``--repeat K`` of them) tells every regression's false alarms: a regression run that
+stopped only on cases that also fail clean runs again without them. ``full=True``
+(``--full``) runs the whole suite against every regression: the complete catch matrix.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from typing import Mapping, Sequence
 from harness.config import Config, python_command
 from harness.errors import TargetError
 from harness.run.runner import RunOptions, run_suite
+from harness.services import Services
 from harness import layer as layer_registry
 from harness.types import Case, RunReport
 
@@ -80,6 +89,14 @@ class RunOutcome:
     report: RunReport | None
     seconds: float
     error: str = ""
+    verdict: str = ""
+    """A regression run's line, once the clean runs are in: ``caught by <case> (<kind>)`` or ``missed``."""
+
+    @property
+    def stopped_early(self) -> bool:
+        """Cases were left unstarted because the run reached its --maxfail."""
+        return self.report is not None and any(
+            c.status == "skipped" and c.error.startswith("not started: --maxfail") for c in self.report.cases)
 
     def failing(self) -> dict[str, dict]:
         """Failing case id -> its first failing evidence (as a dict)."""
@@ -161,16 +178,23 @@ def _with_env(config: Config, extra: dict[str, str]) -> Config:
     return replace(config, target=replace(config.target, env={**config.target.env, **extra}))
 
 
+def own_layer_first(cases: Sequence[Case], layer: str) -> list[Case]:
+    """The regression's own layer's cases first (where its first failure most likely is), the
+    rest after, each in the suite's order."""
+    return [c for c in cases if c.layer == layer] + [c for c in cases if c.layer != layer]
+
+
 async def _one_run(config: Config, cases: Sequence[Case], label: str, regression: str | None, noise: bool,
-                   out: Path, concurrency: int | None, services, baseline=None, repeat: int = 1) -> RunOutcome:
+                   out: Path, concurrency: int | None, services, maxfail: int | None = None,
+                   run_id: str | None = None, baseline=None, repeat: int = 1) -> RunOutcome:
     env = {"DOCBOT_REGRESSION": regression or ""}
     if noise:
         env[NOISE_ENV] = "1"
     started = time.perf_counter()
     try:
         report = await run_suite(_with_env(config, env), cases,
-                                 RunOptions(out_dir=out, run_id=label, concurrency=concurrency, services=services,
-                                            baseline=baseline, repeat=repeat))
+                                 RunOptions(out_dir=out, run_id=run_id or label, concurrency=concurrency,
+                                            services=services, maxfail=maxfail, baseline=baseline, repeat=repeat))
         return RunOutcome(label, regression, noise, report, time.perf_counter() - started)
     except Exception as exc:  # one broken run must not sink the calibration; it is reported
         return RunOutcome(label, regression, noise, None, time.perf_counter() - started,
@@ -187,6 +211,8 @@ class Calibration:
     matrix: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     cases: dict[str, Case] = field(default_factory=dict)
     """The suite as loaded (case id -> case, before layer defaults): tells hand-written checks."""
+    full: bool = True
+    """Every regression ran the whole suite (``--full``); False: each stopped at its first failure."""
 
     def false_alarms(self, runs: list[RunOutcome]) -> set[str]:
         return {cid for r in runs for cid in r.failing()}
@@ -194,26 +220,8 @@ class Calibration:
     def to_dict(self) -> dict:
         clean_fail = self.false_alarms(self.clean)
         noisy_fail = self.false_alarms(self.noisy)
-        rows = []
-        for reg, run in zip(self.regressions, self.broken):
-            failing = run.failing()
-            caught = sorted(cid for cid in failing if cid not in clean_fail)
-            same_layer = [cid for cid in caught if failing[cid]["layer"] == reg.layer]
-            shown = (same_layer or caught)[0] if caught else None  # the first evidence shown: its own layer first
-            first = failing[shown] if shown else None
-            if first:
-                first = {"case": shown, **first, "kind": evidence_kind(first["check"], first["turn"],
-                                                                       self.cases.get(shown))
-                         if first["check"] else "error"}
-            kinds = run.failing_kinds(self.cases)
-            rows.append({"name": reg.name, "layer": reg.layer, "description": reg.description,
-                         "caught_by": caught,
-                         "caught_by_kind": {kind: [cid for cid in caught if kind in kinds.get(cid, ())]
-                                            for kind in KINDS},
-                         "by_layer": {layer: sorted(c for c in caught if failing[c]["layer"] == layer)
-                                      for layer in layer_registry.names()},
-                         "first_evidence": first,
-                         "seconds": round(run.seconds, 1), "error": run.error})
+        rows = [regression_row(reg, run, clean_fail, self.cases)
+                for reg, run in zip(self.regressions, self.broken)]
 
         def block(runs: list[RunOutcome]) -> dict:
             return {"runs": len(runs),
@@ -225,6 +233,7 @@ class Calibration:
 
         return {"schema": "harness.calibration/1",
                 "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "early_stop": not self.full,
                 "regressions": rows, "clean": block(self.clean), "noise": block(self.noisy),
                 "missed": [r["name"] for r in rows if not r["caught_by"]],
                 "by_kind": kind_totals({"regressions": rows}),
@@ -232,40 +241,123 @@ class Calibration:
                 "false_alarms": {"clean": sorted(clean_fail), "noise": sorted(noisy_fail)}}
 
 
+class _Unscored(Services):
+    """The calibration's shared services (the same embedder, critic, verdict caches) without
+    the end-of-run work: a run's ``finalize`` scores the critic on its health set, 240 judgements
+    queued behind the other runs' embeddings, minutes that tell nothing about a catch. The first
+    clean run keeps it (its report is the night calibration compares with)."""
+
+    async def finalize(self) -> None:
+        return None
+
+
+def _unscored(services: Services) -> Services:
+    return _Unscored(services.config, services.factories, services._made, services.golden_dir)
+
+
+def regression_row(reg: Regression, run: RunOutcome, clean_fail: set[str], cases: Mapping[str, Case]) -> dict:
+    """One regression's entry of calibration.json ``regressions``."""
+    failing = run.failing()
+    caught = sorted(cid for cid in failing if cid not in clean_fail)
+    same_layer = [cid for cid in caught if failing[cid]["layer"] == reg.layer]
+    shown = (same_layer or caught)[0] if caught else None  # the first evidence shown: its own layer first
+    first = failing[shown] if shown else None
+    if first:
+        first = {"case": shown, **first, "kind": evidence_kind(first["check"], first["turn"], cases.get(shown))
+                 if first["check"] else "error"}
+    kinds = run.failing_kinds(cases)
+    return {"name": reg.name, "layer": reg.layer, "description": reg.description,
+            "caught_by": caught,
+            "caught_by_kind": {kind: [cid for cid in caught if kind in kinds.get(cid, ())] for kind in KINDS},
+            "by_layer": {layer: sorted(c for c in caught if failing[c]["layer"] == layer)
+                         for layer in layer_registry.names()},
+            "first_evidence": first,
+            "stopped_early": run.stopped_early,
+            "seconds": round(run.seconds, 1), "error": run.error}
+
+
+def verdict_line(row: Mapping) -> str:
+    """``caught by <case> (<kind>)`` or ``missed`` (and why, when its run broke)."""
+    fe = row.get("first_evidence")
+    if row.get("caught_by") and fe:
+        more = len(row["caught_by"]) - 1
+        return f"caught by {fe['case']} ({fe['kind']})" + (f" and {more} more" if more > 0 else "")
+    return "missed" + (f" (run failed: {row['error']})" if row.get("error") else "")
+
+
+def default_parallel() -> int:
+    """Calibration runs at once: one more than the cores (a run mostly waits for the agent)."""
+    import os
+
+    return max(2, min(8, (os.cpu_count() or 1) + 1))
+
+
 async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat: int = 1, parallel: int = 3,
                     concurrency: int | None = None, noise: bool = True, only: Sequence[str] = (),
-                    on_run=None, baseline: bool = True) -> Calibration:
+                    on_run=None, full: bool = False, baseline: bool = True) -> Calibration:
     """Run clean x repeat, noisy x repeat and every regression once; ``parallel`` runs at a time.
-    With ``baseline``, a noisy clean run of ``BASELINE_NIGHTS`` attempts per case comes first and
-    every later run is held to the baseline learned from it (the seeded regressions only the
-    accepted nights reveal are caught by ``baseline.*`` evidence, and the clean and noisy runs
-    must not trip it)."""
-    from harness.services import Services, default_factories
+
+    ``baseline``: a noisy clean run of ``BASELINE_NIGHTS`` attempts per case comes first, and every
+    later run is held to the baseline learned from it (the seeded regressions only the accepted
+    nights reveal are caught by ``baseline.*`` evidence; the clean and noisy runs must not trip it).
+
+    ``full`` False: a regression's run stops at its first hard failure (module docstring);
+    ``on_run`` is called with each finished run, a regression's once the clean runs are in
+    and its ``verdict`` is set."""
+    from harness.services import default_factories
 
     regressions = list_regressions(config)
     if only:
         regressions = [r for r in regressions if r.name in only]
     services = Services(config, factories=default_factories())  # one embedder/critic for all runs
+    unscored = _unscored(services)  # the same services, no critic-health scoring at each run's end
     plan: list[tuple[str, str | None, bool]] = [(f"clean-{i + 1}", None, False) for i in range(repeat)]
-    if noise:
-        plan += [(f"noise-{i + 1}", None, True) for i in range(repeat)]
-    plan += [(f"regression-{r.name}", r.name, False) for r in regressions]
+    reg_plan = [(f"regression-{r.name}", r.name, False) for r in regressions]
+    noise_plan = [(f"noise-{i + 1}", None, True) for i in range(repeat)] if noise else []
+    # the whole-suite runs first (clean: every regression's verdict waits for it; noise: the
+    # longest), the regressions' short runs through the slots left
+    plan += noise_plan + reg_plan
     limit = asyncio.Semaphore(parallel)
     started = time.perf_counter()
+    clean_runs: list[RunOutcome] = []
+    clean_in = asyncio.Event()
     held: dict = {"baseline": None}
+    by_name = {r.name: r for r in regressions}
+    suite = {c.id: c for c in cases}
 
     async def go(label: str, reg: str | None, noisy: bool) -> RunOutcome:
+        maxfail = None if full or reg is None else 1
+        run_cases = own_layer_first(cases, by_name[reg].layer) if maxfail else cases
+        shared = services if label == "clean-1" else unscored
         async with limit:
-            outcome = await _one_run(config, cases, label, reg, noisy, out, concurrency, services,
+            outcome = await _one_run(config, run_cases, label, reg, noisy, out, concurrency, shared, maxfail,
                                      baseline=held["baseline"])
+        if reg is None and not noisy:
+            clean_runs.append(outcome)
+            if len(clean_runs) == repeat:
+                clean_in.set()
+        if reg is not None:
+            await clean_in.wait()
+            clean_fail = {cid for r in clean_runs for cid in r.failing()}
+            if outcome.stopped_early and set(outcome.failing()) <= clean_fail:
+                # stopped by the clean agent's own false alarms only: again without those cases
+                rest = [c for c in run_cases if c.id not in clean_fail]
+                if rest:
+                    async with limit:
+                        again = await _one_run(config, rest, label, reg, noisy, out, concurrency, unscored,
+                                               maxfail, run_id=f"{label}-again", baseline=held["baseline"])
+                    again.seconds += outcome.seconds
+                    outcome = again
+            outcome.verdict = verdict_line(regression_row(by_name[reg], outcome, clean_fail, suite))
         if on_run:
             on_run(outcome)
         return outcome
 
     try:
         if baseline:  # the accepted nights first: every later run is held to what they did (baseline.*)
-            nights = await _one_run(config, cases, "baseline-nights", None, True, out, concurrency, services,
-                                    repeat=BASELINE_NIGHTS)
+            async with limit:
+                nights = await _one_run(config, cases, "baseline-nights", None, True, out, concurrency, unscored,
+                                        repeat=BASELINE_NIGHTS)
             if on_run:
                 on_run(nights)
             held["baseline"] = learn_baseline(nights, config)
@@ -277,7 +369,7 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
                       clean=[by_label[p[0]] for p in plan if p[1] is None and not p[2]],
                       noisy=[by_label[p[0]] for p in plan if p[1] is None and p[2]],
                       broken=[by_label[f"regression-{r.name}"] for r in regressions],
-                      seconds=time.perf_counter() - started, cases={c.id: c for c in cases})
+                      seconds=time.perf_counter() - started, cases=suite, full=full)
     return cal
 
 
@@ -328,7 +420,9 @@ def matrix_lines(data: dict) -> list[str]:
         lines.append(f"under noise: {n['runs']} run(s), {n['hard_failures']} hard failures, {n['soft']} soft"
                      + (f" ({', '.join(n['failing_cases'][:8])})" if n["failing_cases"] else ""))
     caught = sum(1 for r in data["regressions"] if r["caught_by"])
-    lines.append(f"caught {caught} of {len(data['regressions'])} seeded regressions in {data['wall_seconds']}s")
+    lines.append(f"caught {caught} of {len(data['regressions'])} seeded regressions in {data['wall_seconds']}s"
+                 + ("; each regression's run stopped at its first failure: its cases are those seen failing "
+                    "(--full for the whole matrix)" if data.get("early_stop") else ""))
     totals = kind_totals(data)
     only = {kind: sum(1 for r in data["regressions"]
                       if {k for k, ids in (r.get("caught_by_kind") or {}).items() if ids} == {kind}) for kind in KINDS}

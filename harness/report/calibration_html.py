@@ -33,5 +33,6 @@ def render_calibration_html(data: dict) -> str:
     page = {"layers": layers, "rows": [_row(r, layers) for r in data["regressions"]],
             "caught": sum(1 for r in data["regressions"] if r["caught_by"]),
             "clean": data["clean"], "noise": data["noise"], "wall_seconds": str(data["wall_seconds"]),
-            "totals": [f"{kind} {n}" for kind, n in (data.get("by_kind") or {}).items() if n]}
+            "totals": [f"{kind} {n}" for kind, n in (data.get("by_kind") or {}).items() if n],
+            "early_stop": bool(data.get("early_stop"))}
     return render("calibration.html.j2", page=page)
