@@ -33,7 +33,7 @@ def _fake(breaks: dict[str | None, set[str]], calls: list):
     """A runner: regression -> the cases it makes fail; honours maxfail like the real one (sequentially)."""
 
     async def one_run(config, cases, label, regression, noise, out, concurrency, services, maxfail=None,
-                      run_id=None):
+                      run_id=None, **_kw):
         calls.append((run_id or label, [c.id for c in cases], maxfail))
         await asyncio.sleep(0)
         results, failed = [], 0
@@ -64,7 +64,7 @@ def _calibrate(monkeypatch, breaks, full=False, only=()):
 
     monkeypatch.setattr(services, "default_factories", lambda: {})  # no embedder, no critic
     result = asyncio.run(cal_mod.calibrate(None, SUITE, None, noise=False, full=full, on_run=seen.append,
-                                           only=only))
+                                           only=only, baseline=False))  # the scheduling, not the baseline phase
     return result, {label: (ids, mf) for label, ids, mf in calls}, seen
 
 
@@ -182,7 +182,7 @@ def test_calibration_runs_share_services_and_only_the_clean_run_finalizes(monkey
     seen_services: dict[str, object] = {}
 
     async def one_run(config, cases, label, regression, noise, out, concurrency, services, maxfail=None,
-                      run_id=None):
+                      run_id=None, **_kw):
         seen_services[label] = services
         return await _fake({}, calls)(config, cases, label, regression, noise, out, concurrency, services, maxfail,
                                       run_id)
