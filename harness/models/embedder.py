@@ -151,6 +151,16 @@ class BatchingFront:
         """Is the encoder ready (a lazily loaded model: after its first batch)?"""
         return self._loaded
 
+    def load_now(self) -> None:
+        """Load the model now, synchronously (in a worker thread, before the cases run): loaded
+        lazily in the middle of a run, it holds the harness's event loop and the agent's CPU for
+        seconds, and every case in flight measures that as its own latency."""
+        if not self._loaded and self._load is not None:
+            started = time.perf_counter()
+            self._load()
+            self.stats.load_s += time.perf_counter() - started
+            self._loaded = True
+
     async def embed(self, texts: Sequence[str], *, cache: bool = False):
         import numpy as np
 

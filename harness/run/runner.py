@@ -353,10 +353,19 @@ class Runner:
         if not wanted:
             return None
 
+        # a similarity or critic check always encodes: its model is loaded now, not mid-run (where it
+        # would stall the loop every case in flight is timed on); a variant's comparison often needs
+        # no model at all (checks/equivalence.py), so for variants alone it stays lazy
+        encodes = any(s.name == "similarity" or s.name.startswith("critic.") for c in cases
+                      for t in c.turns for s in t.checks)
+
         def build() -> None:
             for name in wanted:
                 try:
-                    self.services.get(name)
+                    service = self.services.get(name)
+                    front = getattr(service, "front", None)
+                    if encodes and front is not None and hasattr(front, "load_now"):  # the embedder's model
+                        front.load_now()
                 except Exception as exc:  # the check that needs it reports it as unavailable
                     log.warning("service %s could not be built in advance: %s", name, exc)
 

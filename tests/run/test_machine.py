@@ -396,3 +396,17 @@ async def test_an_off_monitor_never_samples_nor_excuses():
     assert not m.samples and m.describe()["samples"] == 0
     case, obs = case_and_obs(7.5)
     assert excuse(case, result(case, obs, latency_failure(7.5)), m).status == "fail"
+
+
+@pytest.mark.parametrize("lag, excess, others, explained", [
+    (1.3, 1.0, 0.1, True),    # the harness's own loop stalled 1.3 s on a quiet machine: the reply was stamped late
+    (1.3, 2.0, 0.1, False),   # more than the stall: the agent's own slowness, still a failure
+    (0.2, 0.1, 0.1, False),   # no stall worth the name: a breach is a breach
+    (1.3, None, 0.1, False),  # no measured excess: only an overloaded machine excuses that
+])
+def test_the_harness_s_own_stall_explains_no_more_than_itself(lag, excess, others, explained):
+    from harness.run.machine import Window
+
+    w = Window(start=0.0, end=10.0, cores=2, samples=50, lag_max_s=lag, others_cores=others, own_wait_s=0.0)
+    assert not w.overloaded
+    assert w.explains(excess) is explained
