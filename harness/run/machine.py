@@ -72,6 +72,8 @@ WAIT_OVERLOAD = 0.5
 """Runnable tasks waited for a CPU at least this share of the window (pressure stall information)."""
 RUNNABLE_PER_CORE = 1.5
 """Without pressure information: more runnable tasks per core than this, on average."""
+MAX_STRETCH = 4.0
+"""The most a shared machine is taken to stretch the agent's work (``Window.stretch``)."""
 OTHERS_MIN_CORES = 0.5
 """Processes outside the run took at least this many cores on average: the machine was not quiet."""
 FROZEN_S = 2.0
@@ -164,6 +166,21 @@ class Window:
         if not self.overloaded:
             return (self.lag_max_s >= SELF_STALL_S and excess_s is not None and excess_s <= self.lag_max_s)
         return excess_s is None or excess_s <= self.stall_s
+
+    @property
+    def stretch(self) -> float:
+        """How much longer the agent's CPU work takes when processes outside the run hold
+        ``others_cores`` of the machine's cores (a fair share of what is left), at most
+        ``MAX_STRETCH``; 1.0 on a machine nobody else loads."""
+        if not self.samples or self.others_cores < OTHERS_MIN_CORES:
+            return 1.0
+        free = max(self.cores - self.others_cores, self.cores / MAX_STRETCH)
+        return min(MAX_STRETCH, self.cores / free)
+
+    def shared_explains(self, observed_s: float, bound_s: float) -> bool:
+        """A band learned on a machine the run had to itself is stretched by what other processes
+        took in this window: a latency within ``bound x stretch`` is the machine's, not the agent's."""
+        return self.stretch > 1.0 and observed_s <= bound_s * self.stretch
 
     def to_dict(self) -> dict:
         """results.json ``cases[].machine``: the case's window."""

@@ -57,6 +57,14 @@ def _excess_from_text(evidence: Evidence) -> float | None:
     return (float(seen.group(1)) - float(bound.group(1))) / 1000
 
 
+def observed_and_bound_s(evidence: Evidence) -> tuple[float, float] | None:
+    """(observed, bound) seconds of a latency item that says both (``N ms`` against ``<= M ms``)."""
+    seen, bound = _MS.search(evidence.observed or ""), _BOUND_MS.search(evidence.expected or "")
+    if seen is None or bound is None or float(bound.group(1)) <= 0:
+        return None
+    return float(seen.group(1)) / 1000, float(bound.group(1)) / 1000
+
+
 def latency_excess_s(case: Case, obs: Observation, evidence: Evidence) -> float | None:
     """Seconds by which a latency evidence item exceeded its bounds (None: not measurable)."""
     if evidence.check != "latency_ms":
@@ -105,6 +113,13 @@ def excuse_latency(case: Case, obs: Observation | None, evidence: Sequence[Evide
                 shown = f"{excess:.1f} s over the bound" if excess is not None else "a wall-clock figure"
                 out.append(_unavailable(e, window, f"{shown}, within the {window.stall_s:.1f} s the machine "
                                                    f"kept runnable tasks waiting in that window"))
+                n += 1
+                continue
+            pair = observed_and_bound_s(e)
+            if pair is not None and window.shared_explains(*pair):
+                out.append(_unavailable(e, window, f"{pair[0]:.1f} s against {pair[1]:.1f} s: within the "
+                                                   f"{window.stretch:.1f}x a machine shared with other processes "
+                                                   "stretches the agent's work"))
                 n += 1
                 continue
         out.append(e)

@@ -410,3 +410,18 @@ def test_the_harness_s_own_stall_explains_no_more_than_itself(lag, excess, other
     w = Window(start=0.0, end=10.0, cores=2, samples=50, lag_max_s=lag, others_cores=others, own_wait_s=0.0)
     assert not w.overloaded
     assert w.explains(excess) is explained
+
+
+@pytest.mark.parametrize("others, observed, bound, explained", [
+    (1.2, 3.1, 2.9, True),    # others held 1.2 of 2 cores: the agent's work runs up to 2.5x longer
+    (1.2, 8.0, 2.9, False),   # far beyond what sharing explains: a real slowdown
+    (0.1, 3.1, 2.9, False),   # a quiet machine: a breach is a breach
+    (1.9, 11.0, 2.9, True),   # nearly all the machine taken: capped at 4x
+    (1.9, 12.0, 2.9, False),
+])
+def test_a_machine_shared_with_other_processes_stretches_a_band_no_further_than_its_share(
+        others, observed, bound, explained):
+    from harness.run.machine import Window
+
+    w = Window(start=0.0, end=10.0, cores=2, samples=50, lag_max_s=0.0, others_cores=others, own_wait_s=0.0)
+    assert w.shared_explains(observed, bound) is explained
