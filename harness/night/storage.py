@@ -258,20 +258,8 @@ class S3Store:
         return self._retried(f"put {key}", once)
 
     def get(self, key: str) -> bytes | None:
-        from botocore.exceptions import ClientError
-
-        def once() -> bytes | None:
-            try:
-                r = self.client.get_object(Bucket=self.sc.bucket, Key=key)
-                return r["Body"].read()
-            except ClientError as exc:
-                if str(exc.response.get("Error", {}).get("Code", "")) in ("404", "NoSuchKey", "NotFound"):
-                    return None
-                raise self._error(f"get {key}", exc) from None
-            except Exception as exc:
-                raise self._error(f"get {key}", exc) from None
-
-        return self._retried(f"get {key}", once)
+        """An object's bytes (None when it is not there)."""
+        return self.get_tagged(key)[0]
 
     def list(self, prefix: str) -> list[str]:
         def once() -> list[str]:

@@ -98,6 +98,19 @@ def _unavailable(e: Evidence, window: Window, why: str) -> Evidence:
                    reason=f"{UNAVAILABLE_PREFIX} ({window.describe()}): {why}; was: {e.reason}")
 
 
+def _excuse_from(evidence: Sequence[Evidence], turn: int, window: Window, why: str) -> tuple[list[Evidence], int]:
+    """Every failing item of ``turn`` and the turns after it (and the case-level ones) made
+    unavailable for ``why``; (evidence, how many)."""
+    out, n = [], 0
+    for e in evidence:
+        if e.availability == "ready" and e.passed is False and (e.turn is None or e.turn >= turn):
+            out.append(_unavailable(e, window, why))
+            n += 1
+        else:
+            out.append(e)
+    return out, n
+
+
 def excuse_latency(case: Case, obs: Observation | None, evidence: Sequence[Evidence],
                    monitor: MachineMonitor | None) -> tuple[list[Evidence], int]:
     """Latency breaches an overloaded window explains become unavailable; (evidence, how many)."""
@@ -181,14 +194,7 @@ def excuse_agent_timeouts(obs: Observation | None, evidence: Sequence[Evidence],
     turn, call, window = first
     why = (f"the agent's own timeout fired on an LLM call the gateway was still serving (turn {turn + 1}, "
            f"{call.duration_ms / 1000:.1f} s; the agent gave up before the answer came)")
-    out, n = [], 0
-    for e in evidence:
-        if e.availability == "ready" and e.passed is False and (e.turn is None or e.turn >= turn):
-            out.append(_unavailable(e, window, why))
-            n += 1
-        else:
-            out.append(e)
-    return out, n
+    return _excuse_from(evidence, turn, window, why)
 
 
 # -- a variant's trajectory that differs only by the agent's retries -----------------------------
@@ -267,14 +273,7 @@ def excuse_frozen_turns(obs: Observation | None, evidence: Sequence[Evidence],
     why = (f"the harness's event loop, which serves the agent's LLM gateway, documents and channels, stalled "
            f"{window.lag_max_s:.1f} s in turn {turn + 1}: a timeout of the agent's or the harness's reply wait "
            f"then measured the freeze")
-    out, n = [], 0
-    for e in evidence:
-        if e.availability == "ready" and e.passed is False and (e.turn is None or e.turn >= turn):
-            out.append(_unavailable(e, window, why))
-            n += 1
-        else:
-            out.append(e)
-    return out, n
+    return _excuse_from(evidence, turn, window, why)
 
 
 def excuse(case: Case, result: CaseResult, monitor: MachineMonitor | None) -> CaseResult:
