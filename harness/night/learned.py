@@ -18,6 +18,7 @@ import os
 from typing import Any, Mapping
 
 from harness.checks.baseline import Baseline, baseline_settings, learn
+from harness.checks.baseline.learn import provider_of
 from harness.night.baseline import read_baseline
 from harness.night.history import LocalRunSource, RunSource
 from harness.run.anomaly import basis, is_nightly_id
@@ -105,7 +106,8 @@ def load_baseline(config: Any, reports_dir: str | os.PathLike[str], concurrency:
     note = (f"held to {len(ids)} accepted night(s) ({', '.join(ids)}); "
             f"{settings.min_nights} needed for facts, bands and latency, {settings.min_nights_structure} for "
             "structure")
-    return Baseline(accepted=acc_id, runs=ids, cases=cases, settings=settings, note=note), ""
+    return Baseline(accepted=acc_id, runs=ids, cases=cases, settings=settings, note=note,
+                    provider=provider_of(runs)), ""
 
 
 def _accepted_for_cases(source: RunSource, entry: Any, config: Any, concurrency: int, settings: Any,

@@ -22,6 +22,10 @@ A figure is an anomaly only when all three hold:
   ``anomaly_min_latency_ms`` (1000), ``anomaly_min_tokens`` (50),
   ``anomaly_min_llm_calls`` (1), ``anomaly_min_cost_usd`` (0).
 
+A latency over its limit only by what the case's rare slow LLM calls explain, measured
+against the same earlier nights' calls run-wide, is no anomaly (``checks/provider.py``: the
+provider's slow spell), unless tonight's calls so far are slower across the run.
+
 Metrics: ``tokens`` (input + output), ``llm_calls``, ``cost_usd``, ``latency_ms``. A zero
 baseline has no ratio and is skipped. Failing evidence is ``anomaly.<metric>`` on the case.
 """
@@ -37,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.checks.provider import ProviderCalls, call_durations, explained, observed_durations, profile
 from harness.types import CaseResult, Evidence
 
 log = logging.getLogger("harness.run.anomaly")
@@ -98,6 +103,8 @@ class HistoryRun:
     run_id: str
     basis: Mapping[str, Any]
     passed: dict[str, dict[str, float]]
+    calls_ms: tuple[float, ...] = ()
+    """Every LLM call's duration in the night's passing cases (``checks/provider.py``)."""
 
 
 @dataclass
@@ -121,6 +128,10 @@ class History:
                 if len(lst) < self.window:
                     lst.append(figures)
         return out
+
+    def provider(self) -> ProviderCalls | None:
+        """The LLM calls of the last ``window`` nights, run-wide: what a provider's slow spell looks like."""
+        return profile(d for e in self.entries[:self.window] for d in e.calls_ms)
 
     def like(self, tonight: Mapping[str, Any]) -> "History":
         """Only the nights run with ``tonight``'s basis (same concurrency and settings)."""
@@ -164,7 +175,9 @@ def load_history(reports: Path, target_name: str, exclude_run: str = "", window:
         run_basis = (data.get("summary") or {}).get("anomaly_basis")
         passed = {str(c["id"]): case_figures(c) for c in data.get("cases") or ()
                   if isinstance(c, dict) and c.get("status") == "pass" and c.get("id")}
-        hist.entries.append(HistoryRun(run.name, run_basis if isinstance(run_basis, dict) else {}, passed))
+        calls = tuple(d for c in data.get("cases") or () if isinstance(c, dict) and str(c.get("id")) in passed
+                      for d in call_durations(c.get("turns") or ()))
+        hist.entries.append(HistoryRun(run.name, run_basis if isinstance(run_basis, dict) else {}, passed, calls))
     return hist
 
 
@@ -207,8 +220,11 @@ def _shown(metric: str, v: float) -> str:
 
 
 def anomalies(result: CaseResult, history: History, *, ratio: float = 1.5, window: int = 7,
-              min_latency_ms: float = 1000.0, thresholds: Thresholds | None = None) -> list[Evidence]:
-    """Failing ``anomaly.<metric>`` evidence for each metric that jumped (see the module docstring)."""
+              min_latency_ms: float = 1000.0, thresholds: Thresholds | None = None,
+              provider: ProviderCalls | None = None, shift: str = "") -> list[Evidence]:
+    """Failing ``anomaly.<metric>`` evidence for each metric that jumped (see the module docstring).
+    ``provider``: the earlier nights' LLM calls; a latency over its limit only by what the case's
+    rare slow calls explain is no anomaly, unless ``shift`` says tonight's calls are slower across the run."""
     th = thresholds or Thresholds(ratio=ratio, window=window,
                                   min_change={**Thresholds().min_change, "latency_ms": min_latency_ms})
     if result.status == "skipped" or result.attempts < 1:
@@ -230,13 +246,21 @@ def anomalies(result: CaseResult, history: History, *, ratio: float = 1.5, windo
         limit = max(th.ratio * median, median + floor)
         if value <= limit or value - median < th.min_change.get(metric, 0.0):
             continue
+        why = explained(None if shift or metric != "latency_ms" else provider, observed_durations(result.observation))
+        if why.ms and value - why.ms <= limit:
+            continue  # a rare slow call of the provider, not the agent (checks/provider.py)
         shown = lambda v: _shown(metric, v)  # noqa: E731
+        extra = ""
+        if metric == "latency_ms" and shift:
+            extra = f"; no slow call is excused: {shift}"
+        elif why.ms:
+            extra = f"; {why.shown(provider)}, not enough"
         out.append(Evidence(
             check=f"anomaly.{metric}", turn=None, availability="ready", passed=False,
             expected=f"<= {shown(limit)}: the larger of {th.ratio:g} x baseline {shown(median)} and baseline + "
                      f"{shown(floor)} (median of the last {n} passing runs; spread {shown(spread)})",
             observed=shown(value),
             reason=f"{metric} {shown(value)} is {value / median:.2f}x the baseline {shown(median)} "
-                   f"(median of {n} earlier passing runs; threshold {shown(limit)})",
+                   f"(median of {n} earlier passing runs; threshold {shown(limit)}){extra}",
             evaluator=EVAL))
     return out

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
+from harness.checks.provider import ProviderCalls, observed_durations, shifted
 from harness.run import cost as costs
 from harness.run.aggregate import case_status
 from harness.run.anomaly import History, anomalies, basis, comparable, is_nightly_id, load_history
@@ -39,6 +40,8 @@ class RunMeter:
         # Anomalies compare only with nights run like this one (run/anomaly.py basis).
         self.basis = basis(config, concurrency or config.sandbox.concurrency)
         self.anomaly_note = ""
+        self.provider: ProviderCalls | None = None
+        self.tonight_calls: list[float] = []
 
     def start(self, cases: Sequence[Case]) -> None:
         costs.HARNESS_SPEND.reset()
@@ -52,6 +55,7 @@ class RunMeter:
             self.history, self.anomaly_note = comparable(self.all_history, self.basis, self.settings.anomaly_min_runs)
             if self.anomaly_note:
                 self.history = History()
+            self.provider = self.history.provider()
 
     def gate(self, case: Case) -> CaseResult | None:
         why = self.guard.may_start(case.id)
@@ -86,9 +90,11 @@ class RunMeter:
                 reason=(f"case cost ${result.cost_usd:.6f} {'<=' if ok else '>'} budget ${limit:.4f}"),
                 evaluator="budget@1"))
         layers = self.settings.anomaly_layers
+        self.tonight_calls += [d for a in attempts for d in observed_durations(a.observation)]
         if self.settings.anomalies and self.history.entries and (not layers or case.layer in layers):
             off = {name for t in case.turns for name in t.disabled}  # anomaly: false in the case
-            extra += [e for e in anomalies(result, self.history, thresholds=self.settings.anomaly_thresholds())
+            extra += [e for e in anomalies(result, self.history, thresholds=self.settings.anomaly_thresholds(),
+                                           provider=self.provider, shift=shifted(self.provider, self.tonight_calls))
                       if e.check not in off]
         if extra:
             evidence = tuple(result.evidence) + tuple(extra)

@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from harness.checks.baseline.evidence import case_evidence
 from harness.checks.baseline.learn import CaseInvariants, learn
 from harness.checks.baseline.samples import from_observation
+from harness.checks.provider import ProviderCalls
 from harness.checks.baseline.settings import KINDS, BaselineSettings, baseline_settings, case_setting_error
 from harness.types import Case, Evidence, Observation
 
@@ -42,6 +43,8 @@ class Baseline:
     cases: Mapping[str, CaseInvariants]
     settings: BaselineSettings = field(default_factory=BaselineSettings)
     note: str = ""
+    provider: ProviderCalls | None = None
+    """The accepted nights' LLM calls, run-wide: what a slow spell of the provider looks like."""
 
     def summary(self) -> dict[str, Any]:
         """results.json ``summary.baseline`` (the trend is added by the runner)."""
@@ -67,6 +70,6 @@ def attempt_evidence(baseline: Baseline, case: Case, obs: Observation | None,
                             "turns": [{"index": t.index, "text": t.text} for t in inv.turns], "changes": []}
     if obs is None:
         return [], info
-    evidence, changes = case_evidence(inv, from_observation(obs, latency_ms), kinds)
+    evidence, changes = case_evidence(inv, from_observation(obs, latency_ms), kinds, baseline.provider)
     info["changes"] = changes
     return evidence, info

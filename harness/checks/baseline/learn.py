@@ -17,6 +17,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from harness.checks.provider import ProviderCalls, profile
 from harness.checks.baseline import facts as F
 from harness.checks.baseline.samples import (CaseSample, TurnSample, from_case_dict, hosts, links, state_keys,
                                              tool_order)
@@ -245,3 +246,8 @@ def learn(runs: Sequence[Mapping[str, Any]], settings: BaselineSettings) -> dict
         if inv is not None:
             out[case_id] = inv
     return out
+
+
+def provider_of(runs: Sequence[Mapping[str, Any]]) -> ProviderCalls | None:
+    """The LLM calls of every passing attempt in ``runs``, run-wide (``checks/provider.py``)."""
+    return profile(d for samples in case_samples(runs).values() for x in samples for d in x.llm_ms)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from harness.checks.base import posts
+from harness.checks.provider import call_durations, observed_durations
 from harness.types import Observation
 
 #: Boundary calls that are tools (the tool spy and the document server), not channel sends or LLM calls.
@@ -54,6 +55,8 @@ class CaseSample:
     latency_ms: float | None = None
     order: float | None = None
     """When the attempt started (tonight's trend orders cases by it)."""
+    llm_ms: tuple[float, ...] = ()
+    """Every LLM call's duration in this attempt (``checks/provider.py`` explains slow spells by them)."""
 
 
 def _num(value: Any) -> int:
@@ -99,14 +102,12 @@ def turn_from_dict(turn: Mapping[str, Any]) -> TurnSample:
 
 def from_case_dict(run_id: str, case: Mapping[str, Any]) -> list[CaseSample]:
     """Every attempt a results.json case entry keeps: the shown one first, then ``other_attempts``."""
-    out = [CaseSample(run_id, tuple(turn_from_dict(t) for t in case.get("turns") or () if isinstance(t, Mapping)),
-                      case.get("latency_ms") if isinstance(case.get("latency_ms"), (int, float)) else None)]
-    for other in case.get("other_attempts") or ():
-        if isinstance(other, Mapping):
-            lat = other.get("latency_ms")
-            out.append(CaseSample(run_id, tuple(turn_from_dict(t) for t in other.get("turns") or ()
-                                                if isinstance(t, Mapping)),
-                                  lat if isinstance(lat, (int, float)) else None))
+    out = []
+    for attempt in (case, *(o for o in case.get("other_attempts") or () if isinstance(o, Mapping))):
+        turns = [t for t in attempt.get("turns") or () if isinstance(t, Mapping)]
+        lat = attempt.get("latency_ms")
+        out.append(CaseSample(run_id, tuple(turn_from_dict(t) for t in turns),
+                              lat if isinstance(lat, (int, float)) else None, llm_ms=tuple(call_durations(turns))))
     return out
 
 
@@ -124,7 +125,7 @@ def from_observation(obs: Observation, latency_ms: float | None, run_id: str = "
             llm_calls=len(llm), tokens_in=sum(_num(c.get("input_tokens")) for c in llm),
             tokens_out=sum(_num(c.get("output_tokens")) for c in llm),
             state=t.state if isinstance(t.state, Mapping) else None))
-    return CaseSample(run_id, tuple(turns), latency_ms, obs.started_at)
+    return CaseSample(run_id, tuple(turns), latency_ms, obs.started_at, llm_ms=tuple(observed_durations(obs)))
 
 
 def links(text: str) -> frozenset[str]:

@@ -48,13 +48,15 @@ class Trend:
     last_excess_ms: float | None = None
     leak: bool = False
     affected: dict[str, Evidence] = field(default_factory=dict)
+    provider: dict = field(default_factory=dict)
+    """Tonight's LLM calls against the accepted nights' (``checks/provider.py``), set by the runner's seam."""
 
     def as_dict(self) -> dict:
         return {"checked": self.checked, "note": self.note, "cases": self.cases,
                 "rho": None if self.rho is None else round(self.rho, 3),
                 "first_third_excess_ms": None if self.first_excess_ms is None else round(self.first_excess_ms),
                 "last_third_excess_ms": None if self.last_excess_ms is None else round(self.last_excess_ms),
-                "leak": self.leak, "affected": sorted(self.affected)}
+                "leak": self.leak, "affected": sorted(self.affected), "provider": dict(self.provider)}
 
 
 def _ranks(values: Sequence[float]) -> list[float]:
