@@ -60,16 +60,21 @@ def test_calibration_files_pass_the_redactor(tmp_path, monkeypatch):
     assert "[redacted:" in (tmp_path / "calibration.json").read_text()
 
 
+#: Seeded regressions the battery cases' hand-written checks do not pin: a digit swapped, percent said as
+#: points, hedges removed, a long answer split into several messages (issue 22 Done-when 2).
+BASELINE_ONLY = ("digit_swap", "percent_points", "hedges_removed", "replies_split")
+
+
 async def test_calibration_holds_every_run_to_a_baseline_learned_first(tmp_path):
     """Issue 22 item 5: the regressions only the accepted nights reveal are caught by baseline.*
     evidence, learned from a noisy clean run of three attempts per case; the clean run trips none."""
     config = load_config(ROOT / "harness.toml", environ={})
     cases = load_cases(ROOT / "fixtures", layers=["reasoning"], globs=["reason-battery-*"])
     cal = await calibrate(config, cases, tmp_path / "runs", repeat=1, parallel=2, noise=False,
-                          only=["digit_swap", "percent_points"])
+                          only=list(BASELINE_ONLY))
     data = write_calibration(cal, tmp_path)
     rows = {r["name"]: r for r in data["regressions"]}
     assert data["clean"]["hard_failures"] == 0, data["clean"]
-    for name in ("digit_swap", "percent_points"):
+    for name in BASELINE_ONLY:
         assert rows[name]["caught_by_kind"]["baseline"], rows[name]
     assert (tmp_path / "runs" / "baseline-nights").is_dir()

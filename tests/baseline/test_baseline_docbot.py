@@ -67,3 +67,12 @@ def test_accepted_noisy_nights_hold_and_regressions_fail(tmp_path):
     assert done.returncode == 1
     failed = {(cid, check) for cid, check, ok in baseline_evidence(resent) if ok is False}
     assert ("cost-interaction-paper-telegram", "baseline.tokens") in failed
+
+    done = harness("run", *CASES, "--out", str(out), "--quiet", env={"DOCBOT_REGRESSION": "name_swap"})
+    swapped = latest(out)
+    assert done.returncode == 1
+    changes = [ch for c in swapped["cases"] for ch in (c.get("baseline") or {}).get("changes", ())]
+    assert any(ch["kind"] == "name" and ch["change"] == "contradicted" for ch in changes), changes
+    other = [e for c in swapped["cases"] for e in c["evidence"] if e["passed"] is False
+             and not e["check"].startswith(("baseline.", "anomaly."))]
+    assert other == []  # a name swapped in a cost case's reply: only the accepted nights know the names

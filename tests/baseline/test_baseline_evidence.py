@@ -169,3 +169,21 @@ def test_docbot_s_seeded_rewrites_are_contradictions_the_baseline_catches(regres
     failing, changes = _failing(tonight(getattr(faults, regression)(SUMMARY)))
     assert "baseline.facts" in failing and failing["baseline.facts"].passed is False, (failing, changes)
     assert any(c["kind"] == kind and c["change"] == "contradicted" for c in changes), changes
+
+
+DAY = ("Summary of City Council Approves Night Buses: The city council voted on Tuesday to make six night bus "
+       "routes permanent, ending a trial that carried 1.3 million passengers.")
+DAY_NIGHTS = [run_dict(f"2026112{i}-020000-aaaa", [case_dict("d", [turn_dict(DAY)])]) for i in range(3)]
+
+
+@pytest.mark.parametrize("text, bad", [
+    (DAY, False),
+    (DAY.replace("The city council voted", "In short, the city council voted"), False),   # a paraphrase
+    (DAY.replace("on Tuesday", "on Thursday"), True),                                       # another day
+    (DAY.replace("City Council", "Tuesday Council").replace("on Tuesday", "on City"), True),  # a name swap
+])
+def test_a_weekday_is_a_fact_of_its_claim(text, bad):
+    inv = learn(DAY_NIGHTS, BaselineSettings())["d"]
+    evidence, changes = case_evidence(inv, tonight(text), frozenset({"facts"}))
+    (e,) = evidence
+    assert (e.passed is False) is bad, (e.reason, changes)

@@ -9,7 +9,8 @@ A claim is a sentence that asserts something (``harness.models.claims.claims``).
   participants" = "120 subjects"), so a paraphrase does not change it;
 - ``years`` (1800-2100, no unit), ``dates`` (``march 5``, ``5 march``, ``2024-03-05``);
 - ``names``: capitalised words that are not sentence-initial function words
-  (``claims.names``, with the names the accepted nights wrote mid-sentence as ``known``);
+  (``claims.names``, with the names the accepted nights wrote mid-sentence as ``known``), and
+  weekdays and months written mid-sentence;
 - ``hedged``: a hedge or modal word (``may``, ``might``, ``could``, ``suggests``, ``likely`` ...;
   ``about``, ``around``, ``up to``, ``nearly`` ... only right before a number);
 - ``negations``: how many negation cues (``claims.negations``);
@@ -180,10 +181,19 @@ def extract(text: str, known: frozenset[str] = frozenset()) -> tuple[frozenset[s
 _LEAD = re.compile(r"(?<=\w)\s*[:–—]\s+(?=[A-Z])")
 
 
+#: A weekday or month written mid-sentence ("voted on Tuesday", "in March"): ``claims.names`` leaves
+#: them out (they start headings), but a day or month is as much a fact of the claim as a name: a
+#: swap "on Tuesday" -> "on City" (a bad entity linker) must pair the two.
+_CALENDAR = re.compile(r"(?<=[\w,;)’'\"] )(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|"
+                       r"March|April|May|June|July|August|September|October|November|December)\b")
+
+
 def _names(text: str, known: frozenset[str] = frozenset()) -> frozenset[str]:
     """``claims.names`` with a clause after a colon read as a sentence of its own: its first word
-    is sentence-initial (a paraphrase's lead-in "Put simply," is no name)."""
-    return frozenset(claim_names(_LEAD.sub(".\n", text or ""), set(known)))
+    is sentence-initial (a paraphrase's lead-in "Put simply," is no name); and the weekdays and
+    months written mid-sentence (``_CALENDAR``)."""
+    text = _LEAD.sub(".\n", text or "")
+    return frozenset(claim_names(text, set(known))) | {m.group(1).lower() for m in _CALENDAR.finditer(text)}
 
 
 def stems(text: str) -> frozenset[str]:
