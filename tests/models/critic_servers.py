@@ -23,6 +23,8 @@ class ScriptedLLM:
         self.script = list(script)
         self.requests: list[dict] = []
         self.times: list[float] = []
+        self.answered_late = 0
+        """Answers of ``sleep`` steps sent (after their sleep)."""
         self.runner: web.AppRunner | None = None
         self.base_url = ""
 
@@ -54,6 +56,7 @@ class ScriptedLLM:
             return web.json_response({"error": "boom"}, status=500, headers={"X-Test-Double": "1"})
         if kind == "sleep":
             await asyncio.sleep(step[1])
+            self.answered_late += 1
             return self._answer('{"verdict": "Yes", "explanation": "late"}')
         if kind == "text":
             return self._answer(step[1])
@@ -71,7 +74,7 @@ class ScriptedLLM:
         app = web.Application()
         path = "/v1/chat/completions" if self.kind == "openai" else "/v1/messages"
         app.router.add_post(path, self.handle)
-        self.runner = web.AppRunner(app)
+        self.runner = web.AppRunner(app, shutdown_timeout=1.0)  # a sleeping handler is cancelled, not waited for
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         await site.start()

@@ -77,15 +77,14 @@ async def test_500_forever_is_unavailable(kind, cls, tmp_path):
 
 @pytest.mark.parametrize("kind,cls", BACKENDS)
 async def test_timeout_is_unavailable(kind, cls, tmp_path):
-    async with ScriptedLLM(kind, [("sleep", 2.0)]) as server:
+    async with ScriptedLLM(kind, [("sleep", 30.0)]) as server:
         c = critic(cls, server, tmp_path, timeout_s=0.3, max_retries=1)
-        started = time.monotonic()
         j = await c.factuality(DOC, "Monthly migraine days fell by 30% with relanotide.")
-        elapsed = time.monotonic() - started
+        late = server.answered_late
         await c.aclose()
     assert j.unavailable and "timed out after 0.3s" in j.unavailable
     assert len(server.requests) == 2  # one retry after the timeout
-    assert elapsed < 1.9  # the late answer was not waited for
+    assert late == 0  # the verdict came before either late answer: it was not waited for
 
 
 @pytest.mark.parametrize("kind,cls", BACKENDS)
