@@ -86,9 +86,9 @@ def test_a_hostile_health_file_is_refused_with_its_line(tmp_path):
     (tmp_path / "bomb.yaml").write_text(bomb)
     (tmp_path / "dup.yaml").write_text("examples:\n- reply: 'a b c d'\n  reply: 'e f g h'\n  verdict: true\n"
                                        "  source_text: 'a b c d'\n")
-    started = time.monotonic()
+    started = time.process_time()  # CPU seconds: an expanded bomb burns them; a busy machine does not add any
     with pytest.raises(FixtureErrors) as info:
         load_examples(tmp_path)
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
     text = info.value.render()
     assert "bomb.yaml" in text and "dup.yaml" in text and "lines 2 and 3" in text
