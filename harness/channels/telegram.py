@@ -15,14 +15,9 @@ from typing import Any
 
 import aiohttp
 
-from harness.channels.telegram_emulator import (
-    ApiError,
-    BotApiEmulator,
-    WebhookSettings,
-    canonical_method,
-    reply_buttons,
-    webhook_reply_event,
-)
+from harness.channels.telegram_calls import ApiError, canonical_method, reply_buttons
+from harness.channels.telegram_emulator import BotApiEmulator, webhook_reply_event
+from harness.channels.telegram_methods import WebhookSettings
 from harness.channels.telegram_updates import (
     DEFAULT_BOT_USER,
     MessageIds,
