@@ -54,7 +54,7 @@ class RunFlow:
         from harness.config import load_config
         from harness.run.early import new_run_id  # light: the runner itself is imported later
         from harness.night.shards import parse_shard
-        from harness.night.storage import storage_config
+        from harness.night.store import storage_config
 
         args = self.args
         config = self.config = load_config(args.config)

@@ -278,7 +278,8 @@ def run_cycle(config_path: str | None, cron: str | None = None, tz: str | None =
     never imports the command line (the data flows one way: cli -> night)."""
     from harness.config import load_config
     from harness.run.runner import new_run_id
-    from harness.night.storage import list_pending, storage_config
+    from harness.night.storage import list_pending
+    from harness.night.store import storage_config
 
     config = load_config(config_path)
     sc = schedule_config(config, cron, tz)
