@@ -10,8 +10,7 @@ from typing import Any, Mapping
 
 from harness.channels.telegram_markup import Formatted, ParseError, canonical_mode, parse
 from harness.channels.telegram_updates import callback_chat
-from harness.sandbox.router import doc_token_keys
-from harness.types import Reply
+from harness.types import Reply, doc_token_keys
 
 
 #: Bot API method names in their canonical spelling; requests match them case-insensitively.

@@ -24,8 +24,7 @@ from harness.channels.whatsapp_messages import (
     graph_error, offered_options,
 )
 from harness.channels.whatsapp_payloads import new_media_id, new_wamid
-from harness.sandbox.router import doc_token_keys
-from harness.types import Event, Reply
+from harness.types import Event, Reply, doc_token_keys
 
 SOURCE = "whatsapp"
 

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from harness.judges import mutate as M
-from harness.judges.frames import Frame, frame_of, platform_in, title_of
+from harness.schema.frames import Frame, frame_of, platform_in, title_of
 from harness.schema.files import InputProblem
 from harness.schema.yamlload import load_file as load_yaml, strip_lines
 from harness.types import Case

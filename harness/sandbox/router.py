@@ -18,16 +18,7 @@ import time
 from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
-from harness.types import Event
-
-#: The document token is a path segment: {docs} = http://127.0.0.1:P/c/<token>
-DOC_TOKEN_RE = re.compile(r"/c/([a-z0-9]{8,32})(?:/|\b)")
-
-
-def doc_token_keys(text: str) -> list[str]:
-    """Correlation keys for every document token mentioned in ``text``."""
-    return [f"tok:{t}" for t in DOC_TOKEN_RE.findall(text or "")]
-
+from harness.types import Event, doc_token_keys
 
 #: A chat id or a WhatsApp number inside a longer id (``"tg-700000001"``, ``"user_4470000000001"``).
 ID_DIGITS_RE = re.compile(r"(?<!\d)\d{6,}(?!\d)")
