@@ -32,6 +32,7 @@ import aiohttp
 from aiohttp import web
 
 from harness.sandbox import model_double as double
+from harness.sandbox import model_wire as wire
 from harness.sandbox.router import request_keys, tool_calls_of
 from harness.types import Event
 
@@ -48,7 +49,7 @@ SYSTEM_PROMPT_CHARS = 20_000
 
 
 def _error(status: int, message: str, provider: str = "openai") -> web.Response:
-    return web.json_response(double.error_body(provider, status, message), status=status)
+    return web.json_response(wire.error_body(provider, status, message), status=status)
 
 
 def _text_of(content) -> str:
@@ -278,41 +279,41 @@ class LlmGateway:
                 resp.headers["Retry-After"] = f"{step.retry_after:g}"
             return self._record(started, t0, body, keys, step.status, None, msg, resp, meta)
         if step.kind == "timeout":
-            await double.hang(armed.released if armed is not None else None, request)
+            await wire.hang(armed.released if armed is not None else None, request)
             msg = "model double: scripted timeout (answered 504 when released)"
             return self._record(started, t0, body, keys, 504, None, msg, _error(504, msg, provider), meta)
         streamed = step.stream if step.stream is not None else bool(body.get("stream"))
         meta["stream"] = streamed
         if step.kind == "malformed":
             if not streamed:
-                resp = web.Response(status=200, body=double.MALFORMED_JSON, content_type="application/json")
+                resp = web.Response(status=200, body=wire.MALFORMED_JSON, content_type="application/json")
             else:
-                resp = await self._write_stream(request, double.malformed_stream(provider), step.token_delay_ms)
+                resp = await self._write_stream(request, wire.malformed_stream(provider), step.token_delay_ms)
             return self._record(started, t0, body, keys, 200, None, "model double: scripted malformed answer",
                                 resp, meta)
-        answer = double.build_answer(step, body, provider)
+        answer = wire.build_answer(step, body, provider)
         answer.usage, meta["double_estimated"] = self._usage(body, answer)
         asked = bool((body.get("stream_options") or {}).get("include_usage")) if isinstance(
             body.get("stream_options"), dict) else False
         # Anthropic always streams usage (message_start + message_delta); OpenAI only when asked
         with_usage = provider == "anthropic" or (step.usage if step.usage is not None else asked)
         if streamed:
-            resp = await self._write_stream(request, double.stream_events(answer, with_usage), step.token_delay_ms)
+            resp = await self._write_stream(request, wire.stream_events(answer, with_usage), step.token_delay_ms)
             meta["usage_chunk"] = with_usage
         else:
-            resp = web.json_response(double.completion(answer))
-        told = double.completion(answer)  # what the agent was told; no usage when none was streamed
+            resp = web.json_response(wire.completion(answer))
+        told = wire.completion(answer)  # what the agent was told; no usage when none was streamed
         if streamed and not with_usage:
             told.pop("usage", None)
         return self._record(started, t0, body, keys, 200, told, "", resp, meta)
 
-    def _usage(self, body: dict, answer: double.Answer) -> tuple[tuple[int, int] | None, bool]:
+    def _usage(self, body: dict, answer: wire.Answer) -> tuple[tuple[int, int] | None, bool]:
         """The double's usage: tiktoken's count, as the provider would report it, and whether
         that count is an estimate (another vendor's model, tools involved)."""
         from harness.sandbox.metering import count_call
 
         try:
-            tin, tout, _source, estimated = count_call(body, double.completion(answer), answer.model)
+            tin, tout, _source, estimated = count_call(body, wire.completion(answer), answer.model)
             return (tin, tout), estimated
         except Exception as exc:  # counting must never break the agent's call
             log.warning("model double: token counting failed: %s", exc)
@@ -342,9 +343,9 @@ class LlmGateway:
             return self._record(started, t0, body, keys, status, parsed, error,
                                 _error(status, error, provider), meta)
         if body.get("stream"):  # recorded as JSON; streamed back the way it was asked for
-            answer = double.answer_from_completion(parsed, provider, str(body.get("model") or ""))
+            answer = wire.answer_from_completion(parsed, provider, str(body.get("model") or ""))
             opts = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}
-            frames = double.stream_events(answer, provider == "anthropic" or bool(opts.get("include_usage")))
+            frames = wire.stream_events(answer, provider == "anthropic" or bool(opts.get("include_usage")))
             resp = await self._write_stream(request, frames)
         else:
             resp = web.json_response(parsed, status=status)
