@@ -328,7 +328,7 @@ def test_every_case_carries_its_window_and_it_survives_the_journal():
 
 def test_the_probe_reads_this_machine():
     """Whatever this machine offers, the probe's readings are numbers or None, never an exception."""
-    from harness.run.machine import Probe
+    from harness.run.probe import Probe
 
     p = Probe()
     cpu, wait = p.own()
