@@ -125,7 +125,7 @@ class RunFlow:
 
     def _load_resume(self, run_id: str) -> None:
         from harness.report.journal import read_journal
-        from harness.report.jsonfile import case_from_dict
+        from harness.report.jsonread import case_from_dict
 
         args = self.args
         run_dir = self.out / run_id
