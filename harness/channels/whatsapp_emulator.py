@@ -1,4 +1,4 @@
-"""A loopback WhatsApp Cloud API (Graph) that records every call the agent makes.
+"""A loopback stand-in for the WhatsApp Cloud API (graph.facebook.com) messages endpoint.
 
 The agent under test is configured with this server's base URL instead of Meta's. Every
 call it makes, good or bad, becomes an ``Event`` handed to ``sink``; a successful send

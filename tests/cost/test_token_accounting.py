@@ -14,7 +14,7 @@ from harness.models import tokens
 from harness.models.prices import load_prices
 from harness.run.perf import replay_miss_note
 from harness.sandbox import model_wire as wire
-from harness.sandbox.gateway import StreamCapture
+from harness.sandbox.stream_capture import StreamCapture
 from harness.sandbox.metering import Meter, completion_parts, count_call, usage_counts
 from harness.types import SOURCE_DOUBLE, SOURCE_REAL, Case, CaseMetrics, CaseResult, Event, Observation, Turn, \
     TurnObservation

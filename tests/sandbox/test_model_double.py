@@ -18,7 +18,8 @@ from harness.models.prices import load_prices
 from harness.sandbox import model_double as double
 from harness.sandbox import model_wire as wire
 from harness.sandbox.cassettes import Cassette
-from harness.sandbox.gateway import LlmGateway, StreamCapture
+from harness.sandbox.gateway import LlmGateway
+from harness.sandbox.stream_capture import StreamCapture
 from harness.sandbox.metering import Meter
 from harness.sandbox.server import listen
 
