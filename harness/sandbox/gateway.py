@@ -33,7 +33,7 @@ from aiohttp import web
 
 from harness.sandbox import model_double as double
 from harness.sandbox import model_wire as wire
-from harness.sandbox.router import request_keys, tool_calls_of
+from harness.sandbox.keys import request_keys, tool_calls_of
 from harness.sandbox.stream_capture import StreamCapture
 from harness.types import Event
 
