@@ -112,8 +112,8 @@ def cmd_merge(args) -> int:
 def cmd_schedule(args: Any) -> int:
     """``harness schedule``: one cycle now (``--once``) or the daemon; ``args.main`` is the CLI's entry point."""
     from harness.config import load_config
-    from harness.night.schedule import (configure_logging, make_trigger, next_fire_times, run_cycle,
-                                        schedule_config, serve)
+    from harness.night.crontab import make_trigger, next_fire_times
+    from harness.night.schedule import configure_logging, run_cycle, schedule_config, serve
 
     configure_logging()
     config = load_config(args.config)
