@@ -107,14 +107,15 @@ def test_no_import_cycle_among_modules():
 def test_no_arrow_runs_back_up():
     """The floors contract has no exceptions and no floor whose rooms may import each other
     (import-linter's ``a : b``), so an upward arrow cannot come back quietly: the sandbox sits
-    above the channels (it starts their emulators), the judges: frame lives in harness.schema."""
+    above the channels (it starts their emulators); the case loader above the judges (the
+    judges: frame lives in harness.schema, and harness judges is handed its cases)."""
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
     floors = next(c for c in contracts if c["type"] == "layers")
     assert not floors.get("ignore_imports"), floors.get("ignore_imports")
     assert not [f for f in floors["layers"] if ":" in f], floors["layers"]
     names = [f.strip() for floor in floors["layers"] for f in floor.split("|")]
     assert names.index("harness.sandbox") < names.index("harness.channels")
-    assert names.index("harness.judges") < names.index("harness.cases")
+    assert names.index("harness.cases") < names.index("harness.judges")
 
 
 def _contracts() -> list[dict]:
