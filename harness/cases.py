@@ -60,7 +60,7 @@ CASE_KEYS = TURN_KEYS | {"id", "tags", "channel", "turns", "timeout_s", "descrip
 USER_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 MAX_USERS = 8
 CASE_KEYS = CASE_KEYS | {"source"}  # reasoning: the document a case is about (the critic's ground truth)
-CASE_KEYS = CASE_KEYS | {"judges"}  # how the agent frames an answer, for `harness judges` (harness/judges/frames.py)
+CASE_KEYS = CASE_KEYS | {"judges"}  # how the agent frames an answer, for `harness judges` (harness/schema/frames.py)
 FILE_KEYS = {"layer", "defaults", "cases"}
 
 
@@ -528,11 +528,11 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
                 fix="name a file of the documents folder ([sandbox] docs_dir), e.g. source: paper.pdf")
         return None
     if "judges" in merged:
-        from harness.judges.frames import validate as frame_error
+        from harness.schema.frames import validate as frame_error
 
         problem = frame_error(_strip(merged["judges"]))
         if problem:
-            out.add(problem, file=file, case=cid, line=line, fix="see harness/judges/frames.py")
+            out.add(problem, file=file, case=cid, line=line, fix="see harness/schema/frames.py")
             return None
     baseline = _strip(merged.get("baseline"))
     if baseline is not None:

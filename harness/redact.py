@@ -16,7 +16,7 @@ text); its shape may still match.
 One object is built per run (``for_config``) and installed (``install``); every sink applies
 ``active()`` at its single write point: the report writers (``harness.report``), the journal,
 the manifest, target.log (``harness.targets.http``), alerts, every uploaded object
-(``harness.night.storage.S3Store.put``), the console (``RedactingStream`` around stdout and
+(``harness.night.store.S3Store.put``), the console (``RedactingStream`` around stdout and
 stderr in ``harness.cli.main``) and the crash log.
 """
 

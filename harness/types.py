@@ -167,6 +167,15 @@ class Event:
     """Source-specific facts, e.g. model and token usage for ``llm``."""
 
 
+#: The document token is a path segment: {docs} = http://127.0.0.1:P/c/<token>
+DOC_TOKEN_RE = re.compile(r"/c/([a-z0-9]{8,32})(?:/|\b)")
+
+
+def doc_token_keys(text: str) -> list[str]:
+    """Correlation keys (``tok:<token>`` in ``Event.keys``) for every document token mentioned in ``text``."""
+    return [f"tok:{t}" for t in DOC_TOKEN_RE.findall(text or "")]
+
+
 @dataclass(frozen=True)
 class TurnObservation:
     """What happened at the boundaries during one turn."""

@@ -48,7 +48,7 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from harness.channels.telegram_updates import command_spans, entity_spans
+from harness.channels.telegram_entities import command_spans, entity_spans
 from harness.checks.equivalence import CONFUSABLES
 from harness.errors import ConfigError, FixtureError
 from harness.types import Case, CheckSpec, Turn

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("telegram")
 
 from harness.cases import load_cases  # noqa: E402
-from harness.channels import telegram_updates  # noqa: E402
+from harness.channels import telegram_entities  # noqa: E402
 from harness.config import load_config  # noqa: E402
 from harness.layers import variants as V  # noqa: E402
 from harness.run.runner import RunOptions, run_suite  # noqa: E402
@@ -91,7 +91,7 @@ async def test_the_previous_variants_fail_the_same_clean_bot(tmp_path, monkeypat
         assert all(t.send == o.send for t, o in zip(new.turns[n:], sources[case_id].turns)
                    if V.starts_with_command(o.send or ""))
         assert "Atlantis" in " ".join(t.send or "" for t in new.turns[n:]) or case_id != "cmd-book-through-the-buttons"
-    monkeypatch.setattr(telegram_updates, "command_spans", _old_command_spans)
+    monkeypatch.setattr(telegram_entities, "command_spans", _old_command_spans)
     cases = [_old_kinds(sources[case_id], kind, texts) for (case_id, kind), texts in OLD.items()]
     report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out"))
     failed = {c.id: [(e.turn, e.check) for e in c.evidence if e.passed is False] for c in report.cases}

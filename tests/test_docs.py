@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.night import storage
+from harness.night import store
 from harness.run import budget
 from harness.night.alerts import AlertSettings
 from harness.checks import REGISTRY
@@ -51,7 +51,7 @@ CONFIG_KEYS: dict[str, set[str]] = {
     "critic": _names(CriticSettings),
     "budget": set(budget.KNOWN_KEYS) | _names(SoftBudget) | {f"drift_{n}" for n in _names(DriftThresholds)},
     "alerts": ALERT_KEYS,
-    "storage": set(storage._KEYS),
+    "storage": set(store._KEYS),
     "schedule": _names(ScheduleConfig),
     "suite": {"fixtures", "golden"},  # read by Config.fixtures_dir / golden_dir
     "baseline": _names(BaselineSettings) - {"kinds"} | set(BASELINE_KINDS),

@@ -153,7 +153,7 @@ def test_closed_choices_match_the_code():
 
     from harness.models.settings import CRITIC_BACKENDS, EMBED_BACKENDS
     from harness.night.alerts import KINDS
-    from harness.night.storage import ADDRESSING
+    from harness.night.store import ADDRESSING
     from harness.sandbox.cassettes import MODES
     from harness.schema import models
 

@@ -15,22 +15,11 @@ from typing import Any
 
 import aiohttp
 
-from harness.channels.telegram_emulator import (
-    ApiError,
-    BotApiEmulator,
-    WebhookSettings,
-    canonical_method,
-    reply_buttons,
-    webhook_reply_event,
-)
-from harness.channels.telegram_updates import (
-    DEFAULT_BOT_USER,
-    MessageIds,
-    TelegramUpdates,
-    callback_chat,
-    text_entities,
-    utf16_len,
-)
+from harness.channels.telegram_calls import ApiError, canonical_method, reply_buttons
+from harness.channels.telegram_emulator import BotApiEmulator, webhook_reply_event
+from harness.channels.telegram_methods import WebhookSettings
+from harness.channels.telegram_entities import text_entities, utf16_len
+from harness.channels.telegram_updates import DEFAULT_BOT_USER, MessageIds, TelegramUpdates, callback_chat
 
 __all__ = [
     "DEFAULT_BOT_USER",

@@ -17,7 +17,8 @@ from typing import Any
 
 import aiohttp
 
-from harness.channels.whatsapp_emulator import GraphApiEmulator, graph_error, offered_options
+from harness.channels.whatsapp_emulator import GraphApiEmulator
+from harness.channels.whatsapp_messages import graph_error, offered_options
 from harness.channels.whatsapp_payloads import WhatsAppUpdates, new_media_id, new_wamid
 
 __all__ = [

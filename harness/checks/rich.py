@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from harness.channels.telegram_updates import utf16_len  # not .telegram: that imports aiohttp
+from harness.channels.telegram_entities import utf16_len  # not .telegram: that imports aiohttp
 from harness.checks.base import as_list, is_str_list, own_replies, turn_never_ran, turn_obs, verdict
 from harness.types import Case, Event, Evidence, Observation
 

@@ -188,7 +188,7 @@ def _validate_suite(args, config):
     from harness.cli.nightly import load_run_quarantine
     from harness.golden import load_goldens
     from harness.models.settings import validate as validate_reasoning_settings
-    from harness.night.storage import storage_config
+    from harness.night.store import storage_config
 
     from harness.schema.files import output_dir_problem
 

@@ -22,6 +22,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from harness.cases import load_cases
     from harness.config import load_config
     from harness.errors import UsageError
     from harness.judges.report import summary_lines
@@ -34,11 +35,11 @@ def run(args) -> int:
 
     redact.for_run(config)  # judges.json, judges.html and the console pass the config's redactor
     out = Path(args.out) if args.out else config.resolve("reports") / "judges"
-    options = JudgeOptions(out=out, fixtures=Path(args.fixtures) if args.fixtures else None,
-                           golden=Path(args.golden) if args.golden else None, min_catch=args.min_catch,
-                           seed=args.seed, llm_critic=args.llm_critic, use_cache=not args.no_cache,
-                           globs=tuple(args.case))
-    result = asyncio.run(run_judges(config, options))
+    options = JudgeOptions(out=out, golden=Path(args.golden) if args.golden else None, min_catch=args.min_catch,
+                           seed=args.seed, llm_critic=args.llm_critic, use_cache=not args.no_cache)
+    fixtures = Path(args.fixtures) if args.fixtures else config.fixtures_dir()  # [suite] fixtures
+    cases = load_cases(fixtures, globs=tuple(args.case), derive=False)  # every case with a golden, any layer
+    result = asyncio.run(run_judges(config, options, cases))
     print("\n".join(summary_lines(result)))
     for g in result["golden_failures"]:
         print(f"GOLDEN FAILS ITS OWN CHECKS: {g['id']} answer #{g['answer']}: {'; '.join(g['failures'])}")

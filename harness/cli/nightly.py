@@ -72,7 +72,7 @@ def source_for(reports: Path, config, remote: bool = True):
     if not remote:
         return local
     from harness.errors import StorageError
-    from harness.night.storage import open_store
+    from harness.night.store import open_store
 
     try:
         store = open_store(config)

@@ -32,7 +32,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def _store(config):
-    from harness.night.storage import S3Store, describe, storage_config
+    from harness.night.store import S3Store, describe, storage_config
 
     sc = storage_config(config)
     if sc is None:
@@ -44,7 +44,8 @@ def _store(config):
 def cmd_upload(args) -> int:
     from harness.config import load_config
     from harness.night.runlock import RunLock
-    from harness.night.storage import list_pending, rebuild_index, upload_pending, upload_run
+    from harness.night.runindex import rebuild_index
+    from harness.night.storage import list_pending, upload_pending, upload_run
 
     if not (args.run_ids or args.pending or args.reindex):
         raise UsageError("nothing to upload", fix="harness upload --pending, or harness upload RUN_ID")
@@ -89,7 +90,8 @@ def inside_reports(out: Path, run_id: str) -> Path:
 
 def cmd_merge(args) -> int:
     from harness.config import load_config
-    from harness.night.storage import merge_shards, read_index
+    from harness.night.runindex import read_index
+    from harness.night.storage import merge_shards
 
     config = load_config(args.config)
     store, where = _store(config)
@@ -110,8 +112,8 @@ def cmd_merge(args) -> int:
 def cmd_schedule(args: Any) -> int:
     """``harness schedule``: one cycle now (``--once``) or the daemon; ``args.main`` is the CLI's entry point."""
     from harness.config import load_config
-    from harness.night.schedule import (configure_logging, make_trigger, next_fire_times, run_cycle,
-                                        schedule_config, serve)
+    from harness.night.crontab import make_trigger, next_fire_times
+    from harness.night.schedule import configure_logging, run_cycle, schedule_config, serve
 
     configure_logging()
     config = load_config(args.config)

@@ -2,7 +2,7 @@
 
 For every reasoning case with a golden answer, wrong answers are derived from each golden
 answer by kind (``mutate``), presented the way the agent presents an answer (the case's
-``judges:`` frame, ``frames``), and judged by the case's own text checks, similarity and
+``judges:`` frame, ``harness.schema.frames``), and judged by the case's own text checks, similarity and
 critic exactly as a run would (``evaluate``). A mutation is caught when any of those checks
 fails on it. Results are cached by content hash (``cache``) and written as judges.json and
 judges.html (``report``); ``thresholds`` proposes each case's similarity threshold from its

@@ -1,7 +1,8 @@
 """``harness judges``: derive wrong answers, judge them with the case's own checks, report.
 
-``run_judges(config, options)`` returns the judges.json dict (and writes it with
-judges.html). Services are the run's own (harness.services: the configured embedder and
+``run_judges(config, options, cases)`` returns the judges.json dict (and writes it with
+judges.html). The cases are handed in (the command line loads them: ``harness.cases`` sits on
+the floor above the judges). Services are the run's own (harness.services: the configured embedder and
 critic); an LLM critic backend is used only with ``llm_critic=True`` (it costs money),
 otherwise the offline critic stands in and the report says so.
 """
@@ -13,13 +14,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from harness.judges import cache as C
 from harness.judges import thresholds as T
 from harness.judges.evaluate import judge
 from harness.judges.mutate import KINDS
 from harness.judges.suite import Mutation, Subject, mutations, subjects
+from harness.types import Case
 
 CONCURRENCY = 8
 
@@ -27,13 +29,11 @@ CONCURRENCY = 8
 @dataclass
 class JudgeOptions:
     out: Path
-    fixtures: Path | None = None
     golden: Path | None = None
     min_catch: float = 0.9
     seed: int = 11
     llm_critic: bool = False
     use_cache: bool = True
-    globs: tuple[str, ...] = ()
     progress: Callable[[str], None] | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -74,16 +74,14 @@ def _checks_of(subject: Subject) -> list:
     return [(s.name, s.params) for s in subject.case.turns[subject.turn].checks]
 
 
-async def run_judges(config, options: JudgeOptions) -> dict[str, Any]:
-    from harness.cases import load_cases
+async def run_judges(config, options: JudgeOptions, cases: Sequence[Case]) -> dict[str, Any]:
+    """Judge ``cases`` (every case with a golden is judged, whatever its layer)."""
     from harness.golden import load_goldens
     from harness.models import critic_health as H
 
     say = options.progress or _stderr
     started = time.monotonic()
-    fixtures = options.fixtures or config.fixtures_dir()  # [suite] fixtures
     golden_path = Path(options.golden or config.golden_dir())  # [suite] golden
-    cases = load_cases(fixtures, globs=options.globs, derive=False)  # every case with a golden, any layer
     goldens = load_goldens(golden_path)
     services = make_services(config, options)
     critic = services.get("critic")

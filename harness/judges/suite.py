@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass
 
 from harness.judges import mutate as M
-from harness.judges.frames import Frame, frame_of, platform_in, title_of
+from harness.judges import mutate_names as N
+from harness.schema.frames import Frame, frame_of, platform_in, title_of
 from harness.schema.files import InputProblem
 from harness.schema.yamlload import load_file as load_yaml, strip_lines
 from harness.types import Case
@@ -226,9 +227,9 @@ def mutations(subject: Subject, everyone: list[Subject], seed: int) -> list[Muta
     """Every mutation of one judged case, deterministic for a seed."""
     case = subject.case
     out: list[Mutation] = []
-    proper = M.proper_words(subject.document) if subject.document else None
-    doc_names = M.document_names(subject.document) if subject.document else []
-    aliases = M.head_names(subject.document) if subject.document else set()
+    proper = N.proper_words(subject.document) if subject.document else None
+    doc_names = N.document_names(subject.document) if subject.document else []
+    aliases = N.head_names(subject.document) if subject.document else set()
 
     def add(kind: str, sub: str, index: int, result, frame=None, title=None) -> None:
         if result is None:
@@ -246,10 +247,10 @@ def mutations(subject: Subject, everyone: list[Subject], seed: int) -> list[Muta
         add("number", "swap", i, M.number_swap(answer, r("swap")))
         add("polarity", "flip", i, M.polarity_flip(answer, r("flip")))
         add("polarity", "negation", i, M.polarity_negation(answer, r("negation")))
-        add("entity", "swap", i, M.entity_swap(answer, r("entity-swap"), proper))
-        first = M.entity_replace(answer, r("entity-replace"), doc_names, proper, aliases)
+        add("entity", "swap", i, N.entity_swap(answer, r("entity-swap"), proper))
+        first = N.entity_replace(answer, r("entity-replace"), doc_names, proper, aliases)
         add("entity", "replace", i, first)
-        second = M.entity_replace(answer, r("entity-replace-2"), doc_names, proper, aliases)  # another name, or
+        second = N.entity_replace(answer, r("entity-replace-2"), doc_names, proper, aliases)  # another name, or
         if second is not None and first is not None and second[0] != first[0]:  # another replacement for it
             add("entity", "replace", i, second)
         add("omission", "key-fact", i, M.omission(answer, *(subject.key_tiers or (subject.keys,)),

@@ -77,7 +77,7 @@ class RemoteRunSource:
     loaded from ``<prefix>/runs/YYYY/MM/DD/<run_id>/results.json``. The index is read once."""
 
     def __init__(self, store: Any):
-        from harness.night.storage import describe
+        from harness.night.store import describe
 
         self.store = store
         self.name = describe(store.sc)
@@ -85,7 +85,7 @@ class RemoteRunSource:
 
     def _index(self) -> dict[str, Mapping[str, Any]]:
         if self._entries is None:
-            from harness.night.storage import read_index
+            from harness.night.runindex import read_index
 
             self._entries = {str(e.get("run_id")): e for e in read_index(self.store).get("runs") or ()
                              if isinstance(e, Mapping) and e.get("run_id") and e.get("prefix")}

@@ -54,7 +54,7 @@ class RunFlow:
         from harness.config import load_config
         from harness.run.early import new_run_id  # light: the runner itself is imported later
         from harness.night.shards import parse_shard
-        from harness.night.storage import storage_config
+        from harness.night.store import storage_config
 
         args = self.args
         config = self.config = load_config(args.config)
@@ -125,7 +125,7 @@ class RunFlow:
 
     def _load_resume(self, run_id: str) -> None:
         from harness.report.journal import read_journal
-        from harness.report.jsonfile import case_from_dict
+        from harness.report.jsonread import case_from_dict
 
         args = self.args
         run_dir = self.out / run_id

@@ -45,7 +45,8 @@ def merge_results(shards: Sequence[Mapping[str, Any]], count: int) -> dict[str, 
     here, and the merged run says which shards are missing and is never a pass).
     """
     from harness.run.aggregate import exit_code, summarize
-    from harness.report.jsonfile import SCHEMA, case_from_dict, counts_to_dict
+    from harness.report.jsonfile import SCHEMA, counts_to_dict
+    from harness.report.jsonread import case_from_dict
 
     if not shards:
         raise ValueError("no shard to merge")

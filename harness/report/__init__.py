@@ -17,7 +17,8 @@ from harness.errors import UsageError
 from harness.report.github import render_github
 from harness.report.html import render_html, write_html
 from harness.report.journal import Journal, read_journal
-from harness.report.jsonfile import case_from_dict, case_to_dict, dumps, load_report, report_from_dict, report_to_dict, write_json
+from harness.report.jsonfile import case_to_dict, dumps, report_to_dict, write_json
+from harness.report.jsonread import case_from_dict, load_report, report_from_dict
 from harness.fileio import atomic_write_text
 from harness.report.junit import render_junit, write_junit
 from harness.report.markdown import render_summary, write_summary

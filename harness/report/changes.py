@@ -11,7 +11,8 @@ per-case acceptances), else it is not known and said so.
 ``baseline_changes(results, base)`` returns the groups, largest first: one group per kind of
 change ("12 cases: a number changed", "3 cases: replies split into more messages"), each case
 listed once in a group with the turns concerned and the facts to mark (``Pair.spans``).
-report.html, summary.md and the PR comment render these; nothing here writes or escapes.
+report.html, summary.md and the PR comment render these; nothing here writes or escapes. The
+facts marked in the texts: marks.py.
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ import logging
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Mapping, Sequence
+
+from harness.report.marks import Mark, excerpt, mark_spans
 
 log = logging.getLogger("harness.report.changes")
+
 
 #: Kinds whose expected/observed are words of the reply (marked in the texts); the other
 #: kinds are counts, bands and sets, shown beside the texts but not searched in them.
@@ -49,8 +53,6 @@ TITLES = {
 _REASON_KINDS = (("hedge", "hedge"), ("modal", "hedge"), ("negat", "negation"), ("direction", "direction"),
                  ("unit", "unit"), ("percentage point", "unit"), ("year", "year"), ("date", "date"),
                  ("name", "name"), ("number", "number"), ("digit", "number"))
-#: Characters of a reply shown around the first marked fact (summary.md, the PR comment).
-EXCERPT_CHARS = 240
 
 
 @dataclass(frozen=True)
@@ -77,16 +79,6 @@ class Change:
     @property
     def group(self) -> str:
         return group_of(self)
-
-
-@dataclass(frozen=True)
-class Mark:
-    """Something to mark in a reply: every occurrence of ``text`` (whitespace-tolerant, case
-    ignored), the whole of it, or only its words at ``words`` (indices into ``text.split()``:
-    the words of a claim that differ from its aligned claim on the other side)."""
-
-    text: str
-    words: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -310,45 +302,6 @@ def baseline_changes(results: Mapping[str, Any], base: Mapping[str, Any] | None 
     return sorted(groups, key=lambda g: (-len(g.cases), g.key))
 
 
-MarkLike = Union[Mark, str]
-
-
-def _pattern(m: Mark) -> str | None:
-    words = m.text.split()
-    if not words:
-        return None
-    return ((r"(?<!\w)" if words[0][0].isalnum() else "") + r"\s+".join(f"({re.escape(w)})" for w in words)
-            + (r"(?!\w)" if words[-1][-1].isalnum() else ""))
-
-
-def _find(text: str, mark: MarkLike) -> "re.Match[str] | None":
-    m = mark if isinstance(mark, Mark) else Mark(str(mark))
-    pattern = _pattern(m)
-    return re.search(pattern, text, flags=re.IGNORECASE) if pattern else None
-
-
-def _ranges(text: str, mark: MarkLike) -> list[tuple[int, int]]:
-    """Where ``mark`` marks ``text``: (start, end) character ranges."""
-    m = mark if isinstance(mark, Mark) else Mark(str(mark))
-    pattern = _pattern(m)
-    if pattern is None:
-        return []
-    words = m.text.split()
-    out: list[tuple[int, int]] = []
-    for hit in re.finditer(pattern, text, flags=re.IGNORECASE):
-        if m.words is None:
-            out.append((hit.start(), hit.end()))
-            continue
-        for i in sorted(set(m.words)):
-            if 0 <= i < len(words):
-                start, end = hit.span(i + 1)
-                if out and i - 1 in m.words and not text[out[-1][1]:start].strip():
-                    out[-1] = (out[-1][0], end)  # neighbouring changed words: one mark
-                else:
-                    out.append((start, end))
-    return out
-
-
 def changes_line(groups: Sequence[Group], limit: int = 4) -> str:
     """One line for the end of ``harness run``: ``changed against the baseline: 12 cases (11: a
     hedge changed; 2: replies split into more messages); see report.html``; '' when none."""
@@ -367,59 +320,6 @@ def changes_or_note(results: Mapping[str, Any], base: Mapping[str, Any] | None =
     except Exception as exc:
         log.warning("the changes against the baseline were left out: %s: %s", type(exc).__name__, exc)
         return [], f"the changes against the baseline could not be drawn: {type(exc).__name__}: {exc}"
-
-
-def mark_spans(text: str, marks: Sequence[MarkLike]) -> list[tuple[str, bool]]:
-    """``text`` as (segment, marked) pieces: every case-insensitive occurrence of a mark
-    (whitespace-tolerant; whole words where it starts or ends with a letter or digit), all of it
-    or only its ``words``; overlaps merged."""
-    hits = sorted(r for m in marks for r in _ranges(text, m))
-    merged: list[list[int]] = []
-    for start, end in hits:
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    out: list[tuple[str, bool]] = []
-    at = 0
-    for start, end in merged:
-        if start > at:
-            out.append((text[at:start], False))
-        out.append((text[start:end], True))
-        at = end
-    if at < len(text) or not out:
-        out.append((text[at:], False))
-    return out
-
-
-def excerpt(text: str, marks: Sequence[MarkLike], limit: int = EXCERPT_CHARS) -> list[tuple[str, bool]]:
-    """One line of ``text`` (whitespace collapsed) around its first mark, at most ``limit``
-    characters, as ``mark_spans`` pieces; an ellipsis where it was cut."""
-    flat = " ".join(str(text).split())
-    spans = mark_spans(flat, marks)
-    if len(flat) <= limit:
-        return spans
-    first, pos = None, 0
-    for seg, marked in spans:
-        if marked:
-            first = pos
-            break
-        pos += len(seg)
-    if first is None:  # nothing marked on this side: show where its claim is
-        places = [hit.start() for m in marks for hit in [_find(flat, m)] if hit is not None]
-        first = min(places, default=0)
-    start = max(0, min(first - limit // 3, len(flat) - limit))
-    stop = start + limit
-    pieces: list[tuple[str, bool]] = [("…", False)] if start > 0 else []
-    pos = 0
-    for seg, marked in spans:  # the pieces of the whole text, cut to the window
-        a, b = max(pos, start), min(pos + len(seg), stop)
-        if a < b:
-            pieces.append((flat[a:b], marked))
-        pos += len(seg)
-    if stop < len(flat):
-        pieces.append(("…", False))
-    return pieces
 
 
 def distinct(changes: Sequence[Change]) -> list[tuple[Change, int]]:

@@ -33,7 +33,7 @@ from typing import Any, Iterable, Mapping
 
 from aiohttp import web
 
-from harness.sandbox.router import request_keys
+from harness.sandbox.keys import request_keys
 
 #: Which parts of the sandbox a fault can target, and the delivery faults the driver applies.
 SERVER_TARGETS = ("llm", "docs", "telegram", "whatsapp", "tools")

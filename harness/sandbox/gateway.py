@@ -32,8 +32,11 @@ import aiohttp
 from aiohttp import web
 
 from harness.sandbox import model_double as double
-from harness.sandbox.router import request_keys, tool_calls_of
+from harness.sandbox import model_wire as wire
+from harness.sandbox.keys import request_keys, tool_calls_of
+from harness.sandbox.stream_capture import StreamCapture
 from harness.types import Event
+
 
 log = logging.getLogger("harness.gateway")
 
@@ -48,7 +51,7 @@ SYSTEM_PROMPT_CHARS = 20_000
 
 
 def _error(status: int, message: str, provider: str = "openai") -> web.Response:
-    return web.json_response(double.error_body(provider, status, message), status=status)
+    return web.json_response(wire.error_body(provider, status, message), status=status)
 
 
 def _text_of(content) -> str:
@@ -57,122 +60,6 @@ def _text_of(content) -> str:
     if isinstance(content, list):
         return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     return ""
-
-
-class StreamCapture:
-    """Reads an SSE stream (OpenAI chunks or Anthropic events) as it passes, and gives it back
-    as the provider's non-streamed JSON: text, refusal, tool calls with their arguments, the
-    finish reason, and ``usage`` only when the stream carried one."""
-
-    def __init__(self, provider: str):
-        self.provider = provider
-        self._buf = b""
-        self.frames = 0
-        self.broken = 0
-        self.model = ""
-        self.id = ""
-        self.text: list[str] = []
-        self.refusal: list[str] = []
-        self.calls: dict[int, dict] = {}
-        self.blocks: dict[int, dict] = {}
-        self.finish = ""
-        self.usage: dict | None = None
-
-    def feed(self, data: bytes) -> None:
-        self._buf = (self._buf + data).replace(b"\r\n", b"\n")
-        while b"\n\n" in self._buf:
-            frame, self._buf = self._buf.split(b"\n\n", 1)
-            self._frame(frame)
-
-    def _frame(self, frame: bytes) -> None:
-        lines = frame.decode("utf-8", "replace").split("\n")
-        data = "\n".join(line[5:].lstrip() for line in lines if line.startswith("data:"))
-        if not data or data.strip() == "[DONE]":
-            return
-        self.frames += 1
-        try:
-            obj = json.loads(data)
-        except ValueError:
-            self.broken += 1
-            return
-        if isinstance(obj, dict):
-            (self._anthropic if self.provider == "anthropic" else self._openai)(obj)
-
-    def _openai(self, chunk: dict) -> None:
-        self.model = self.model or str(chunk.get("model") or "")
-        self.id = self.id or str(chunk.get("id") or "")
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = chunk["usage"]
-        for choice in chunk.get("choices") or ():
-            delta = choice.get("delta") or {}
-            if isinstance(delta.get("content"), str):
-                self.text.append(delta["content"])
-            if isinstance(delta.get("refusal"), str):
-                self.refusal.append(delta["refusal"])
-            for call in delta.get("tool_calls") or ():
-                slot = self.calls.setdefault(int(call.get("index", 0)), {"id": "", "name": "", "arguments": ""})
-                fn = call.get("function") or {}
-                slot["id"] = slot["id"] or call.get("id") or ""
-                slot["name"] += fn.get("name") or ""
-                slot["arguments"] += fn.get("arguments") or ""
-            if choice.get("finish_reason"):
-                self.finish = choice["finish_reason"]
-
-    def _anthropic(self, event: dict) -> None:
-        kind = event.get("type")
-        if kind == "message_start":
-            msg = event.get("message") or {}
-            self.model, self.id = str(msg.get("model") or ""), str(msg.get("id") or "")
-            if isinstance(msg.get("usage"), dict):
-                self.usage = dict(msg["usage"])
-        elif kind == "content_block_start":
-            block = dict(event.get("content_block") or {})
-            block.setdefault("text", "") if block.get("type") == "text" else block.update(partial="")
-            self.blocks[int(event.get("index", 0))] = block
-        elif kind == "content_block_delta":
-            block = self.blocks.setdefault(int(event.get("index", 0)), {"type": "text", "text": ""})
-            delta = event.get("delta") or {}
-            if delta.get("type") == "text_delta":
-                block["text"] = block.get("text", "") + str(delta.get("text", ""))
-            elif delta.get("type") == "input_json_delta":
-                block["partial"] = block.get("partial", "") + str(delta.get("partial_json", ""))
-        elif kind == "message_delta":
-            self.finish = str((event.get("delta") or {}).get("stop_reason") or self.finish)
-            usage = event.get("usage")
-            if isinstance(usage, dict):
-                self.usage = {**(self.usage or {}), **{k: v for k, v in usage.items() if v is not None}}
-
-    def completion(self) -> dict:
-        """The stream read back as the provider's non-streamed answer."""
-        if self._buf.strip():
-            self._frame(self._buf)
-            self._buf = b""
-        if self.provider == "anthropic":
-            content = []
-            for _, block in sorted(self.blocks.items()):
-                if block.get("type") == "tool_use":
-                    try:
-                        args = json.loads(block.get("partial") or "{}")
-                    except ValueError:
-                        args = {}
-                    content.append({"type": "tool_use", "id": block.get("id", ""), "name": block.get("name", ""),
-                                    "input": args})
-                else:
-                    content.append({"type": "text", "text": block.get("text", "")})
-            out = {"id": self.id, "type": "message", "role": "assistant", "model": self.model, "content": content,
-                   "stop_reason": self.finish or None}
-        else:
-            msg: dict = {"role": "assistant", "content": "".join(self.text) or None,
-                         "refusal": "".join(self.refusal) or None}
-            if self.calls:
-                msg["tool_calls"] = [{"id": c["id"], "type": "function",
-                                      "function": {"name": c["name"], "arguments": c["arguments"]}}
-                                     for _, c in sorted(self.calls.items())]
-            out = {"id": self.id, "object": "chat.completion", "model": self.model,
-                   "choices": [{"index": 0, "message": msg, "finish_reason": self.finish or None}]}
-        if self.usage is not None:
-            out["usage"] = self.usage
-        return out
 
 
 def _retry_after(response: web.StreamResponse) -> float | None:
@@ -278,41 +165,41 @@ class LlmGateway:
                 resp.headers["Retry-After"] = f"{step.retry_after:g}"
             return self._record(started, t0, body, keys, step.status, None, msg, resp, meta)
         if step.kind == "timeout":
-            await double.hang(armed.released if armed is not None else None, request)
+            await wire.hang(armed.released if armed is not None else None, request)
             msg = "model double: scripted timeout (answered 504 when released)"
             return self._record(started, t0, body, keys, 504, None, msg, _error(504, msg, provider), meta)
         streamed = step.stream if step.stream is not None else bool(body.get("stream"))
         meta["stream"] = streamed
         if step.kind == "malformed":
             if not streamed:
-                resp = web.Response(status=200, body=double.MALFORMED_JSON, content_type="application/json")
+                resp = web.Response(status=200, body=wire.MALFORMED_JSON, content_type="application/json")
             else:
-                resp = await self._write_stream(request, double.malformed_stream(provider), step.token_delay_ms)
+                resp = await self._write_stream(request, wire.malformed_stream(provider), step.token_delay_ms)
             return self._record(started, t0, body, keys, 200, None, "model double: scripted malformed answer",
                                 resp, meta)
-        answer = double.build_answer(step, body, provider)
+        answer = wire.build_answer(step, body, provider)
         answer.usage, meta["double_estimated"] = self._usage(body, answer)
         asked = bool((body.get("stream_options") or {}).get("include_usage")) if isinstance(
             body.get("stream_options"), dict) else False
         # Anthropic always streams usage (message_start + message_delta); OpenAI only when asked
         with_usage = provider == "anthropic" or (step.usage if step.usage is not None else asked)
         if streamed:
-            resp = await self._write_stream(request, double.stream_events(answer, with_usage), step.token_delay_ms)
+            resp = await self._write_stream(request, wire.stream_events(answer, with_usage), step.token_delay_ms)
             meta["usage_chunk"] = with_usage
         else:
-            resp = web.json_response(double.completion(answer))
-        told = double.completion(answer)  # what the agent was told; no usage when none was streamed
+            resp = web.json_response(wire.completion(answer))
+        told = wire.completion(answer)  # what the agent was told; no usage when none was streamed
         if streamed and not with_usage:
             told.pop("usage", None)
         return self._record(started, t0, body, keys, 200, told, "", resp, meta)
 
-    def _usage(self, body: dict, answer: double.Answer) -> tuple[tuple[int, int] | None, bool]:
+    def _usage(self, body: dict, answer: wire.Answer) -> tuple[tuple[int, int] | None, bool]:
         """The double's usage: tiktoken's count, as the provider would report it, and whether
         that count is an estimate (another vendor's model, tools involved)."""
         from harness.sandbox.metering import count_call
 
         try:
-            tin, tout, _source, estimated = count_call(body, double.completion(answer), answer.model)
+            tin, tout, _source, estimated = count_call(body, wire.completion(answer), answer.model)
             return (tin, tout), estimated
         except Exception as exc:  # counting must never break the agent's call
             log.warning("model double: token counting failed: %s", exc)
@@ -342,9 +229,9 @@ class LlmGateway:
             return self._record(started, t0, body, keys, status, parsed, error,
                                 _error(status, error, provider), meta)
         if body.get("stream"):  # recorded as JSON; streamed back the way it was asked for
-            answer = double.answer_from_completion(parsed, provider, str(body.get("model") or ""))
+            answer = wire.answer_from_completion(parsed, provider, str(body.get("model") or ""))
             opts = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}
-            frames = double.stream_events(answer, provider == "anthropic" or bool(opts.get("include_usage")))
+            frames = wire.stream_events(answer, provider == "anthropic" or bool(opts.get("include_usage")))
             resp = await self._write_stream(request, frames)
         else:
             resp = web.json_response(parsed, status=status)

@@ -96,7 +96,7 @@ class Meter:
 
     def annotate(self, meta: dict, body: dict, parsed: dict | None, status: int) -> dict:
         """``parsed``: the answer's JSON, or a streamed answer read back into that shape
-        (``gateway.StreamCapture``); ``meta["stream"]``: it was streamed."""
+        (``stream_capture.StreamCapture``); ``meta["stream"]``: it was streamed."""
         meta = dict(meta)
         model = str(body.get("model") or meta.get("upstream_model") or "")
         reported = usage_counts(parsed)

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Mapping
 import aiohttp
 from aiohttp import web
 
-from harness.sandbox.router import tool_request_keys
+from harness.sandbox.keys import tool_request_keys
 from harness.types import Event
 
 RESULT_KEYS = ("json", "status", "retry_after", "delay_ms", "forward")

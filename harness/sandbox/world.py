@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.channels.telegram import BotApiEmulator
+from harness.channels.whatsapp import GraphApiEmulator
 from harness.config import Config
 from harness.sandbox.docs import DocumentServer
 from harness.sandbox.faults import FaultBook
@@ -43,9 +45,6 @@ class Sandbox:
 
     async def start(self, reserved: Reserved | None = None) -> "Sandbox":
         """Start every server; on ``reserved``'s sockets when given (bound ahead, ``ports.py``)."""
-        from harness.channels.telegram import BotApiEmulator
-        from harness.channels.whatsapp import GraphApiEmulator
-
         cfg, sec = self.config, self.config.secrets
         sink = self.router.record
 

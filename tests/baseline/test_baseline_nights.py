@@ -64,7 +64,8 @@ def test_switched_off(tmp_path):
 
 
 def test_results_json_keeps_posts_other_attempts_and_baseline():
-    from harness.report.jsonfile import case_from_dict, case_to_dict
+    from harness.report.jsonfile import case_to_dict
+    from harness.report.jsonread import case_from_dict
     from harness.types import CaseResult, Event, Observation, Reply, TurnObservation
 
     def obs(text, t0):

@@ -8,7 +8,7 @@ import aiohttp
 import pytest
 
 from harness.channels.telegram import BotApiEmulator
-from harness.channels.telegram_emulator import FloodLimits
+from harness.channels.telegram_limits import FloodLimits
 from harness.sandbox.faults import FaultBook, validate
 from harness.sandbox.server import listen
 

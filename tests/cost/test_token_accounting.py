@@ -13,8 +13,8 @@ from harness.checks import REGISTRY
 from harness.models import tokens
 from harness.models.prices import load_prices
 from harness.run.perf import replay_miss_note
-from harness.sandbox import model_double as double
-from harness.sandbox.gateway import StreamCapture
+from harness.sandbox import model_wire as wire
+from harness.sandbox.stream_capture import StreamCapture
 from harness.sandbox.metering import Meter, completion_parts, count_call, usage_counts
 from harness.types import SOURCE_DOUBLE, SOURCE_REAL, Case, CaseMetrics, CaseResult, Event, Observation, Turn, \
     TurnObservation
@@ -98,9 +98,9 @@ def test_tool_call_answers_count_their_arguments_and_are_estimates(parsed, out_m
 # --------------------------------------------------------------------------- streams
 
 
-def _captured(provider: str, usage: bool, answer: double.Answer) -> dict:
+def _captured(provider: str, usage: bool, answer: wire.Answer) -> dict:
     cap = StreamCapture(provider)
-    for frame in double.stream_events(answer, usage):
+    for frame in wire.stream_events(answer, usage):
         cap.feed(frame)
     return cap.completion()
 
@@ -111,7 +111,7 @@ def _captured(provider: str, usage: bool, answer: double.Answer) -> dict:
     ("anthropic", True, "usage", 5, False),  # message_start input + message_delta output
 ])
 def test_streamed_answers_read_their_usage_or_count_the_streamed_text(provider, usage, source, out, estimated):
-    answer = double.Answer(provider=provider, model="gpt-4o", text="one two three four five", usage=(17, 5))
+    answer = wire.Answer(provider=provider, model="gpt-4o", text="one two three four five", usage=(17, 5))
     parsed = _captured(provider, usage, answer)
     meta = Meter(load_prices()).annotate({"stream": True}, {"model": "gpt-4o", "messages": USER}, parsed, 200)
     assert meta["tokens_source"] == source and meta["estimated"] is estimated
@@ -122,7 +122,7 @@ def test_streamed_answers_read_their_usage_or_count_the_streamed_text(provider, 
 
 
 def test_streamed_tool_call_arguments_are_counted_without_usage():
-    answer = double.Answer(provider="openai", model="gpt-4o",
+    answer = wire.Answer(provider="openai", model="gpt-4o",
                            tool_calls=[{"id": "c", "name": "create_order", "arguments": '{"item": "widget"}'}])
     parsed = _captured("openai", False, answer)
     meta = Meter(load_prices()).annotate({"stream": True}, {"model": "gpt-4o", "messages": USER}, parsed, 200)

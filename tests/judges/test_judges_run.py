@@ -45,13 +45,18 @@ def setup(tmp_path: Path):
     return load_config(cfg, environ={})
 
 
+def _judge(config, options):
+    """``harness judges`` as the command line runs it: the project's cases loaded, then judged."""
+    return run_judges(config, options, load_cases(config.fixtures_dir(), derive=False))
+
+
 def options(tmp_path, out="out", **kw):
     return JudgeOptions(out=tmp_path / out, progress=lambda line: None, **kw)
 
 
 def test_judges_json_has_the_contract_shape_and_the_cache_is_hit_on_an_unchanged_suite(tmp_path):
     config = setup(tmp_path)
-    first = asyncio.run(run_judges(config, options(tmp_path)))
+    first = asyncio.run(_judge(config, options(tmp_path)))
     data = json.loads((tmp_path / "out" / "judges.json").read_text())
     assert (tmp_path / "out" / "judges.html").read_text().startswith("<!doctype html>")
     assert set(data) >= {"kinds", "goldens", "health", "cases"}
@@ -68,7 +73,7 @@ def test_judges_json_has_the_contract_shape_and_the_cache_is_hit_on_an_unchanged
     assert set(data["thresholds"]) == {"q-effect", "q-funder"}
     assert first["meta"]["cache"]["misses"] > 0
 
-    second = asyncio.run(run_judges(config, options(tmp_path, "out2")))
+    second = asyncio.run(_judge(config, options(tmp_path, "out2")))
     assert second["meta"]["cache"]["misses"] == 0 and second["meta"]["cache"]["hits"] > 0
     assert second["kinds"] == first["kinds"] and second["cases"] == first["cases"]
     latest = latest_figures(tmp_path)
@@ -77,8 +82,8 @@ def test_judges_json_has_the_contract_shape_and_the_cache_is_hit_on_an_unchanged
 
 def test_min_catch_sets_the_exit_code(tmp_path):
     config = setup(tmp_path)
-    strict = asyncio.run(run_judges(config, options(tmp_path, min_catch=1.0, use_cache=False)))
-    lenient = asyncio.run(run_judges(config, options(tmp_path, "o2", min_catch=0.0, use_cache=False)))
+    strict = asyncio.run(_judge(config, options(tmp_path, min_catch=1.0, use_cache=False)))
+    lenient = asyncio.run(_judge(config, options(tmp_path, "o2", min_catch=0.0, use_cache=False)))
     missed = [k for k, v in strict["kinds"].items() if v["mutations"] and v["caught"] < v["mutations"]]
     assert strict["meta"]["below_min_catch"] == sorted(missed)
     assert lenient["meta"]["below_min_catch"] == []

@@ -5,6 +5,7 @@ import re
 import pytest
 
 from harness.judges import mutate as M
+from harness.judges import mutate_names as N
 from harness.judges import suite as S
 
 SENT = "Students slept 34 minutes longer, and sleepiness was 18 percent lower at 24 schools."
@@ -27,7 +28,7 @@ def numbers(text):
      lambda a, b: ("shorter" in b) != ("lost" in b)),
     (M.polarity_negation, "Attendance was higher.", lambda a, b: "was not" in b),
     (M.polarity_negation, "Test scores did not change.", lambda a, b: "not" not in b),
-    (M.entity_swap, ROLES, lambda a, b: b.index("Halvorsen") < b.index("Maria")),
+    (N.entity_swap, ROLES, lambda a, b: b.index("Halvorsen") < b.index("Maria")),
 ])
 def test_each_mutator_makes_a_real_change_of_its_kind(fn, text, check):
     out, detail = fn(text, M.rng(1, "t"))
@@ -36,9 +37,9 @@ def test_each_mutator_makes_a_real_change_of_its_kind(fn, text, check):
 
 
 def test_entity_replace_uses_another_name_from_the_document():
-    names = M.document_names(DOC)
+    names = N.document_names(DOC)
     assert "Maria Lindqvist" in names and "Halvorsen Foundation" in names
-    out, detail = M.entity_replace(NAMES, M.rng(1, "e"), names, M.proper_words(DOC))
+    out, detail = N.entity_replace(NAMES, M.rng(1, "e"), names, N.proper_words(DOC))
     assert out != NAMES and any(n in out for n in names if n not in NAMES)
 
 
@@ -105,7 +106,7 @@ def test_format_mutators():
 def test_not_applicable_gives_none():
     assert M.number_digit("No figures here.", M.rng(1)) is None
     assert M.number_swap("Only 3 here.", M.rng(1)) is None
-    assert M.entity_swap("nothing capitalised here", M.rng(1)) is None
+    assert N.entity_swap("nothing capitalised here", M.rng(1)) is None
     assert M.bullets_removed("plain prose") is None
 
 
@@ -117,27 +118,27 @@ def test_mutators_are_deterministic_for_a_seed():
 
 def test_entity_swap_skips_what_would_not_make_the_answer_wrong():
     # a coordinated pair says the same in either order; a code does not trade places with a name
-    assert M.entity_swap(NAMES, M.rng(1, "t")) is None
-    assert M.entity_swap("The Meadowlark Conservation Foundation (grant MCF-1187) funded it.", M.rng(1)) is None
+    assert N.entity_swap(NAMES, M.rng(1, "t")) is None
+    assert N.entity_swap("The Meadowlark Conservation Foundation (grant MCF-1187) funded it.", M.rng(1)) is None
 
 
 def test_names_are_real_names_not_sentence_initial_words_headings_months_or_terms():
     doc = ("Greater Harwick Cycling Report\nMethods\n"
            "Cycling in Greater Harwick grew by 41 percent. Most trips were made in Ashby Vale by Sofia Brandt.\n"
            "Counts ran from March 2023 to January 2024 using SMS surveys. cycling methods were audited.")
-    proper = M.proper_words(doc)
+    proper = N.proper_words(doc)
     assert "Cycling" not in proper and "Methods" not in proper
-    names = M.document_names(doc)
+    names = N.document_names(doc)
     assert {"Greater Harwick", "Ashby Vale", "Sofia Brandt"} <= set(names)
     assert not {"Cycling", "Methods", "Cycling Report", "March 2023", "January 2024", "SMS"} & set(names)
     text = "Cycling grew in Greater Harwick from March 2023, with SMS reminders."
-    assert [m.group() for m in M.names_in(text, proper)] == ["Greater Harwick"]
-    assert M.entity_swap(text, M.rng(1), proper) is None
+    assert [m.group() for m in N.names_in(text, proper)] == ["Greater Harwick"]
+    assert N.entity_swap(text, M.rng(1), proper) is None
 
 
 def test_entity_replace_keeps_the_shape_of_the_name():
     names = ["Halvorsen Foundation", "HF-2021-0457", "GPS"]
-    out, detail = M.entity_replace("The Nordic Youth Health Fund paid.", M.rng(1), names)
+    out, detail = N.entity_replace("The Nordic Youth Health Fund paid.", M.rng(1), names)
     assert "Halvorsen Foundation" in out, detail
 
 

@@ -97,7 +97,8 @@ def test_accept_over_object_storage(tmp_path, make_run, make_case, save_run, cap
     from ops_support import ACCESS_KEY, SECRET_KEY, MotoS3
 
     from harness.config import load_config
-    from harness.night.storage import open_store, upload_run
+    from harness.night.storage import upload_run
+    from harness.night.store import open_store
 
     server = MotoS3()
     try:

@@ -106,7 +106,8 @@ def test_remote_and_combined_sources_read_object_storage(tmp_path, make_run, mak
 
     from harness.config import load_config
     from harness.night.history import CombinedRunSource, RemoteRunSource
-    from harness.night.storage import open_store, upload_run
+    from harness.night.storage import upload_run
+    from harness.night.store import open_store
 
     server = MotoS3()
     try:

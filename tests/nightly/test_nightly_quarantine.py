@@ -9,7 +9,8 @@ import pytest
 from harness.run.aggregate import count
 from harness.errors import FixtureError
 from harness.night.quarantine import apply_quarantine, load_quarantine
-from harness.report.jsonfile import case_from_dict, case_to_dict
+from harness.report.jsonfile import case_to_dict
+from harness.report.jsonread import case_from_dict
 from harness.types import CaseResult, Counts, Evidence, RunReport
 
 GOOD = """quarantine:

@@ -19,7 +19,8 @@ from ops_support import make_project, write_config
 
 from harness import cli
 from harness.errors import UsageError
-from harness.night.schedule import make_scheduler, make_trigger, next_fire_times, run_argv, schedule_config
+from harness.night.schedule import make_scheduler, run_argv, schedule_config
+from harness.night.crontab import make_trigger, next_fire_times
 
 ROOT = Path(__file__).resolve().parents[2]
 MADRID = ZoneInfo("Europe/Madrid")

@@ -10,7 +10,8 @@ from ops_support import ACCESS_KEY, SECRET_KEY, make_project
 from harness import cli
 from harness.config import load_config
 from harness.errors import ConfigError, StorageError
-from harness.night.storage import S3Store, list_pending, storage_config
+from harness.night.storage import list_pending
+from harness.night.store import S3Store, storage_config
 
 RUN_ID = "20250102-030405-abcd"
 PREFIX = f"chatbot/runs/2025/01/02/{RUN_ID}"
@@ -175,7 +176,7 @@ def test_an_index_that_is_not_an_index_is_never_overwritten(tmp_path, s3, capsys
 def test_concurrent_index_writers_use_conditional_puts(tmp_path, s3):
     """A write over a version that changed since it was read is refused by the server (If-Match),
     so the writer reads again instead of dropping the other writer's entry."""
-    from harness.night.storage import read_index, update_index
+    from harness.night.runindex import read_index, update_index
 
     cfg = make_project(tmp_path, storage=s3)
     store = S3Store(storage_config(load_config(cfg, environ={})),
@@ -197,7 +198,7 @@ def test_concurrent_index_writers_use_conditional_puts(tmp_path, s3):
 def _store(s3, bucket: str | None = None, retries: int = 3):
     """An S3Store on the moto server whose waits are recorded (``store.waits``), not slept, and
     whose requests are counted (``store.requests``)."""
-    from harness.night.storage import StorageConfig
+    from harness.night.store import StorageConfig
 
     sc = StorageConfig(url=f"s3://{bucket or s3.bucket}/p", bucket=bucket or s3.bucket, prefix="p",
                        endpoint_url=s3.endpoint, region="us-east-1", addressing_style="path", retries=retries,

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from harness.report.changes import Change, Mark, baseline_changes, claim_diff, excerpt, group_of, mark_spans
+from harness.report.changes import Change, baseline_changes, claim_diff, group_of
+from harness.report.marks import Mark, excerpt, mark_spans
 from harness.report.github import render_github
 from harness.report.html import render_html
 from harness.report.markdown import render_summary

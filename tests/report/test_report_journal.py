@@ -8,7 +8,8 @@ import os
 import pytest
 
 from harness.report.journal import Journal, read_journal
-from harness.report.jsonfile import case_from_dict, case_to_dict
+from harness.report.jsonfile import case_to_dict
+from harness.report.jsonread import case_from_dict
 
 
 def test_each_append_is_one_fsynced_line_visible_before_close(report, tmp_path, monkeypatch):

@@ -9,7 +9,8 @@ from dataclasses import replace
 import pytest
 
 from harness.errors import UsageError
-from harness.report.jsonfile import COUNT_FIELDS, SCHEMA, _find_text, case_from_dict, case_to_dict, load_report, report_from_dict, report_to_dict, write_json
+from harness.report.jsonfile import COUNT_FIELDS, SCHEMA, _find_text, case_to_dict, report_to_dict, write_json
+from harness.report.jsonread import case_from_dict, load_report, report_from_dict
 from harness.report.format import headline, pass_rate
 
 TOP_KEYS = ["schema", "run_id", "started_at", "finished_at", "harness_version", "target", "golden_version",

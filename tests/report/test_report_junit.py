@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from harness.report.jsonfile import load_report, write_json
+from harness.report.jsonfile import write_json
+from harness.report.jsonread import load_report
 from harness.report.junit import render_junit, write_junit, xml_text
 
 

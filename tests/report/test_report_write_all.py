@@ -9,7 +9,8 @@ import pytest
 
 from harness.errors import UsageError
 from harness.report import FORMATS, render, render_text, write_all
-from harness.report.jsonfile import load_report, report_to_dict
+from harness.report.jsonfile import report_to_dict
+from harness.report.jsonread import load_report
 
 
 def test_write_all_writes_the_four_files(report, tmp_path):

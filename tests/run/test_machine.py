@@ -315,7 +315,8 @@ async def test_a_window_sees_the_lag_the_monitor_has_not_sampled_yet():
 
 
 def test_every_case_carries_its_window_and_it_survives_the_journal():
-    from harness.report.jsonfile import case_from_dict, case_to_dict
+    from harness.report.jsonfile import case_to_dict
+    from harness.report.jsonread import case_from_dict
 
     case, obs = case_and_obs(1.0)
     ok = Evidence(check="latency_ms", turn=0, availability="ready", passed=True, reason="within")
@@ -328,7 +329,7 @@ def test_every_case_carries_its_window_and_it_survives_the_journal():
 
 def test_the_probe_reads_this_machine():
     """Whatever this machine offers, the probe's readings are numbers or None, never an exception."""
-    from harness.run.machine import Probe
+    from harness.run.probe import Probe
 
     p = Probe()
     cpu, wait = p.own()

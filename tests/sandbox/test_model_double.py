@@ -16,8 +16,10 @@ from aiohttp import web
 
 from harness.models.prices import load_prices
 from harness.sandbox import model_double as double
+from harness.sandbox import model_wire as wire
 from harness.sandbox.cassettes import Cassette
-from harness.sandbox.gateway import LlmGateway, StreamCapture
+from harness.sandbox.gateway import LlmGateway
+from harness.sandbox.stream_capture import StreamCapture
 from harness.sandbox.metering import Meter
 from harness.sandbox.server import listen
 
@@ -326,24 +328,24 @@ class Upstream:
         self.calls += 1
         body = await request.json()
         if body["messages"][-1]["content"] == "rate me":
-            return web.json_response(double.error_body("openai", 429, "slow down"), status=429,
+            return web.json_response(wire.error_body("openai", 429, "slow down"), status=429,
                                      headers={"Retry-After": "3", "x-ratelimit-remaining-requests": "0"})
-        answer = double.Answer(provider="openai", model="gpt-4o-2024-08-06", text="from the real upstream",
+        answer = wire.Answer(provider="openai", model="gpt-4o-2024-08-06", text="from the real upstream",
                                usage=(11, 4))
         if not body.get("stream"):
-            return web.json_response(double.completion(answer))
-        frames = double.stream_events(answer, self.usage)
+            return web.json_response(wire.completion(answer))
+        frames = wire.stream_events(answer, self.usage)
         return await self._two_halves(request, frames)
 
     async def anthropic(self, request: web.Request) -> web.StreamResponse:
         self.calls += 1
         body = await request.json()
         assert "sk-ant-test" in (request.headers.get("x-api-key", "") + request.headers.get("Authorization", ""))
-        answer = double.Answer(provider="anthropic", model="claude-3-5-sonnet-20241022", text="from anthropic",
+        answer = wire.Answer(provider="anthropic", model="claude-3-5-sonnet-20241022", text="from anthropic",
                                usage=(21, 6))
         if not body.get("stream"):
-            return web.json_response(double.completion(answer))
-        return await self._two_halves(request, double.stream_events(answer, True))
+            return web.json_response(wire.completion(answer))
+        return await self._two_halves(request, wire.stream_events(answer, True))
 
     async def _two_halves(self, request, frames) -> web.StreamResponse:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
@@ -535,9 +537,9 @@ def test_anthropic_tool_result_is_the_template_source():
 
 
 def test_stream_capture_reads_openai_chunks_split_anywhere():
-    answer = double.Answer(provider="openai", model="gpt-4o", text="hello world",
+    answer = wire.Answer(provider="openai", model="gpt-4o", text="hello world",
                            tool_calls=[{"id": "c1", "name": "f", "arguments": '{"q": 3}'}], usage=(7, 5))
-    data = b"".join(double.stream_events(answer, True))
+    data = b"".join(wire.stream_events(answer, True))
     cap = StreamCapture("openai")
     for i in range(0, len(data), 7):  # frames cut across reads
         cap.feed(data[i:i + 7])
@@ -549,10 +551,10 @@ def test_stream_capture_reads_openai_chunks_split_anywhere():
 
 
 def test_stream_capture_reads_anthropic_events():
-    answer = double.Answer(provider="anthropic", model="claude", text="hi",
+    answer = wire.Answer(provider="anthropic", model="claude", text="hi",
                            tool_calls=[{"id": "t1", "name": "f", "arguments": '{"q": 3}'}], usage=(9, 4))
     cap = StreamCapture("anthropic")
-    cap.feed(b"".join(double.stream_events(answer, True)))
+    cap.feed(b"".join(wire.stream_events(answer, True)))
     out = cap.completion()
     assert out["content"] == [{"type": "text", "text": "hi"},
                               {"type": "tool_use", "id": "t1", "name": "f", "input": {"q": 3}}]

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from harness.sandbox.router import VIA_AMBIGUOUS, VIA_CONTENT, Router, request_keys, tool_calls_of, tool_request_keys
+from harness.sandbox.router import VIA_AMBIGUOUS, VIA_CONTENT, Router
+from harness.sandbox.keys import request_keys, tool_calls_of, tool_request_keys
 from harness.types import Event
 
 

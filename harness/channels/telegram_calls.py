@@ -1,0 +1,170 @@
+"""What a Bot API call is: the method names, Telegram's error answer, and the conversions the
+emulator and the webhook answers share (parameters normalised, the chat and correlation keys of
+a call, the ``Reply`` a user-visible call delivers, its text as the user sees it)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping
+
+from harness.channels.telegram_markup import Formatted, ParseError, canonical_mode, parse
+from harness.channels.telegram_updates import callback_chat
+from harness.types import Reply, doc_token_keys
+
+
+#: Bot API method names in their canonical spelling; requests match them case-insensitively.
+KNOWN_METHODS: tuple[str, ...] = (
+    "getMe", "logOut", "close", "getUpdates", "setWebhook", "deleteWebhook", "getWebhookInfo",
+    "sendMessage", "sendChatAction", "sendDocument", "sendPhoto", "editMessageText",
+    "editMessageReplyMarkup", "answerCallbackQuery", "deleteMessage", "getFile", "getChat",
+    "setMyCommands", "deleteMyCommands", "getMyCommands", "setChatMenuButton",
+    "setMessageReaction", "setMyDescription", "setMyShortDescription", "setMyName",
+)
+_CANONICAL = {m.lower(): m for m in KNOWN_METHODS}
+
+#: Methods whose success shows the user something, and the Reply.kind they produce.
+REPLY_KINDS: dict[str, str] = {
+    "sendMessage": "text",
+    "sendDocument": "document",
+    "sendPhoto": "photo",
+    "editMessageText": "edit",
+}
+#: Methods that send a message (a reply to a missing message is refused).
+_SEND_METHODS = {"sendMessage", "sendDocument", "sendPhoto"}
+
+
+# Form and multipart bodies carry nested values as JSON strings.
+_JSON_FIELDS = {
+    "reply_markup", "entities", "caption_entities", "allowed_updates", "reply_parameters",
+    "link_preview_options", "commands", "scope", "menu_button", "reaction",
+}
+_SECRET_FIELDS = {"secret_token"}
+
+
+class ApiError(Exception):
+    """A Telegram-style failure answer: HTTP ``code`` with ``{"ok": false, ...}``."""
+
+    def __init__(self, code: int, description: str, retry_after: int | None = None):
+        super().__init__(description)
+        self.code = code
+        self.description = description
+        self.retry_after = retry_after
+
+    def body(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ok": False, "error_code": self.code, "description": self.description}
+        if self.retry_after is not None:
+            out["parameters"] = {"retry_after": self.retry_after}
+        return out
+
+
+def _bad(description: str) -> ApiError:
+    return ApiError(400, f"Bad Request: {description}")
+
+
+# -- conversion shared by the emulator and webhook answers --------------------------------
+def canonical_method(name: str) -> str | None:
+    """``SENDMESSAGE`` -> ``sendMessage``; None for a method the emulator does not know."""
+    return _CANONICAL.get((name or "").lower())
+
+
+def normalize_params(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Decode JSON-string fields of form bodies so every body type looks alike."""
+    out = dict(raw)
+    for key in ("chat_id", "message_id"):
+        # forms carry numbers as strings; JSON bodies as numbers: record one shape
+        if isinstance(out.get(key), str) and re.fullmatch(r"-?\d{1,20}", out[key].strip()):
+            out[key] = int(out[key])
+    for key in _JSON_FIELDS & out.keys():
+        if isinstance(out[key], str):
+            try:
+                out[key] = json.loads(out[key])
+            except (ValueError, RecursionError):
+                pass  # left as is; validation reports what Telegram would
+    return out
+
+
+def redact(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Params fit for an event: the webhook secret is replaced (the bot token never gets in)."""
+    return {k: ("***" if k in _SECRET_FIELDS and v else v) for k, v in params.items()}
+
+
+def chat_of(method: str, params: Mapping[str, Any]) -> str:
+    """The chat a call concerns, as a string ('' when none can be told)."""
+    if params.get("chat_id") not in (None, ""):
+        return str(params["chat_id"])
+    if method == "answerCallbackQuery":
+        chat = callback_chat(str(params.get("callback_query_id", "")))
+        return "" if chat is None else str(chat)
+    return ""
+
+
+def call_keys(method: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Correlation keys: the chat, and any document token the text or caption names."""
+    chat = chat_of(method, params)
+    keys = [f"tg:{chat}"] if chat else []
+    for field_name in ("text", "caption"):
+        value = params.get(field_name)
+        if isinstance(value, str):
+            keys += doc_token_keys(value)
+    return tuple(dict.fromkeys(keys))
+
+
+def reply_buttons(markup: Any) -> tuple[str, ...]:
+    """Button labels of an inline keyboard (or a reply keyboard), in reading order."""
+    if not isinstance(markup, Mapping):
+        return ()
+    rows = markup.get("inline_keyboard") or markup.get("keyboard") or []
+    labels: list[str] = []
+    for row in rows if isinstance(rows, list) else []:
+        for button in row if isinstance(row, list) else []:
+            if isinstance(button, Mapping) and isinstance(button.get("text"), str):
+                labels.append(button["text"])
+            elif isinstance(button, str):
+                labels.append(button)
+    return tuple(labels)
+
+
+def make_reply(
+    method: str, params: Mapping[str, Any], *, at: float, via: str, message_id: Any = ""
+) -> Reply | None:
+    """The Reply a successful user-visible call delivers; None for other methods."""
+    kind = REPLY_KINDS.get(method)
+    if kind is None:
+        return None
+    text = params.get("caption") if kind in ("document", "photo") else params.get("text")
+    text = text if isinstance(text, str) else ""
+    try:
+        shown = formatted(method, params)
+    except ParseError:  # only reached for calls that were not validated first
+        shown = Formatted(text)
+    return Reply(
+        channel="telegram",
+        chat=chat_of(method, params),
+        text=shown.text,
+        at=at,
+        method=via,
+        kind=kind,
+        message_id="" if message_id in (None, "") else str(message_id),
+        buttons=reply_buttons(params.get("reply_markup")),
+        raw=redact(params),
+        raw_text=text,
+        parse_mode=canonical_mode(params.get("parse_mode")) or "",
+        entities=shown.entities,
+    )
+
+
+def formatted(method: str, params: Mapping[str, Any]) -> Formatted:
+    """The text (or caption) of a call as the user sees it, with its entities.
+
+    Explicit ``entities`` / ``caption_entities`` win over ``parse_mode``, as in the Bot API.
+    Raises ``ParseError`` with TDLib's message when the markup does not parse.
+    """
+    field_name = "caption" if method in ("sendDocument", "sendPhoto") else "text"
+    text = params.get(field_name)
+    if not isinstance(text, str):
+        return Formatted("")
+    given = params.get("caption_entities" if field_name == "caption" else "entities")
+    if isinstance(given, list):
+        return Formatted(text, tuple(e for e in given if isinstance(e, Mapping)))
+    return parse(text, params.get("parse_mode"))

@@ -1,0 +1,135 @@
+"""results.json read back: ``load_report`` (a file or a run directory, refused clearly when it
+is not one) and the inverse of jsonfile.py's ``*_to_dict``: ``case_from_dict`` turns a journal
+line or a stored case back into a ``CaseResult`` (``--resume``, shards, a killed run's journal),
+``report_from_dict`` a whole run."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from harness.errors import UsageError
+from harness.report.jsonfile import COUNT_FIELDS, SCHEMA, STATUSES
+from harness.types import CHANNELS, SOURCE_REAL, CaseResult, Counts, Evidence, RunReport, Tokens
+
+
+def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read results.json (or a run directory holding one) back into its dict form.
+
+    Raises ``UsageError`` (exit 2) for a missing, unparsable or foreign file, because the
+    only caller that can hit it is a person pointing ``harness report`` at the wrong place.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError("no results.json here", file=str(path),
+                         fix="point at a run directory written by `harness run`") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"results.json is not valid JSON ({exc.msg})", file=str(path),
+                         line=exc.lineno) from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise UsageError(f"not a {SCHEMA} file (schema: {found!r})", file=str(path))
+    if not isinstance(data.get("cases"), list) or not isinstance(data.get("summary"), dict):
+        raise UsageError("results.json lacks 'cases' or 'summary'", file=str(path))
+    return data
+
+
+# --------------------------------------------------------------------------- from dict
+
+
+def _require(d: Mapping[str, Any], key: str, what: str) -> Any:
+    if key not in d:
+        raise ValueError(f"{what} lacks {key!r}")
+    return d[key]
+
+
+def evidence_from_dict(d: Mapping[str, Any]) -> Evidence:
+    """Inverse of ``evidence_to_dict``; raises ValueError on a malformed item."""
+    availability = d.get("availability", "ready")
+    if availability not in ("ready", "unavailable"):
+        raise ValueError(f"evidence availability {availability!r} is not ready|unavailable")
+    return Evidence(
+        check=str(_require(d, "check", "evidence")),
+        turn=d.get("turn"),
+        availability=availability,
+        passed=d.get("passed"),
+        score=d.get("score"),
+        expected=d.get("expected") or "",
+        observed=d.get("observed") or "",
+        reason=d.get("reason") or "",
+        evaluator=d.get("evaluator") or "",
+        source=d.get("source") or SOURCE_REAL,
+    )
+
+
+def case_from_dict(d: Mapping[str, Any]) -> CaseResult:
+    """Rebuild a ``CaseResult`` from a journal line or a results.json case.
+
+    Evidence and counters come back whole; the observation does not (it is None), since
+    the dict keeps only a transcript. Raises ValueError on a malformed case.
+    """
+    if not isinstance(d, Mapping):
+        raise ValueError(f"a case must be an object, not {type(d).__name__}")
+    status = _require(d, "status", "case")
+    if status not in STATUSES:
+        raise ValueError(f"case status {status!r} is not one of {', '.join(STATUSES)}")
+    channel = _require(d, "channel", "case")
+    if channel not in CHANNELS:
+        raise ValueError(f"case channel {channel!r} is not one of {', '.join(CHANNELS)}")
+    tokens = d.get("tokens") or {}
+    return CaseResult(
+        id=str(_require(d, "id", "case")),
+        layer=str(_require(d, "layer", "case")),
+        channel=channel,
+        status=status,
+        evidence=tuple(evidence_from_dict(e) for e in d.get("evidence") or ()),
+        attempts=int(d.get("attempts", 1)),
+        passes=int(d.get("passes", 0)),
+        pass_at_k=d.get("pass_at_k"),
+        pass_hat_k=d.get("pass_hat_k"),
+        latency_ms=d.get("latency_ms"),
+        llm_calls=int(d.get("llm_calls", 0)),
+        tokens=Tokens(input=int(tokens.get("input", 0)), output=int(tokens.get("output", 0))),
+        cost_usd=d.get("cost_usd", 0.0),
+        error=d.get("error") or "",
+        file=d.get("file") or "",
+        tags=tuple(d.get("tags") or ()),
+        observation=None,
+        flaky=bool(d.get("flaky", False)),
+        pass_rate_ci=tuple(d["pass_rate_ci"]) if d.get("pass_rate_ci") else None,
+        quarantined=bool(d.get("quarantined", False)),
+        baseline=dict(d["baseline"]) if isinstance(d.get("baseline"), Mapping) else None,
+        machine=d.get("machine") if isinstance(d.get("machine"), dict) else None,
+    )
+
+
+def counts_from_dict(d: Mapping[str, Any]) -> Counts:
+    """Inverse of ``counts_to_dict`` (missing fields take their defaults)."""
+    known = {k: d[k] for k in COUNT_FIELDS if k in d}
+    return Counts(**known)
+
+
+def report_from_dict(d: Mapping[str, Any]) -> RunReport:
+    """Inverse of ``report_to_dict`` (observations are not rebuilt)."""
+    return RunReport(
+        run_id=d.get("run_id", ""),
+        started_at=d.get("started_at", ""),
+        finished_at=d.get("finished_at", ""),
+        harness_version=d.get("harness_version", ""),
+        target=dict(d.get("target") or {}),
+        golden_version=d.get("golden_version", ""),
+        models=dict(d.get("models") or {}),
+        summary=counts_from_dict(d.get("summary") or {}),
+        layers={k: counts_from_dict(v) for k, v in (d.get("layers") or {}).items()},
+        cases=tuple(case_from_dict(c) for c in d.get("cases") or ()),
+        exit_code=int(d.get("exit_code", 0)),
+        notes=tuple(d.get("notes") or ()),
+    )
