@@ -175,7 +175,7 @@ def learn_baseline(outcome: "RunOutcome", config: Config):
 
 
 def _with_env(config: Config, extra: dict[str, str]) -> Config:
-    return replace(config, target=replace(config.target, env={**config.target.env, **extra}))
+    return replace(config, target=config.target.model_copy(update={"env": {**config.target.env, **extra}}))
 
 
 def own_layer_first(cases: Sequence[Case], layer: str) -> list[Case]:

@@ -19,7 +19,7 @@ from typing import Sequence
 from harness.run import cost as costs
 from harness.run.aggregate import case_status
 from harness.run.anomaly import History, anomalies, basis, comparable, is_nightly_id, load_history
-from harness.run.budget import BudgetGuard, budget_settings
+from harness.run.budget import BudgetGuard, anomaly_thresholds, budget_settings
 from harness.types import Case, CaseResult, Evidence
 
 log = logging.getLogger("harness.run.perf")
@@ -88,7 +88,7 @@ class RunMeter:
         layers = self.settings.anomaly_layers
         if self.settings.anomalies and self.history.entries and (not layers or case.layer in layers):
             off = {name for t in case.turns for name in t.disabled}  # anomaly: false in the case
-            extra += [e for e in anomalies(result, self.history, thresholds=self.settings.anomaly_thresholds())
+            extra += [e for e in anomalies(result, self.history, thresholds=anomaly_thresholds(self.settings))
                       if e.check not in off]
         if extra:
             evidence = tuple(result.evidence) + tuple(extra)

@@ -109,12 +109,12 @@ def test_thresholds_from_config(tmp_path):
 
 
 def test_every_drift_key_is_a_known_budget_key():
-    """[budget] is validated strictly by the cost layer; the diff's keys must be on its list."""
+    """[budget] is validated strictly by its model; the diff's keys must be among its fields."""
     from dataclasses import fields
 
-    from harness.run.budget import KNOWN_KEYS
+    from harness.schema.models import BudgetModel
 
-    assert {f"drift_{f.name}" for f in fields(DriftThresholds)} <= KNOWN_KEYS
+    assert {f"drift_{f.name}" for f in fields(DriftThresholds)} <= set(BudgetModel.model_fields)
 
 
 def test_night_statistics_and_a_missing_manifest_are_not_reference_changes(make_run, make_case):
