@@ -13,7 +13,7 @@ import re
 import secrets
 import sys
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -22,9 +22,7 @@ from pydantic import BaseModel, ValidationError
 from harness import layer as layer_registry
 from harness.errors import ConfigError
 from harness.schema.files import InputProblem, read_text
-from harness.schema.models import (AlertsModel, BaselineModel, BudgetModel, CriticModel, EmbeddingsModel,
-                                   SandboxModel, ScheduleModel, StorageModel, SuiteModel, TargetModel,
-                                   config_field_type, config_model)
+from harness.schema.models import SandboxModel, TargetModel, config_field_type, config_model
 from harness.schema.problems import path_text, problems
 
 #: The engine's sections; each layer may add its own, ``[<layer name>]`` (``Layer.settings``).
@@ -57,27 +55,32 @@ class Secrets:
 
 @dataclass(frozen=True)
 class Config:
-    """The whole configuration: each engine section is its frozen pydantic model
-    (``harness.schema.models``), validated once here; there is no second definition."""
+    """The whole configuration. Its sections are ``settings``, harness.toml's frozen pydantic
+    model (``harness.schema.models.config_model``: one definition per section, validated once
+    here); ``config.target`` and ``config.sandbox`` are the two every module reads."""
 
     path: Path | None
     root: Path
     """Directory paths in the config are relative to."""
-    target: TargetModel
-    sandbox: SandboxModel
     secrets: Secrets
     sections: Mapping[str, Mapping[str, Any]]
     """Raw tables of every section after the environment overrides (the layers read their own
     sections from here; the manifest hashes them)."""
-    suite: SuiteModel = field(default_factory=SuiteModel)
-    critic: CriticModel = field(default_factory=CriticModel)
-    embeddings: EmbeddingsModel = field(default_factory=EmbeddingsModel)
-    budget: BudgetModel = field(default_factory=BudgetModel)
-    alerts: AlertsModel = field(default_factory=AlertsModel)
-    storage: StorageModel | None = None
-    """None: no ``[storage]``, runs stay local."""
-    schedule: ScheduleModel = field(default_factory=ScheduleModel)
-    baseline: BaselineModel = field(default_factory=BaselineModel)
+    settings: Any
+    """Every section as its model: ``settings.budget``, ``settings.storage`` (None: no
+    ``[storage]``), a layer's ``settings.<layer name>``."""
+
+    @property
+    def target(self) -> TargetModel:
+        return self.settings.target
+
+    @property
+    def sandbox(self) -> SandboxModel:
+        return self.settings.sandbox
+
+    def with_sections(self, **models: BaseModel) -> "Config":
+        """A copy with some sections replaced (``config.with_sections(target=...)``)."""
+        return replace(self, settings=self.settings.model_copy(update=models))
 
     def resolve(self, p: str) -> Path:
         path = Path(p)
@@ -85,23 +88,19 @@ class Config:
 
     def fixtures_dir(self) -> Path:
         """``[suite] fixtures`` (default ``fixtures``), relative to the config file: --fixtures's default."""
-        return self.resolve(self.suite.fixtures or "fixtures")
+        return self.resolve(self.settings.suite.fixtures or "fixtures")
 
     def golden_dir(self) -> Path:
         """``[suite] golden`` (default ``golden``), relative to the config file: --golden's default."""
-        return self.resolve(self.suite.golden or "golden")
-
-
-#: The engine's sections a Config holds as models (beside ``target`` and ``sandbox``).
-_MODELS = ("suite", "critic", "embeddings", "budget", "alerts", "storage", "schedule", "baseline")
+        return self.resolve(self.settings.suite.golden or "golden")
 
 
 def section(config: Any, name: str) -> Any:
     """``[name]`` of ``config`` as its model: a loaded Config's own, or (for a stand-in with only
     raw ``sections``, e.g. a test's) validated from the raw table, a problem a ConfigError."""
-    value = getattr(config, name, None)
-    if isinstance(value, BaseModel) or (value is None and isinstance(config, Config)):
-        return value
+    settings = getattr(config, "settings", None)
+    if isinstance(settings, BaseModel):
+        return getattr(settings, name)
     raw = (getattr(config, "sections", None) or {}).get(name)
     if name == "storage" and not raw:
         return None
@@ -223,9 +222,9 @@ def load_config(path: str | os.PathLike | None = None, environ: Mapping[str, str
     origins: dict[tuple, str] = {}
     _env_overrides(data, environ, origins)
     root = cfg_path.parent if cfg_path else Path.cwd()
-    model = validate_data(data, file=file, text=text, root=root, origins=origins)
-    return Config(path=cfg_path, root=root, target=model.target, sandbox=model.sandbox, secrets=_secrets(environ),
-                  sections={k: v for k, v in data.items()}, **{name: getattr(model, name) for name in _MODELS})
+    settings = validate_data(data, file=file, text=text, root=root, origins=origins)
+    return Config(path=cfg_path, root=root, secrets=_secrets(environ), sections={k: v for k, v in data.items()},
+                  settings=settings)
 
 
 def _typed_for_schema(data: Mapping[str, Any], origins: Mapping[tuple, str]) -> dict[str, Any]:

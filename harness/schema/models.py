@@ -521,6 +521,13 @@ class SuiteModel(Section):
     golden: str = "golden"
 
 
+#: ``baseline.*`` kinds learned from the code path: one accepted night says what they are.
+BASELINE_STRUCTURE = ("replies", "post", "tools", "llm_calls", "state")
+#: Kinds a real model varies: several nights tell what held from what varied.
+BASELINE_VARYING = ("length", "language", "links", "tokens", "facts", "latency", "latency_trend")
+BASELINE_KINDS = BASELINE_STRUCTURE + BASELINE_VARYING
+
+
 class BaselineKinds(Strict):
     """The kinds of ``baseline.*`` checks, each on (true) or off (false); absent: on."""
 
@@ -540,7 +547,13 @@ class BaselineKinds(Strict):
 
 
 class BaselineModel(BaselineKinds):
-    """``[baseline]``: checks learned from the accepted nights (docs/CASES.md "Baseline checks")."""
+    """``[baseline]``: checks learned from the accepted nights (docs/CASES.md "Baseline checks").
+
+    Precedence: the case's ``baseline:`` key, then ``[baseline.layers.<layer>]``, then
+    ``[baseline]``. ``baseline: false`` (or ``enabled = false``) switches every kind off;
+    ``{facts: false}`` one kind."""
+
+    model_config = ConfigDict(**STRICT, frozen=True)
 
     enabled: bool = True
     min_nights: Count = 3
@@ -556,6 +569,39 @@ class BaselineModel(BaselineKinds):
     trend_min_rho: Annotated[float, Field(gt=0, le=1)] = 0.5
     trend_min_ms: NonNegative = 750.0
     layers: dict[str, BaselineKinds] = {}
+    """``[baseline.layers.<layer>]``: ``enabled`` and per kind on/off for one layer."""
+
+    @property
+    def kinds(self) -> dict[str, bool]:
+        """Per kind on/off for the project (absent: on)."""
+        return {k: v for k in BASELINE_KINDS if (v := getattr(self, k)) is not None}
+
+    def needed(self, kind: str) -> int:
+        """Accepted nights a kind needs before its check holds a case to it."""
+        return self.min_nights_structure if kind in BASELINE_STRUCTURE else self.min_nights
+
+    def kinds_for(self, layer: str, case_setting: Any = None) -> frozenset[str]:
+        """The kinds a case of ``layer`` with ``baseline: case_setting`` is held to."""
+        kinds = self.kinds
+        on = {k: self.enabled and kinds.get(k, True) for k in BASELINE_KINDS}
+        lay = self.layers.get(layer)
+        lay = lay.model_dump(exclude_none=True) if lay is not None else {}
+        if lay.get("enabled") is False:
+            on = dict.fromkeys(BASELINE_KINDS, False)
+        for k in BASELINE_KINDS:
+            if k in lay:
+                on[k] = bool(lay[k]) and lay.get("enabled", True) is not False
+        if case_setting is False:
+            return frozenset()
+        if case_setting is True:  # the case asks for it back where its layer switched it off
+            on = {k: kinds.get(k, True) for k in BASELINE_KINDS}
+        elif isinstance(case_setting, Mapping):
+            if case_setting.get("enabled") is False:
+                return frozenset()
+            for k in BASELINE_KINDS:
+                if k in case_setting:
+                    on[k] = bool(case_setting[k])
+        return frozenset(k for k, v in on.items() if v)
 
 
 class ConfigModel(Section):

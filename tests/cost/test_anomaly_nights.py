@@ -7,7 +7,6 @@ anomaly; in the sixth a slow-down is switched on for two cases only, and only th
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import pytest
 
@@ -39,7 +38,7 @@ async def _night(tmp_path, n: int, slow: bool, concurrency: int | None = None):
         setup(tmp_path, cases=CASES)
     config, cases = load_config(tmp_path / "harness.toml", environ={}), load_cases(tmp_path / "fixtures")
     if slow:
-        config = replace(config, target=config.target.model_copy(update={"env": {**config.target.env, "ECHO_SLOW_WORD": "turtle"}}))
+        config = config.with_sections(target=config.target.model_copy(update={"env": {**config.target.env, "ECHO_SLOW_WORD": "turtle"}}))
     # the slow-down must be caught whatever else runs on the machine (no machine rule: harness/run/machine.py)
     report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", run_id=f"20261201-00000{n}-aaaa",
                                                       concurrency=concurrency, machine=MachineMonitor.off()))
