@@ -95,7 +95,7 @@ class Config:
         return self.resolve(self.settings.suite.golden or "golden")
 
 
-def section(config: Any, name: str) -> Any:
+def config_section(config: Any, name: str) -> Any:
     """``[name]`` of ``config`` as its model: a loaded Config's own, or (for a stand-in with only
     raw ``sections``, e.g. a test's) validated from the raw table, a problem a ConfigError."""
     settings = getattr(config, "settings", None)

@@ -58,9 +58,9 @@ def _reports_and_config(args) -> tuple[Path, Any]:
 
 def thresholds_of(config):
     """Drift thresholds: the config's ``[budget]`` (its ``drift_*`` keys)."""
-    from harness.config import section
+    from harness.config import config_section
 
-    return section(config, "budget")
+    return config_section(config, "budget")
 
 
 def source_for(reports: Path, config, remote: bool = True):

@@ -10,21 +10,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.config import section
+from harness.config import config_section
 from harness.schema.models import BudgetModel, CriticModel, EmbeddingsModel
 
 
 def embedding_settings(config) -> EmbeddingsModel:
-    return section(config, "embeddings")
+    return config_section(config, "embeddings")
 
 
 def critic_settings(config) -> CriticModel:
-    return section(config, "critic")
+    return config_section(config, "critic")
 
 
 def soft_budget(config) -> BudgetModel:
     """``[budget]``: its ``soft_max_fraction_per_layer`` and ``soft_max_per_run`` (harness/soft.py)."""
-    return section(config, "budget")
+    return config_section(config, "budget")
 
 
 def cache_dir(config) -> Path:

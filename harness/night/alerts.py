@@ -48,7 +48,7 @@ from typing import Any, Awaitable, Callable, Mapping
 
 import aiohttp
 
-from harness.config import section
+from harness.config import config_section
 from harness.models.retry import RetryPolicy, retry_after_s, transient_status
 from harness.redact import active
 from harness.schema.models import AlertsModel
@@ -105,13 +105,13 @@ SECRET_KEYS = ("webhook_url", "telegram_token", "smtp_password")
 def validate(config) -> None:
     """A typo in [alerts] would silently mute an alert: the schema refuses unknown keys and bad
     numbers when the config is loaded (exit 2); a stand-in's raw table is checked here."""
-    section(config, "alerts")
+    config_section(config, "alerts")
 
 
 def alert_settings(config, environ: Mapping[str, str] | None = None) -> AlertsModel:
     """``[alerts]`` with its secrets read from the environment variables its ``*_env`` keys name."""
     env = os.environ if environ is None else environ
-    s = section(config, "alerts")
+    s = config_section(config, "alerts")
 
     def secret(key: str) -> str:
         name = getattr(s, f"{key}_env")

@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from harness.config import section
+from harness.config import config_section
 from harness.errors import ConfigError, UsageError
 from harness.schema.models import ScheduleModel
 from harness.night.runlock import RunLock, RunLocked
@@ -44,7 +44,7 @@ DEFAULT_TZ = ScheduleModel.model_fields["tz"].default
 
 def schedule_config(config: Any, cron: str | None = None, tz: str | None = None) -> ScheduleModel:
     """``[schedule]`` (validated when the config was loaded), with ``harness schedule``'s --cron and --tz."""
-    sc = section(config, "schedule")
+    sc = config_section(config, "schedule")
     file = str(getattr(config, "path", "") or "")
     if cron or tz:
         sc = sc.model_copy(update={k: v for k, v in (("cron", cron), ("tz", tz)) if v})

@@ -41,7 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from harness.config import section
+from harness.config import config_section
 from harness.models.retry import RetryPolicy, is_transient, server_retry_after
 from harness.redact import active
 from harness.errors import StorageError
@@ -59,7 +59,7 @@ LAST = "results.json"
 
 def storage_config(config: Any) -> StorageModel | None:
     """``[storage]`` of a Config (validated when it was loaded), or None when there is none (local only)."""
-    return section(config, "storage")
+    return config_section(config, "storage")
 
 
 # --------------------------------------------------------------------------- the store

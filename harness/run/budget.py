@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 
-from harness.config import section
+from harness.config import config_section
 from harness.errors import ConfigError
 from harness.schema.models import BudgetModel
 
@@ -46,7 +46,7 @@ def anomaly_thresholds(settings: BudgetModel):
 
 def budget_settings(config, budget_usd: float | None = None) -> BudgetModel:
     """``[budget]`` (validated when the config was loaded); ``budget_usd`` (the CLI flag) overrides ``run_usd``."""
-    settings = section(config, "budget")
+    settings = config_section(config, "budget")
     if budget_usd is not None:
         if budget_usd < 0:
             raise ConfigError("--budget-usd must not be negative")

@@ -7,7 +7,8 @@ files named by the config exist (relative to the config file; ``context={"root":
 
 The config models (``Section`` and below) are the config itself: ``harness.config.load_config``
 validates harness.toml with ``config_model`` and hands the frozen section models to the code
-(``Config.target``, ``Config.budget``...); there is no second definition of a section.
+(``Config.target``, ``Config.settings.budget``...); there is no second definition of a section.
+A field's docstring is its description in the exported JSON Schema (editors show it).
 ``harness.cases`` validates case files with the case models first, then builds its own objects.
 
 The case model is built per suite (``case_file_model``) from the names the caller knows:
@@ -21,13 +22,12 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-
-import pydantic
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, create_model, field_validator,
-                      model_validator)
+import pydantic
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, create_model,
+                      field_validator, model_validator)
 
 from harness.types import CASE_ID_RE
 
@@ -53,7 +53,7 @@ class Strict(BaseModel):
 class Section(Strict):
     """A harness.toml section: validated once at load, frozen, read by the code as it is."""
 
-    model_config = ConfigDict(**STRICT, frozen=True)
+    model_config = ConfigDict(**STRICT, frozen=True, use_attribute_docstrings=True)
 
 
 def _tuple(value: Any) -> tuple[str, ...]:
@@ -553,7 +553,7 @@ class BaselineModel(BaselineKinds):
     ``[baseline]``. ``baseline: false`` (or ``enabled = false``) switches every kind off;
     ``{facts: false}`` one kind."""
 
-    model_config = ConfigDict(**STRICT, frozen=True)
+    model_config = ConfigDict(**STRICT, frozen=True, use_attribute_docstrings=True)
 
     enabled: bool = True
     min_nights: Count = 3

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from harness.config import section
+from harness.config import config_section
 from harness.schema.models import BASELINE_KINDS as KINDS
 from harness.schema.models import BaselineModel
 
 
 def baseline_settings(config: Any) -> BaselineModel:
     """``[baseline]`` of ``config`` (validated when it was loaded)."""
-    return section(config, "baseline")
+    return config_section(config, "baseline")
 
 
 def case_setting_error(value: Any) -> str | None:
