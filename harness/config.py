@@ -22,12 +22,11 @@ from pydantic import BaseModel, ValidationError
 from harness import layer as layer_registry
 from harness.errors import ConfigError
 from harness.schema.files import InputProblem, read_text
-from harness.schema.models import SandboxModel, TargetModel, config_field_type, config_model
+from harness.schema.models import ConfigModel, SandboxModel, TargetModel, config_field_type, config_model
 from harness.schema.problems import path_text, problems
 
 #: The engine's sections; each layer may add its own, ``[<layer name>]`` (``Layer.settings``).
-SECTIONS = ("target", "sandbox", "suite", "critic", "embeddings", "budget", "alerts", "storage", "schedule",
-            "baseline")
+SECTIONS = tuple(ConfigModel.model_fields)
 
 
 def all_sections() -> tuple[str, ...]:
