@@ -528,22 +528,11 @@ BASELINE_VARYING = ("length", "language", "links", "tokens", "facts", "latency",
 BASELINE_KINDS = BASELINE_STRUCTURE + BASELINE_VARYING
 
 
-class BaselineKinds(Strict):
-    """The kinds of ``baseline.*`` checks, each on (true) or off (false); absent: on."""
-
-    enabled: bool | None = None
-    replies: bool | None = None
-    post: bool | None = None
-    tools: bool | None = None
-    llm_calls: bool | None = None
-    state: bool | None = None
-    length: bool | None = None
-    language: bool | None = None
-    links: bool | None = None
-    tokens: bool | None = None
-    facts: bool | None = None
-    latency: bool | None = None
-    latency_trend: bool | None = None
+#: The kinds of ``baseline.*`` checks, each on (true) or off (false); absent: on.
+BaselineKinds = create_model(
+    "BaselineKinds", __base__=Strict,
+    __doc__="The kinds of ``baseline.*`` checks, each on (true) or off (false); absent: on.",
+    **{kind: (bool | None, None) for kind in ("enabled", *BASELINE_KINDS)})
 
 
 class BaselineModel(BaselineKinds):
