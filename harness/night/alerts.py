@@ -98,10 +98,6 @@ class AlertResult:
     error: str = ""
 
 
-#: Settings read from the environment only, named in the config by ``<key>_env``.
-SECRET_KEYS = ("webhook_url", "telegram_token", "smtp_password")
-
-
 def validate(config) -> None:
     """A typo in [alerts] would silently mute an alert: the schema refuses unknown keys and bad
     numbers when the config is loaded (exit 2); a stand-in's raw table is checked here."""
@@ -113,12 +109,11 @@ def alert_settings(config, environ: Mapping[str, str] | None = None) -> AlertsMo
     env = os.environ if environ is None else environ
     s = config_section(config, "alerts")
 
-    def secret(key: str) -> str:
-        name = getattr(s, f"{key}_env")
+    def secret(name: str) -> str:  # the value of the variable a ``*_env`` key names
         return env.get(name, "") if name else ""
 
-    return s.with_runtime(webhook_url=secret("webhook_url"), telegram_token=secret("telegram_token"),
-                          smtp_password=secret("smtp_password"))
+    return s.with_runtime(webhook_url=secret(s.webhook_url_env), telegram_token=secret(s.telegram_token_env),
+                          smtp_password=secret(s.smtp_password_env))
 
 
 # --------------------------------------------------------------------------- channels
