@@ -13,21 +13,20 @@ import re
 import secrets
 import sys
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from harness import layer as layer_registry
 from harness.errors import ConfigError
 from harness.schema.files import InputProblem, read_text
-from harness.schema.models import config_field_type, config_model
+from harness.schema.models import ConfigModel, SandboxModel, TargetModel, config_field_type, config_model
 from harness.schema.problems import path_text, problems
 
 #: The engine's sections; each layer may add its own, ``[<layer name>]`` (``Layer.settings``).
-SECTIONS = ("target", "sandbox", "suite", "critic", "embeddings", "budget", "alerts", "storage", "schedule",
-            "baseline")
+SECTIONS = tuple(ConfigModel.model_fields)
 
 
 def all_sections() -> tuple[str, ...]:
@@ -43,63 +42,6 @@ NOT_SECRET = {"token_env", "api_key_env", "verify_token_env",
 
 
 @dataclass(frozen=True)
-class TargetConfig:
-    """The agent under test."""
-
-    name: str = "target"
-    """Shown in reports."""
-    version: str = ""
-    """Agent version; when empty, taken from the ready_url's JSON ``version`` if it has one."""
-    command: tuple[str, ...] = ()
-    """Started before the run and stopped after it; empty: the target is already running."""
-    cwd: str = ""
-    """Working directory for ``command`` (relative to the config file)."""
-    port: int | None = None
-    """Fills ``{port}`` in URLs and env; 0 picks a free port."""
-    ready_url: str = ""
-    """Polled until it answers 200."""
-    ready_timeout_s: float = 30.0
-    telegram_webhook: str = ""
-    whatsapp_webhook: str = ""
-    state_url: str = ""
-    """State probe, ``{chat_id}`` filled per case."""
-    inprocess: str = ""
-    """``module:attr``: a Python target served in the harness's own process (see targets.inprocess)."""
-    env: Mapping[str, str] = field(default_factory=dict)
-    """Passed to ``command`` with placeholders filled in."""
-
-
-@dataclass(frozen=True)
-class SandboxConfig:
-    """The loopback world the agent talks to."""
-
-    llm_upstream: str = ""
-    """OpenAI-compatible base URL the gateway forwards to (``.../v1``); empty: the model double answers."""
-    llm_upstream_key_env: str = "HARNESS_LLM_API_KEY"
-    """Environment variable holding the upstream's API key (forwarded as a bearer token)."""
-    anthropic_upstream: str = ""
-    """Anthropic Messages API root the gateway forwards ``/v1/messages`` to (e.g.
-    ``https://api.anthropic.com``); empty: the model double answers Anthropic calls."""
-    anthropic_upstream_key_env: str = "HARNESS_ANTHROPIC_API_KEY"
-    """Environment variable holding the Anthropic key (sent as ``x-api-key``)."""
-    docs_dir: str = "fixtures/documents"
-    settle_s: float = 1.0
-    """A turn ends once the agent was quiet this long (and the expected replies arrived)."""
-    reply_timeout_s: float = 20.0
-    """Longest wait for a turn's expected replies."""
-    case_timeout_s: float = 120.0
-    concurrency: int = 8
-    whatsapp_api_version: str = "v21.0"
-    phone_number_id: str = "106540352242922"
-    display_phone_number: str = "15550783881"
-    llm_mode: str = "live"
-    """live | record | replay: LLM calls forwarded, forwarded and recorded, or answered from
-    the cassette only (harness/sandbox/cassettes.py)."""
-    cassette: str = ""
-    """The cassette file (JSONL) for record / replay, e.g. ``cassettes/nightly.jsonl``."""
-
-
-@dataclass(frozen=True)
 class Secrets:
     """Per-run credentials of the sandbox; never written to any output."""
 
@@ -112,16 +54,32 @@ class Secrets:
 
 @dataclass(frozen=True)
 class Config:
-    """The whole configuration."""
+    """The whole configuration. Its sections are ``settings``, harness.toml's frozen pydantic
+    model (``harness.schema.models.config_model``: one definition per section, validated once
+    here); ``config.target`` and ``config.sandbox`` are the two every module reads."""
 
     path: Path | None
     root: Path
     """Directory paths in the config are relative to."""
-    target: TargetConfig
-    sandbox: SandboxConfig
     secrets: Secrets
     sections: Mapping[str, Mapping[str, Any]]
-    """Raw tables of every section (later layers read theirs from here)."""
+    """Raw tables of every section after the environment overrides (the layers read their own
+    sections from here; the manifest hashes them)."""
+    settings: Any
+    """Every section as its model: ``settings.budget``, ``settings.storage`` (None: no
+    ``[storage]``), a layer's ``settings.<layer name>``."""
+
+    @property
+    def target(self) -> TargetModel:
+        return self.settings.target
+
+    @property
+    def sandbox(self) -> SandboxModel:
+        return self.settings.sandbox
+
+    def with_sections(self, **models: BaseModel) -> "Config":
+        """A copy with some sections replaced (``config.with_sections(target=...)``)."""
+        return replace(self, settings=self.settings.model_copy(update=models))
 
     def resolve(self, p: str) -> Path:
         path = Path(p)
@@ -129,11 +87,31 @@ class Config:
 
     def fixtures_dir(self) -> Path:
         """``[suite] fixtures`` (default ``fixtures``), relative to the config file: --fixtures's default."""
-        return self.resolve(str((self.sections.get("suite") or {}).get("fixtures") or "fixtures"))
+        return self.resolve(self.settings.suite.fixtures or "fixtures")
 
     def golden_dir(self) -> Path:
         """``[suite] golden`` (default ``golden``), relative to the config file: --golden's default."""
-        return self.resolve(str((self.sections.get("suite") or {}).get("golden") or "golden"))
+        return self.resolve(self.settings.suite.golden or "golden")
+
+
+def config_section(config: Any, name: str) -> Any:
+    """``[name]`` of ``config`` as its model: a loaded Config's own, or (for a stand-in with only
+    raw ``sections``, e.g. a test's) validated from the raw table, a problem a ConfigError."""
+    settings = getattr(config, "settings", None)
+    if isinstance(settings, BaseModel):
+        return getattr(settings, name)
+    raw = (getattr(config, "sections", None) or {}).get(name)
+    if name == "storage" and not raw:
+        return None
+    model = config_model().model_fields[name].annotation
+    model = next(a for a in getattr(model, "__args__", (model,)) if a is not type(None))
+    try:
+        return model.model_validate(raw or {})
+    except ValidationError as exc:
+        first = problems(exc, raw or {})[0]
+        head = f"[{name}] {path_text(first.loc)}".rstrip()
+        raise ConfigError(f"{head}: {first.message}", file=str(getattr(config, "path", "") or ""),
+                          fix=first.fix) from None
 
 
 class EnvText(str):
@@ -145,10 +123,6 @@ class EnvText(str):
             return tomllib.loads(f"v = {self}")["v"]
         except tomllib.TOMLDecodeError:
             return str(self)
-
-
-def _parse_env_value(raw: str) -> Any:
-    return EnvText(raw)
 
 
 def _env_overrides(data: dict[str, dict[str, Any]], environ: Mapping[str, str],
@@ -169,9 +143,9 @@ def _env_overrides(data: dict[str, dict[str, Any]], environ: Mapping[str, str],
                     table["env"] = {**table.get("env", {}), env_name: raw}
                     origins[("target", "env", env_name)] = name
                 elif section in ("target", "sandbox"):
-                    data.setdefault(section, {})[key] = _parse_env_value(raw)
+                    data.setdefault(section, {})[key] = EnvText(raw)  # the schema converts it to the key's type
                     origins[(section, key)] = name
-                else:  # sections read as plain tables by their own modules get typed values
+                else:  # sections the layers read as plain tables get typed values
                     data.setdefault(section, {})[key] = EnvText(raw).parsed()
                     origins[(section, key)] = name
                 break
@@ -193,49 +167,6 @@ def _check_no_secrets(table: Mapping[str, Any], where: str, file: str) -> None:
                 fix=f"keep the secret in an environment variable and name that variable instead "
                     f"(e.g. {key}_env = \"MY_{key.upper()}\" where the section supports it; see docs/CONFIG.md)",
             )
-
-
-def _build(cls: type, table: Mapping[str, Any], section: str, file: str) -> Any:
-    known = {f.name: f for f in fields(cls)}
-    kwargs: dict[str, Any] = {}
-    for key, value in table.items():
-        if key not in known:
-            raise ConfigError(
-                f"[{section}] unknown key {key!r}",
-                file=file,
-                fix=f"known keys: {', '.join(sorted(known))}",
-            )
-        default = getattr(cls(), key) if key != "env" else {}
-        if isinstance(value, EnvText):  # from the environment: convert to the key's own type
-            if isinstance(default, str):
-                value = str(value)
-            else:
-                value = value.parsed()
-                if isinstance(default, (int, float)) and not isinstance(default, bool) and isinstance(value, str):
-                    raise ConfigError(f"[{section}] {key} must be a number, got {value!r} from the environment",
-                                      file=file, fix=f"set HARNESS_{section.upper()}_{key.upper()} to a number")
-        if key == "command":
-            if isinstance(value, str):
-                value = tuple(value.split())
-            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
-                value = tuple(value)
-            else:
-                raise ConfigError(f"[{section}] command must be a list of strings", file=file,
-                                  fix='command = ["python", "-m", "mybot"]')
-        elif key == "env":
-            if not isinstance(value, Mapping):
-                raise ConfigError(f"[{section}.env] must be a table", file=file)
-            value = {str(k): str(v) for k, v in value.items()}
-        elif isinstance(default, bool) or default is None:
-            pass
-        elif isinstance(default, float) and isinstance(value, (int, float)):
-            value = float(value)
-        elif isinstance(default, int) and not isinstance(value, int):
-            raise ConfigError(f"[{section}] {key} must be an integer, got {value!r}", file=file)
-        elif isinstance(default, str) and not isinstance(value, str):
-            raise ConfigError(f"[{section}] {key} must be a string, got {value!r}", file=file)
-        kwargs[key] = value
-    return cls(**kwargs)
 
 
 def _secrets(environ: Mapping[str, str]) -> Secrets:
@@ -290,13 +221,9 @@ def load_config(path: str | os.PathLike | None = None, environ: Mapping[str, str
     origins: dict[tuple, str] = {}
     _env_overrides(data, environ, origins)
     root = cfg_path.parent if cfg_path else Path.cwd()
-    validate_data(data, file=file, text=text, root=root, origins=origins)
-    target = _build(TargetConfig, data.get("target", {}), "target", file)
-    sandbox = _build(SandboxConfig, data.get("sandbox", {}), "sandbox", file)
-    if sandbox.concurrency < 1:
-        raise ConfigError("[sandbox] concurrency must be at least 1", file=file)
-    return Config(path=cfg_path, root=root, target=target, sandbox=sandbox, secrets=_secrets(environ),
-                  sections={k: v for k, v in data.items()})
+    settings = validate_data(data, file=file, text=text, root=root, origins=origins)
+    return Config(path=cfg_path, root=root, secrets=_secrets(environ), sections={k: v for k, v in data.items()},
+                  settings=settings)
 
 
 def _typed_for_schema(data: Mapping[str, Any], origins: Mapping[tuple, str]) -> dict[str, Any]:
@@ -341,16 +268,15 @@ def _toml_line(text: str, loc: tuple) -> int | None:
 
 
 def validate_data(data: Mapping[str, Any], *, file: str = "", text: str = "", root: Path | None = None,
-                  origins: Mapping[tuple, str] | None = None) -> None:
-    """Check the whole config against ``harness.schema.models.config_model`` (the engine's sections
-    and the layers' own); every problem at once
-    (file, line or environment variable, key, fix) in one ConfigError."""
+                  origins: Mapping[tuple, str] | None = None) -> Any:
+    """The whole config as ``harness.schema.models.config_model`` (the engine's sections and the
+    layers' own), or every problem at once (file, line or environment variable, key, fix) in one
+    ConfigError."""
     origins = origins or {}
     plain = _typed_for_schema(data, origins)
     try:
-        config_model(layer_registry.config_sections()).model_validate(
+        return config_model(layer_registry.config_sections()).model_validate(
             plain, context={"root": root} if root is not None else None)
-        return
     except ValidationError as exc:
         found = problems(exc, plain)
     lines = []

@@ -9,20 +9,13 @@ name when it appears in backticks in CASES.md.
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from harness.night import store
-from harness.run import budget
-from harness.night.alerts import AlertSettings
 from harness.checks import REGISTRY
-from harness.config import SandboxConfig, TargetConfig, all_sections
-from harness.night.diff import DriftThresholds
-from harness.models.settings import CriticSettings, EmbeddingSettings, SoftBudget
-from harness.night.schedule import ScheduleConfig
-from harness.checks.baseline.settings import KINDS as BASELINE_KINDS, BaselineSettings
+from harness.config import all_sections
+from harness.schema import models
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -33,28 +26,22 @@ def _backticked(path: Path) -> set[str]:
     return {m.strip() for span in re.findall(r"`([^`\n]+)`", text) for m in re.split(r"[\s,/]+", span) if m}
 
 
-def _names(cls: type) -> set[str]:
-    return {f.name for f in fields(cls)}
+def _keys(model: type) -> set[str]:
+    return set(model.model_fields)
 
 
-#: [alerts] has no key list of its own: ``alert_settings`` reads ``raw.get(...)`` into the fields
-#: of AlertSettings, except three secrets (read through ``<field>_env`` keys) and an injected
-#: client that is no config key at all.
-_ALERT_SECRETS = {"telegram_token", "smtp_password", "webhook_url"}
-ALERT_KEYS = (_names(AlertSettings) - {"oci_client", "telegram_token", "smtp_password"}) | {
-    f"{k}_env" for k in _ALERT_SECRETS}
-
+#: Each engine section is its model (harness/schema/models.py): the code reads the model's fields.
 CONFIG_KEYS: dict[str, set[str]] = {
-    "target": _names(TargetConfig),
-    "sandbox": _names(SandboxConfig),
-    "embeddings": _names(EmbeddingSettings),
-    "critic": _names(CriticSettings),
-    "budget": set(budget.KNOWN_KEYS) | _names(SoftBudget) | {f"drift_{n}" for n in _names(DriftThresholds)},
-    "alerts": ALERT_KEYS,
-    "storage": set(store._KEYS),
-    "schedule": _names(ScheduleConfig),
-    "suite": {"fixtures", "golden"},  # read by Config.fixtures_dir / golden_dir
-    "baseline": _names(BaselineSettings) - {"kinds"} | set(BASELINE_KINDS),
+    "target": _keys(models.TargetModel),
+    "sandbox": _keys(models.SandboxModel),
+    "embeddings": _keys(models.EmbeddingsModel),
+    "critic": _keys(models.CriticModel),
+    "budget": _keys(models.BudgetModel),
+    "alerts": _keys(models.AlertsModel),
+    "storage": _keys(models.StorageModel),
+    "schedule": _keys(models.ScheduleModel),
+    "suite": _keys(models.SuiteModel),
+    "baseline": _keys(models.BaselineModel),
     "robustness": {"variants"},  # read by layers/variants.derive
 }
 
@@ -70,12 +57,6 @@ def test_config_keys_are_documented(section):
     assert f"[{section}]" in text, f"docs/CONFIG.md has no [{section}] section"
     missing = sorted(k for k in CONFIG_KEYS[section] if k not in documented and f"[target.{k}]" not in text)
     assert not missing, f"[{section}] keys missing from docs/CONFIG.md: {missing}"
-
-
-def test_budget_known_keys_cover_the_other_budget_readers():
-    # the soft budget and the drift thresholds live in [budget]; its validator must know them
-    assert _names(SoftBudget) <= budget.KNOWN_KEYS
-    assert {f"drift_{n}" for n in _names(DriftThresholds)} <= budget.KNOWN_KEYS
 
 
 def test_override_rule_and_secret_variables_are_documented():

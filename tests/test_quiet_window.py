@@ -172,7 +172,5 @@ async def test_between_turns_the_window_is_settle_s_until_a_gap_is_seen(tmp_path
 
 
 def _with_env(config, settle_s: float, **env: str):
-    from dataclasses import replace
-
-    target = replace(config.target, env={**config.target.env, **env})
-    return replace(config, target=target, sandbox=replace(config.sandbox, settle_s=settle_s))
+    target = config.target.model_copy(update={"env": {**config.target.env, **env}})
+    return config.with_sections(target=target, sandbox=config.sandbox.model_copy(update={"settle_s": settle_s}))

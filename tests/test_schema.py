@@ -151,16 +151,11 @@ def test_closed_choices_match_the_code():
     addressing style, critic or embedding backend must be added to both)."""
     from typing import get_args
 
-    from harness.models.settings import CRITIC_BACKENDS, EMBED_BACKENDS
     from harness.night.alerts import KINDS
-    from harness.night.store import ADDRESSING
     from harness.sandbox.cassettes import MODES
     from harness.schema import models
 
     assert set(get_args(get_args(models.AlertsModel.model_fields["on"].annotation)[0])) == set(KINDS)
-    assert set(get_args(models.StorageModel.model_fields["addressing_style"].annotation)) == set(ADDRESSING)
-    assert set(get_args(models.CriticModel.model_fields["backend"].annotation)) == set(CRITIC_BACKENDS)
-    assert set(get_args(models.EmbeddingsModel.model_fields["backend"].annotation)) == set(EMBED_BACKENDS)
     assert set(get_args(models.SandboxModel.model_fields["llm_mode"].annotation)) == set(MODES)
 
 

@@ -57,10 +57,10 @@ def _reports_and_config(args) -> tuple[Path, Any]:
 
 
 def thresholds_of(config):
-    """Drift thresholds from the config's ``[budget]`` table (``drift_*`` keys)."""
-    from harness.night.diff import DriftThresholds
+    """Drift thresholds: the config's ``[budget]`` (its ``drift_*`` keys)."""
+    from harness.config import config_section
 
-    return DriftThresholds.from_config((config.sections or {}).get("budget"))
+    return config_section(config, "budget")
 
 
 def source_for(reports: Path, config, remote: bool = True):
@@ -123,7 +123,7 @@ def cmd_diff(args) -> int:
                              fix="run again, or name two runs: harness diff BASE_RUN NEW_RUN")
     new = load_run(source, new_id)
     base = load_base(source, reports, base_id)  # the accepted baseline with its later per-case acceptances
-    recent = load_history(source, last=t.flaky_nights, until=new_id).runs
+    recent = load_history(source, last=t.drift_flaky_nights, until=new_id).runs
     diff = diff_runs(base, new, recent=recent, thresholds=t, base_reason=why)
     if base.get("baseline_record"):
         diff["baseline"] = acceptance_note(base["baseline_record"])

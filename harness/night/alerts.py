@@ -37,22 +37,25 @@ must not crash the run it reports on.
 from __future__ import annotations
 
 import asyncio
+import typing
 import logging
 import os
 import smtplib
 import ssl
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from email.message import EmailMessage
 from typing import Any, Awaitable, Callable, Mapping
 
 import aiohttp
 
+from harness.config import config_section
 from harness.models.retry import RetryPolicy, retry_after_s, transient_status
 from harness.redact import active
+from harness.schema.models import AlertsModel
 
 log = logging.getLogger("harness.night.alerts")
 
-KINDS = ("budget", "regression", "start_failed")
+KINDS = typing.get_args(typing.get_args(AlertsModel.model_fields["on"].annotation)[0])
 OCI_BODY_MAX = 64 * 1024  # OCI Notifications: message body at most 64 KB
 TELEGRAM_TEXT_MAX = 4096
 #: The longest wait between two tries of a channel, also when the endpoint's Retry-After asks for more.
@@ -95,84 +98,22 @@ class AlertResult:
     error: str = ""
 
 
-@dataclass
-class AlertSettings:
-    on: tuple[str, ...] = KINDS
-    report_base_url: str = ""
-    webhook_url: str = ""
-    telegram_chat_id: str = ""
-    telegram_token: str = ""
-    telegram_api_base: str = "https://api.telegram.org"
-    smtp_host: str = ""
-    smtp_port: int = 587
-    smtp_starttls: bool = True
-    smtp_ssl: bool = False
-    smtp_user: str = ""
-    smtp_password: str = ""
-    smtp_from: str = "harness@localhost"
-    smtp_to: tuple[str, ...] = ()
-    oci_topic_id: str = ""
-    oci_config_file: str = "~/.oci/config"
-    oci_profile: str = "DEFAULT"
-    retries: int = 3
-    backoff_s: float = 1.0
-    timeout_s: float = 10.0
-    oci_client: Any = field(default=None, repr=False)
-    """Injected client (tests: a labelled fake); None builds ``oci.ons.NotificationDataPlaneClient``."""
-
-
-#: Settings read from the environment only, named in the config by ``<key>_env``.
-SECRET_KEYS = ("webhook_url", "telegram_token", "smtp_password")
-
-
-def known_keys() -> set[str]:
-    from dataclasses import fields
-
-    names = {f.name for f in fields(AlertSettings)} - {"oci_client"} - set(SECRET_KEYS)
-    return names | {f"{k}_env" for k in SECRET_KEYS} | {"webhook_url"}
-
-
 def validate(config) -> None:
-    """A typo in [alerts] would silently mute an alert: unknown keys are config errors (exit 2)."""
-    from harness.errors import ConfigError
-
-    raw = (getattr(config, "sections", None) or {}).get("alerts", {}) or {}
-    unknown = sorted(set(raw) - known_keys())
-    if unknown:
-        raise ConfigError(f"[alerts] unknown key(s) {unknown}", file=str(getattr(config, "path", "") or ""),
-                          fix=f"known keys: {', '.join(sorted(known_keys()))}")
-    try:  # types: a bad number is a config error now, not a crash at alert time
-        alert_settings(config, environ={})
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"[alerts] {exc}", file=str(getattr(config, "path", "") or ""),
-                          fix="check the numbers (smtp_port, retries, backoff_s, timeout_s)") from exc
+    """A typo in [alerts] would silently mute an alert: the schema refuses unknown keys and bad
+    numbers when the config is loaded (exit 2); a stand-in's raw table is checked here."""
+    config_section(config, "alerts")
 
 
-def alert_settings(config, environ: Mapping[str, str] | None = None) -> AlertSettings:
+def alert_settings(config, environ: Mapping[str, str] | None = None) -> AlertsModel:
+    """``[alerts]`` with its secrets read from the environment variables its ``*_env`` keys name."""
     env = os.environ if environ is None else environ
-    raw = dict((getattr(config, "sections", None) or {}).get("alerts", {}) or {})
+    s = config_section(config, "alerts")
 
-    def secret(key: str) -> str:
-        name = raw.get(f"{key}_env")
-        return env.get(str(name), "") if name else ""
+    def secret(name: str) -> str:  # the value of the variable a ``*_env`` key names
+        return env.get(name, "") if name else ""
 
-    to = raw.get("smtp_to", ())
-    return AlertSettings(
-        on=tuple(raw.get("on", KINDS)),
-        report_base_url=str(raw.get("report_base_url", "")),
-        webhook_url=secret("webhook_url") or str(raw.get("webhook_url", "")),
-        telegram_chat_id=str(raw.get("telegram_chat_id", "")),
-        telegram_token=secret("telegram_token"),
-        telegram_api_base=str(raw.get("telegram_api_base", "https://api.telegram.org")).rstrip("/"),
-        smtp_host=str(raw.get("smtp_host", "")), smtp_port=int(raw.get("smtp_port", 587)),
-        smtp_starttls=bool(raw.get("smtp_starttls", True)), smtp_ssl=bool(raw.get("smtp_ssl", False)),
-        smtp_user=str(raw.get("smtp_user", "")), smtp_password=secret("smtp_password"),
-        smtp_from=str(raw.get("smtp_from", "harness@localhost")),
-        smtp_to=(to,) if isinstance(to, str) else tuple(to),
-        oci_topic_id=str(raw.get("oci_topic_id", "")), oci_config_file=str(raw.get("oci_config_file", "~/.oci/config")),
-        oci_profile=str(raw.get("oci_profile", "DEFAULT")),
-        retries=max(1, int(raw.get("retries", 3))), backoff_s=float(raw.get("backoff_s", 1.0)),
-        timeout_s=float(raw.get("timeout_s", 10.0)))
+    return s.with_runtime(webhook_url=secret(s.webhook_url_env), telegram_token=secret(s.telegram_token_env),
+                          smtp_password=secret(s.smtp_password_env))
 
 
 # --------------------------------------------------------------------------- channels
@@ -188,15 +129,15 @@ class ChannelError(Exception):
         self.retry_after = retry_after
 
 
-async def _webhook(s: AlertSettings, alert: Alert) -> None:
+async def _webhook(s: AlertsModel, alert: Alert) -> None:
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=s.timeout_s)) as http:
-        async with http.post(s.webhook_url, json={"text": alert.text()}) as resp:
+        async with http.post(s.webhook, json={"text": alert.text()}) as resp:
             if resp.status >= 300:
                 raise ChannelError(f"webhook answered HTTP {resp.status}", resp.status,
                                    retry_after_s(resp.headers.get("Retry-After")))
 
 
-async def _telegram(s: AlertSettings, alert: Alert) -> None:
+async def _telegram(s: AlertsModel, alert: Alert) -> None:
     url = f"{s.telegram_api_base}/bot{s.telegram_token}/sendMessage"
     body = {"chat_id": s.telegram_chat_id, "text": alert.text()[:TELEGRAM_TEXT_MAX], "disable_web_page_preview": True}
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=s.timeout_s)) as http:
@@ -216,7 +157,7 @@ async def _telegram(s: AlertSettings, alert: Alert) -> None:
                                    else retry_after_s(resp.headers.get("Retry-After")))
 
 
-def _send_mail(s: AlertSettings, alert: Alert) -> None:
+def _send_mail(s: AlertsModel, alert: Alert) -> None:
     msg = EmailMessage()
     msg["Subject"] = alert.title
     msg["From"] = s.smtp_from
@@ -231,11 +172,11 @@ def _send_mail(s: AlertSettings, alert: Alert) -> None:
         smtp.send_message(msg)
 
 
-async def _email(s: AlertSettings, alert: Alert) -> None:
+async def _email(s: AlertsModel, alert: Alert) -> None:
     await asyncio.to_thread(_send_mail, s, alert)
 
 
-def _oci_publish(s: AlertSettings, alert: Alert) -> None:
+def _oci_publish(s: AlertsModel, alert: Alert) -> None:
     try:
         from oci.ons.models import MessageDetails
     except ImportError:
@@ -258,13 +199,13 @@ class _PlainMessageDetails:
     body: str
 
 
-async def _oci(s: AlertSettings, alert: Alert) -> None:
+async def _oci(s: AlertsModel, alert: Alert) -> None:
     await asyncio.to_thread(_oci_publish, s, alert)
 
 
-def _channels(s: AlertSettings) -> dict[str, Callable[[AlertSettings, Alert], Awaitable[None]]]:
+def _channels(s: AlertsModel) -> dict[str, Callable[[AlertsModel, Alert], Awaitable[None]]]:
     out = {}
-    if s.webhook_url:
+    if s.webhook:
         out["webhook"] = _webhook
     if s.telegram_chat_id and s.telegram_token:
         out["telegram"] = _telegram
@@ -275,12 +216,12 @@ def _channels(s: AlertSettings) -> dict[str, Callable[[AlertSettings, Alert], Aw
     return out
 
 
-def policy(s: AlertSettings) -> RetryPolicy:
+def policy(s: AlertsModel) -> RetryPolicy:
     """The one retry policy (harness.models.retry) with the [alerts] numbers."""
     return RetryPolicy(attempts=s.retries, backoff_s=s.backoff_s, max_wait_s=MAX_WAIT_S)
 
 
-async def _with_retries(name: str, fn, s: AlertSettings, alert: Alert, sleep=asyncio.sleep) -> AlertResult:
+async def _with_retries(name: str, fn, s: AlertsModel, alert: Alert, sleep=asyncio.sleep) -> AlertResult:
     """One channel through the one retry policy (transient failures only); never raises."""
     tries = 0
 
@@ -301,7 +242,7 @@ async def _with_retries(name: str, fn, s: AlertSettings, alert: Alert, sleep=asy
         return AlertResult(name, False, tries, active().text(f"{type(exc).__name__}: {exc}"))
 
 
-async def send_alerts(config, event: Alert, settings: AlertSettings | None = None,
+async def send_alerts(config, event: Alert, settings: AlertsModel | None = None,
                       sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> list[AlertResult]:
     """Send ``event`` on every configured channel (concurrently); never raises. ``sleep`` is the
     wait between tries (tests inject one that records instead of waiting)."""

@@ -28,7 +28,7 @@ import asyncio
 import json
 import subprocess
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -175,7 +175,7 @@ def learn_baseline(outcome: "RunOutcome", config: Config):
 
 
 def _with_env(config: Config, extra: dict[str, str]) -> Config:
-    return replace(config, target=replace(config.target, env={**config.target.env, **extra}))
+    return config.with_sections(target=config.target.model_copy(update={"env": {**config.target.env, **extra}}))
 
 
 def own_layer_first(cases: Sequence[Case], layer: str) -> list[Case]:

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness.night.baseline import acceptance_note, choose_base, load_base
-from harness.night.diff import DriftThresholds, diff_runs
+from harness.night.diff import diff_runs
 from harness.night.history import LocalRunSource, RunSource, load_history, run_records
+from harness.schema.models import BudgetModel
 
 log = logging.getLogger("harness.night.context")
 
@@ -42,14 +43,14 @@ class RunContext:
 
 
 def run_context(run: Mapping[str, Any], reports_dir: str | os.PathLike[str], *, source: RunSource | None = None,
-                thresholds: DriftThresholds | None = None, last: int = HISTORY_RUNS) -> RunContext:
+                thresholds: BudgetModel | None = None, last: int = HISTORY_RUNS) -> RunContext:
     """History and diff for ``run`` from the runs kept in ``reports_dir`` (or ``source``)."""
     source = source or LocalRunSource(reports_dir)
     ctx = RunContext()
     run_id = str(run.get("run_id", ""))
-    t = thresholds or DriftThresholds()
+    t = thresholds or BudgetModel()
     try:
-        hist = load_history(source, last=max(last, t.flaky_nights), until=run_id)
+        hist = load_history(source, last=max(last, t.drift_flaky_nights), until=run_id)
         ctx.warnings += hist.warnings
         runs = [r for r in hist.runs if r.get("run_id") != run_id and str(r.get("run_id", "")) < run_id]
         runs.append(dict(run))
@@ -59,7 +60,7 @@ def run_context(run: Mapping[str, Any], reports_dir: str | os.PathLike[str], *, 
             loaded = next((r for r in hist.runs if r.get("run_id") == base_id), None)
             base = load_base(source, reports_dir, base_id, loaded)
             ctx.base = base
-            ctx.diff = diff_runs(base, run, recent=runs[-t.flaky_nights:], thresholds=t, base_reason=why)
+            ctx.diff = diff_runs(base, run, recent=runs[-t.drift_flaky_nights:], thresholds=t, base_reason=why)
             if base.get("baseline_record"):
                 ctx.diff["baseline"] = acceptance_note(base["baseline_record"])
     except Exception as exc:  # a report without trends beats no report

@@ -11,13 +11,13 @@ the agent):
     still_failing   bad before and now
     changed         any other status change (e.g. pass -> unavailable)
     new / removed   in one run only
-    flaky           good/bad flipped at least ``flaky_min_flips`` times over the recent runs
+    flaky           good/bad flipped at least ``drift_flaky_min_flips`` times over the recent runs
 A quarantined case (``fixtures/quarantine.yaml``) is still listed, marked, but its
 regression does not count toward the exit code.
 
 Drift compares the cases both runs share (same case set, so a grown suite is not "more
-expensive"), per layer and in total, with the ratios of ``DriftThresholds`` (configurable
-under ``[budget]``, keys ``drift_*``; see docs/OPERATIONS.md). A change of golden version,
+expensive"), per layer and in total, with the ``drift_*`` thresholds of ``[budget]``
+(``harness.schema.models.BudgetModel``; see docs/OPERATIONS.md). A change of golden version,
 models, agent version or harness version is listed under ``references`` so a score change
 can be told from a reference change.
 """
@@ -25,49 +25,12 @@ can be told from a reference change.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
 from typing import Any, Mapping, Sequence
 
 from harness.night.history import BAD, GOOD, case_similarity, group_metrics, status_matrix
+from harness.schema.models import BudgetModel
 
 SCHEMA = "harness.diff/1"
-
-
-@dataclass(frozen=True)
-class DriftThresholds:
-    """When a metric moved far enough to be reported (ratios new / base)."""
-
-    similarity_ratio: float = 0.95
-    """Mean similarity below base x this is drift (a 5% drop)."""
-    cost_ratio: float = 1.25
-    """Cost above base x this is drift."""
-    tokens_ratio: float = 1.25
-    """Tokens (input + output) above base x this is drift."""
-    latency_ratio: float = 1.5
-    """Latency p95 above base x this is drift."""
-    latency_floor_ms: float = 250.0
-    """Latency growth smaller than this many ms is noise, whatever the ratio."""
-    flaky_nights: int = 7
-    """How many recent runs the flakiness window covers."""
-    flaky_min_flips: int = 3
-    """Good <-> bad flips within the window that make a case flaky (3: one bad night that
-    recovered, pass-fail-pass, is a regression and its fix, not flakiness)."""
-
-    @classmethod
-    def from_config(cls, table: Mapping[str, Any] | None) -> "DriftThresholds":
-        """Read ``drift_<field>`` keys of a config table (``[budget]``); others are ignored."""
-        table = table or {}
-        kwargs: dict[str, Any] = {}
-        for f in fields(cls):
-            key = f"drift_{f.name}"
-            if key in table:
-                value = table[key]
-                if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-                    from harness.errors import ConfigError
-
-                    raise ConfigError(f"[budget] {key} must be a non-negative number, got {value!r}")
-                kwargs[f.name] = int(value) if f.type in ("int", int) else float(value)
-        return cls(**kwargs)
 
 
 def _cases(run: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -127,7 +90,7 @@ def _references(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[st
     return changes
 
 
-def _drift_group(name: str, base_cases: list, new_cases: list, t: DriftThresholds) -> list[dict[str, Any]]:
+def _drift_group(name: str, base_cases: list, new_cases: list, t: BudgetModel) -> list[dict[str, Any]]:
     b, n = group_metrics(base_cases), group_metrics(new_cases)
     out = []
 
@@ -137,11 +100,11 @@ def _drift_group(name: str, base_cases: list, new_cases: list, t: DriftThreshold
         return c / a
 
     checks = (
-        ("similarity", b["similarity"], n["similarity"], lambda r: r < t.similarity_ratio, "down"),
-        ("cost_usd", b["cost_usd"], n["cost_usd"], lambda r: r > t.cost_ratio, "up"),
-        ("tokens", b["tokens"], n["tokens"], lambda r: r > t.tokens_ratio, "up"),
+        ("similarity", b["similarity"], n["similarity"], lambda r: r < t.drift_similarity_ratio, "down"),
+        ("cost_usd", b["cost_usd"], n["cost_usd"], lambda r: r > t.drift_cost_ratio, "up"),
+        ("tokens", b["tokens"], n["tokens"], lambda r: r > t.drift_tokens_ratio, "up"),
         ("latency_p95_ms", b["latency_p95_ms"], n["latency_p95_ms"],
-         lambda r: r > t.latency_ratio and (n["latency_p95_ms"] - b["latency_p95_ms"]) >= t.latency_floor_ms, "up"),
+         lambda r: r > t.drift_latency_ratio and (n["latency_p95_ms"] - b["latency_p95_ms"]) >= t.drift_latency_floor_ms, "up"),
     )
     for metric, before, after, beyond, direction in checks:
         r = ratio(before, after)
@@ -152,10 +115,10 @@ def _drift_group(name: str, base_cases: list, new_cases: list, t: DriftThreshold
 
 
 def diff_runs(base: Mapping[str, Any], new: Mapping[str, Any], *, recent: Sequence[Mapping[str, Any]] = (),
-              thresholds: DriftThresholds | None = None, base_reason: str = "") -> dict[str, Any]:
+              thresholds: BudgetModel | None = None, base_reason: str = "") -> dict[str, Any]:
     """Compare ``new`` with ``base`` (results.json dicts). ``recent`` are the runs of the
     flakiness window, oldest first (``new`` is appended when it is not among them)."""
-    t = thresholds or DriftThresholds()
+    t = thresholds or BudgetModel()
     bc, nc = _cases(base), _cases(new)
     out: dict[str, Any] = {
         "schema": SCHEMA,
@@ -185,16 +148,16 @@ def diff_runs(base: Mapping[str, Any], new: Mapping[str, Any], *, recent: Sequen
         elif before != after:
             out["changed"].append(_entry(cid, b, n))
         sb, sn = case_similarity(b), case_similarity(n)
-        if sb is not None and sn is not None and sn < sb * t.similarity_ratio:
+        if sb is not None and sn is not None and sn < sb * t.drift_similarity_ratio:
             out["drift"].append({"scope": f"case {cid}", "metric": "similarity", "before": sb, "after": sn,
                                  "ratio": round(sn / sb, 4) if sb > 0 else None, "direction": "down"})
 
-    window = [r for r in recent if r.get("run_id") != new.get("run_id")][-(max(t.flaky_nights, 1) - 1):] \
-        if t.flaky_nights > 1 else []
+    window = [r for r in recent if r.get("run_id") != new.get("run_id")][-(max(t.drift_flaky_nights, 1) - 1):] \
+        if t.drift_flaky_nights > 1 else []
     window = [*window, new]
     for cid, statuses in status_matrix(window).items():
         k = flips(statuses)
-        if k >= t.flaky_min_flips:
+        if k >= t.drift_flaky_min_flips:
             out["flaky"].append({"id": cid, "flips": k, "statuses": statuses, "runs": len(window),
                                  "quarantined": bool((nc.get(cid) or {}).get("quarantined", False))})
 

@@ -31,68 +31,33 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from harness.errors import ConfigError
+from harness.config import config_section
+from harness.errors import ConfigError, UsageError
 from harness.night.crontab import _for_apscheduler, _zone, make_trigger, next_fire_times
+from harness.schema.models import ScheduleModel
 from harness.night.runlock import RunLock, RunLocked
 
 log = logging.getLogger("harness.night.schedule")
 
-DEFAULT_CRON = "0 2 * * *"
-DEFAULT_TZ = "UTC"
+DEFAULT_CRON = ScheduleModel.model_fields["cron"].default
+DEFAULT_TZ = ScheduleModel.model_fields["tz"].default
 
 
-@dataclass(frozen=True)
-class ScheduleConfig:
-    """``[schedule]``: when the nightly cycle fires and what ``harness run`` options it uses."""
-
-    cron: str = DEFAULT_CRON
-    tz: str = DEFAULT_TZ
-    layers: tuple[str, ...] = ()
-    """Empty: all layers."""
-    cases: tuple[str, ...] = ()
-    concurrency: int | None = None
-    repeat: int = 1
-    out: str = ""
-    """Reports folder (default: reports/ next to the config)."""
-    upload: bool | None = None
-    """None: upload when [storage] is configured."""
-    fixtures: str = ""
-    golden: str = ""
-    budget_usd: float | None = None
-
-
-def schedule_config(config: Any, cron: str | None = None, tz: str | None = None) -> ScheduleConfig:
-    table = dict((getattr(config, "sections", None) or {}).get("schedule") or {})
+def schedule_config(config: Any, cron: str | None = None, tz: str | None = None) -> ScheduleModel:
+    """``[schedule]`` (validated when the config was loaded), with ``harness schedule``'s --cron and --tz."""
+    sc = config_section(config, "schedule")
     file = str(getattr(config, "path", "") or "")
-    known = {f.name for f in dataclasses.fields(ScheduleConfig)}
-    unknown = set(table) - known
-    if unknown:
-        raise ConfigError(f"[schedule] unknown key {sorted(unknown)[0]!r}", file=file,
-                          fix=f"known keys: {', '.join(sorted(known))}")
-    for key in ("layers", "cases"):
-        value = table.get(key, ())
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"[schedule] {key} must be a list of strings", file=file)
-        table[key] = tuple(value)
-    if cron:
-        table["cron"] = cron
-    if tz:
-        table["tz"] = tz
-    out = table.get("out")
-    if isinstance(out, str) and out:
+    if cron or tz:
+        sc = sc.model_copy(update={k: v for k, v in (("cron", cron), ("tz", tz)) if v})
+    if sc.out:
         from harness.schema.files import output_dir_problem
 
         resolve = getattr(config, "resolve", None)
-        problem = output_dir_problem(resolve(out) if resolve else out)
+        problem = output_dir_problem(resolve(sc.out) if resolve else sc.out)
         if problem:
             raise ConfigError(f"[schedule] out: {problem.replace('--out ', '')}", file=file,
                               fix="[schedule] out names the folder the nightly runs are written to (created if missing)")
-    try:
-        return ScheduleConfig(**table)
-    except TypeError as exc:  # pragma: no cover - guarded by the key check
-        raise ConfigError(f"[schedule] {exc}", file=file) from None
+    return sc
 
 
 # --------------------------------------------------------------------------- one cycle
@@ -128,7 +93,7 @@ class CycleResult:
         return "; ".join(parts)
 
 
-def run_argv(config_path: str | None, sc: ScheduleConfig, run_id: str, quiet: bool) -> list[str]:
+def run_argv(config_path: str | None, sc: ScheduleModel, run_id: str, quiet: bool) -> list[str]:
     """The ``harness run`` command line of a cycle."""
     argv = ["run", "--run-id", run_id]
     if config_path:
@@ -185,7 +150,7 @@ def run_cycle(config_path: str | None, cron: str | None = None, tz: str | None =
     sc = schedule_config(config, cron, tz)
     out = config.resolve(sc.out) if sc.out else config.resolve("reports")
     if sc.out:
-        sc = dataclasses.replace(sc, out=str(out))
+        sc = sc.model_copy(update={"out": str(out)})
     run_id = new_run_id()
     started = time.monotonic()
     try:
@@ -341,5 +306,5 @@ def serve(config_path: str | None, cron: str, tz: str, *, run: RunCommand) -> in
     return 0
 
 
-__all__: Sequence[str] = ("CycleResult", "RunCommand", "ScheduleConfig", "configure_logging", "make_scheduler",
+__all__: Sequence[str] = ("CycleResult", "RunCommand", "ScheduleModel", "configure_logging", "make_scheduler",
                           "run_cycle", "schedule_config", "serve")

@@ -40,7 +40,7 @@ from typing import Any, Mapping
 
 from harness.errors import StorageError
 from harness.night.runindex import _get_json, index_entry, read_index, update_index
-from harness.night.store import LAST, S3Store, StorageConfig, storage_config
+from harness.night.store import LAST, S3Store, StorageModel, storage_config
 
 log = logging.getLogger("harness.night.storage")
 
@@ -65,7 +65,7 @@ def run_date(run_id: str, started_at: str = "") -> tuple[str, str, str]:
     return f"{d.year:04d}", f"{d.month:02d}", f"{d.day:02d}"
 
 
-def run_key_prefix(sc: StorageConfig, run_id: str, started_at: str = "") -> str:
+def run_key_prefix(sc: StorageModel, run_id: str, started_at: str = "") -> str:
     """``PREFIX/runs/YYYY/MM/DD/RUN_ID`` (no trailing slash)."""
     return sc.key("runs", *run_date(run_id, started_at), run_id)
 
@@ -134,7 +134,7 @@ class Pending:
                    done=list(d.get("done") or ()))
 
 
-def plan_upload(sc: StorageConfig, run_dir: Path, store: S3Store | None = None) -> Pending:
+def plan_upload(sc: StorageModel, run_dir: Path, store: S3Store | None = None) -> Pending:
     """What uploading ``run_dir`` means: every file, its key, its size and MD5, and the index entry."""
     run_dir = Path(run_dir).resolve()
     results = _load_results(run_dir)

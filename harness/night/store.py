@@ -1,4 +1,4 @@
-"""The object store: ``[storage]`` read into a ``StorageConfig``, and ``S3Store`` (put, head,
+"""The object store: ``[storage]`` read into a ``StorageModel``, and ``S3Store`` (put, head,
 get, conditional put, list) over boto3, every remote call through the one retry policy.
 What is stored and how a run gets there: storage.py; the index of runs: runindex.py.
 
@@ -16,74 +16,20 @@ from typing import Any, Callable, Mapping
 
 from harness.models.retry import RetryPolicy, is_transient, server_retry_after
 from harness.redact import active
-from harness.errors import ConfigError, StorageError
+from harness.config import config_section
+from harness.errors import StorageError
+from harness.schema.models import StorageModel
 
 log = logging.getLogger("harness.night.storage")
 
 
 #: results.json goes last: its presence in the bucket means the run's other files are there.
 LAST = "results.json"
-ADDRESSING = ("auto", "path", "virtual")
 
 
-@dataclass(frozen=True)
-class StorageConfig:
-    """The ``[storage]`` section."""
-
-    url: str
-    """``s3://bucket/prefix``."""
-    bucket: str
-    prefix: str
-    """Without leading or trailing slash; may be empty."""
-    endpoint_url: str = ""
-    """Empty: AWS S3. OCI: ``https://<namespace>.compat.objectstorage.<region>.oraclecloud.com``."""
-    region: str = ""
-    addressing_style: str = "auto"
-    """``path`` for OCI and MinIO; ``virtual`` or ``auto`` for AWS."""
-    retries: int = 3
-    """Tries per object before the upload is left in the spool."""
-    retry_backoff_s: float = 1.0
-    """Wait before the second try; doubled before each next one."""
-    timeout_s: float = 30.0
-    """Connect and read timeout of one request."""
-
-    def key(self, *parts: str) -> str:
-        return "/".join(p.strip("/") for p in (self.prefix, *parts) if p and p.strip("/"))
-
-
-_KEYS = {"url", "endpoint_url", "region", "addressing_style", "retries", "retry_backoff_s", "timeout_s"}
-
-
-def storage_config(config: Any) -> StorageConfig | None:
-    """The parsed ``[storage]`` section of a Config, or None when there is none (local only)."""
-    table = dict((getattr(config, "sections", None) or {}).get("storage") or {})
-    file = str(getattr(config, "path", "") or "")
-    if not table or not table.get("url"):
-        if table:
-            raise ConfigError("[storage] has no url", file=file, fix='url = "s3://bucket/prefix"')
-        return None
-    unknown = set(table) - _KEYS
-    if unknown:
-        raise ConfigError(f"[storage] unknown key {sorted(unknown)[0]!r}", file=file,
-                          fix=f"known keys: {', '.join(sorted(_KEYS))}")
-    url = str(table["url"])
-    m = re.fullmatch(r"s3://([^/]+)/?(.*)", url)
-    if not m:
-        raise ConfigError(f"[storage] url {url!r} is not s3://bucket/prefix", file=file,
-                          fix='url = "s3://nightly-evals/chatbot"')
-    style = str(table.get("addressing_style") or "auto")
-    if style not in ADDRESSING:
-        raise ConfigError(f"[storage] addressing_style {style!r}", file=file, fix=f"one of {', '.join(ADDRESSING)}")
-    try:
-        retries = int(table.get("retries", 3))
-        backoff = float(table.get("retry_backoff_s", 1.0))
-        timeout = float(table.get("timeout_s", 30.0))
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"[storage] {exc}", file=file) from None
-    return StorageConfig(url=url, bucket=m.group(1), prefix=m.group(2).strip("/"),
-                         endpoint_url=str(table.get("endpoint_url") or ""), region=str(table.get("region") or ""),
-                         addressing_style=style, retries=max(1, retries), retry_backoff_s=max(0.0, backoff),
-                         timeout_s=timeout)
+def storage_config(config: Any) -> StorageModel | None:
+    """``[storage]`` of a Config (validated when it was loaded), or None when there is none (local only)."""
+    return config_section(config, "storage")
 
 
 # --------------------------------------------------------------------------- the store
@@ -96,7 +42,7 @@ class S3Store:
     scrubbed from the message in case an endpoint ever echoes it.
     """
 
-    def __init__(self, sc: StorageConfig, environ: Mapping[str, str] | None = None,
+    def __init__(self, sc: StorageModel, environ: Mapping[str, str] | None = None,
                  sleep: Callable[[float], Any] = time.sleep):
         environ = os.environ if environ is None else environ
         self.sc = sc
@@ -255,12 +201,12 @@ def open_store(config: Any, environ: Mapping[str, str] | None = None) -> S3Store
 MAX_WAIT_S = 60.0
 
 
-def policy(sc: StorageConfig) -> RetryPolicy:
+def policy(sc: StorageModel) -> RetryPolicy:
     """The one retry policy (harness.models.retry) with the [storage] numbers."""
     return RetryPolicy(attempts=sc.retries, backoff_s=sc.retry_backoff_s, max_wait_s=MAX_WAIT_S)
 
 
-def describe(sc: StorageConfig) -> str:
+def describe(sc: StorageModel) -> str:
     """Where runs go, for humans (never any credential)."""
     where = f"s3://{sc.bucket}/{sc.prefix}" if sc.prefix else f"s3://{sc.bucket}"
     return where + (f" at {sc.endpoint_url}" if sc.endpoint_url else "") + (f" ({sc.region})" if sc.region else "")

@@ -1,6 +1,7 @@
 """Cost budgets: ``[budget]`` settings and the guard that stops a run before it overspends.
 
-``[budget]`` keys (all optional):
+``[budget]`` is ``harness.schema.models.BudgetModel`` (also the soft budget's and the diff's
+drift keys); its cost and anomaly keys (all optional):
 
     run_usd = 1.00          hard budget for the whole run (``--budget-usd`` overrides it)
     case_usd = 0.05         a case that spends more fails (``budget.case_usd`` evidence)
@@ -26,98 +27,31 @@ exits 3 naming the cases that spent the money.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
+from harness.config import config_section
 from harness.errors import ConfigError
-
-KNOWN_KEYS = {"run_usd", "case_usd", "prices", "simulated", "anomaly_ratio", "anomaly_window",
-              "anomaly_min_latency_ms", "anomalies", "anomaly_min_runs", "anomaly_mad_k", "anomaly_min_tokens",
-              "anomaly_min_llm_calls", "anomaly_min_cost_usd", "anomaly_layers",
-              # the reasoning layer's soft budget shares the section (harness/models/settings.py)
-              "soft_max_fraction_per_layer", "soft_max_per_run",
-              # the diff's drift thresholds share it too (harness/diff.py DriftThresholds)
-              "drift_similarity_ratio", "drift_cost_ratio", "drift_tokens_ratio", "drift_latency_ratio",
-              "drift_latency_floor_ms", "drift_flaky_nights", "drift_flaky_min_flips"}
+from harness.schema.models import BudgetModel
 
 
-@dataclass(frozen=True)
-class BudgetSettings:
-    run_usd: float | None = None
-    case_usd: float | None = None
-    prices: str = ""
-    simulated: object = "auto"
-    anomaly_ratio: float = 1.5
-    anomaly_window: int = 7
-    anomaly_min_latency_ms: float = 1000.0
-    anomalies: bool = True
-    anomaly_min_runs: int = 5
-    anomaly_mad_k: float = 3.0
-    anomaly_min_tokens: float = 50.0
-    anomaly_min_llm_calls: float = 1.0
-    anomaly_min_cost_usd: float = 0.0
-    anomaly_layers: tuple[str, ...] = ()
+def anomaly_thresholds(settings: BudgetModel):
+    """The ``anomaly_*`` keys of ``[budget]`` as run/anomaly.py's Thresholds."""
+    from harness.run.anomaly import Thresholds
 
-    def anomaly_thresholds(self):
-        from harness.run.anomaly import Thresholds
-
-        return Thresholds(ratio=self.anomaly_ratio, window=self.anomaly_window, min_runs=self.anomaly_min_runs,
-                          mad_k=self.anomaly_mad_k,
-                          min_change={"latency_ms": self.anomaly_min_latency_ms, "tokens": self.anomaly_min_tokens,
-                                      "llm_calls": self.anomaly_min_llm_calls, "cost_usd": self.anomaly_min_cost_usd})
+    return Thresholds(ratio=settings.anomaly_ratio, window=settings.anomaly_window, min_runs=settings.anomaly_min_runs,
+                      mad_k=settings.anomaly_mad_k,
+                      min_change={"latency_ms": settings.anomaly_min_latency_ms, "tokens": settings.anomaly_min_tokens,
+                                  "llm_calls": settings.anomaly_min_llm_calls,
+                                  "cost_usd": settings.anomaly_min_cost_usd})
 
 
-def budget_settings(config, budget_usd: float | None = None) -> BudgetSettings:
-    """Read and validate ``[budget]``; ``budget_usd`` (the CLI flag) overrides ``run_usd``."""
-    raw = dict(config.sections.get("budget", {}) or {})
-    file = str(config.path or "")
-    for key in raw:
-        if key not in KNOWN_KEYS:
-            raise ConfigError(f"[budget] unknown key {key!r}", file=file, fix=f"known keys: {', '.join(sorted(KNOWN_KEYS))}")
-
-    def num(key: str, positive: bool = True):
-        v = raw.get(key)
-        if v is None:
-            return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or (positive and v <= 0):
-            raise ConfigError(f"[budget] {key} must be a positive number, got {v!r}", file=file)
-        return float(v)
-
-    window = raw.get("anomaly_window", 7)
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise ConfigError(f"[budget] anomaly_window must be a positive integer, got {window!r}", file=file)
-    min_runs = raw.get("anomaly_min_runs", 5)
-    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
-        raise ConfigError(f"[budget] anomaly_min_runs must be a positive integer, got {min_runs!r}", file=file)
-
-    def at_least_zero(key: str, default: float) -> float:
-        v = raw.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-            raise ConfigError(f"[budget] {key} must be a number >= 0, got {v!r}", file=file)
-        return float(v)
-
-    layers = raw.get("anomaly_layers", [])
-    if isinstance(layers, str):
-        layers = [layers]
-    if not isinstance(layers, list) or not all(isinstance(x, str) for x in layers):
-        raise ConfigError(f"[budget] anomaly_layers must be a list of layer names, got {layers!r}", file=file,
-                          fix='e.g. anomaly_layers = ["cost"]; empty: every layer')
-    simulated = raw.get("simulated", "auto")
-    if simulated not in (True, False, "auto"):
-        raise ConfigError(f"[budget] simulated must be true, false or \"auto\", got {simulated!r}", file=file)
-    run_usd = num("run_usd")
+def budget_settings(config, budget_usd: float | None = None) -> BudgetModel:
+    """``[budget]`` (validated when the config was loaded); ``budget_usd`` (the CLI flag) overrides ``run_usd``."""
+    settings = config_section(config, "budget")
     if budget_usd is not None:
         if budget_usd < 0:
             raise ConfigError("--budget-usd must not be negative")
-        run_usd = float(budget_usd)
-    return BudgetSettings(run_usd=run_usd, case_usd=num("case_usd"), prices=str(raw.get("prices", "")),
-                          simulated=simulated, anomaly_ratio=num("anomaly_ratio") or 1.5, anomaly_window=window,
-                          anomaly_min_latency_ms=at_least_zero("anomaly_min_latency_ms", 1000.0),
-                          anomalies=bool(raw.get("anomalies", True)), anomaly_min_runs=min_runs,
-                          anomaly_mad_k=at_least_zero("anomaly_mad_k", 3.0),
-                          anomaly_min_tokens=at_least_zero("anomaly_min_tokens", 50.0),
-                          anomaly_min_llm_calls=at_least_zero("anomaly_min_llm_calls", 1.0),
-                          anomaly_min_cost_usd=at_least_zero("anomaly_min_cost_usd", 0.0),
-                          anomaly_layers=tuple(layers))
+        settings = settings.model_copy(update={"run_usd": float(budget_usd)})
+    return settings
 
 
 class BudgetGuard:

@@ -20,7 +20,7 @@ from harness.checks.provider import ProviderCalls, observed_durations, shifted
 from harness.run import cost as costs
 from harness.run.aggregate import case_status
 from harness.run.anomaly import History, anomalies, basis, comparable, is_nightly_id, load_history
-from harness.run.budget import BudgetGuard, budget_settings
+from harness.run.budget import BudgetGuard, anomaly_thresholds, budget_settings
 from harness.types import Case, CaseResult, Evidence
 
 log = logging.getLogger("harness.run.perf")
@@ -93,7 +93,7 @@ class RunMeter:
         self.tonight_calls += [d for a in attempts for d in observed_durations(a.observation)]
         if self.settings.anomalies and self.history.entries and (not layers or case.layer in layers):
             off = {name for t in case.turns for name in t.disabled}  # anomaly: false in the case
-            extra += [e for e in anomalies(result, self.history, thresholds=self.settings.anomaly_thresholds(),
+            extra += [e for e in anomalies(result, self.history, thresholds=anomaly_thresholds(self.settings),
                                            provider=self.provider, shift=shifted(self.provider, self.tonight_calls))
                       if e.check not in off]
         if extra:

@@ -3,8 +3,13 @@
 They say what shape every value has: extra keys are refused, numbers are finite and in
 range, enumerations are closed, ports are 0-65535, S3 bucket names follow the bucket rules,
 files named by the config exist (relative to the config file; ``context={"root": Path}``).
-``harness.config`` and ``harness.cases`` validate the raw data with them first, then build
-their own frozen objects; ``harness schema`` exports them as JSON Schema (``export.py``).
+``harness schema`` exports them as JSON Schema (``export.py``).
+
+The config models (``Section`` and below) are the config itself: ``harness.config.load_config``
+validates harness.toml with ``config_model`` and hands the frozen section models to the code
+(``Config.target``, ``Config.settings.budget``...); there is no second definition of a section.
+A field's docstring is its description in the exported JSON Schema (editors show it).
+``harness.cases`` validates case files with the case models first, then builds its own objects.
 
 The case model is built per suite (``case_file_model``) from the names the caller knows:
 the checks of the dispatch table and the installed layers, so a plugin's checks and layers
@@ -20,8 +25,9 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence
 
-from pydantic import (BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator,
-                      model_validator)
+import pydantic
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, create_model,
+                      field_validator, model_validator)
 
 from harness.types import CASE_ID_RE
 
@@ -44,6 +50,23 @@ class Strict(BaseModel):
     model_config = STRICT
 
 
+class Section(Strict):
+    """A harness.toml section: validated once at load, frozen, read by the code as it is."""
+
+    model_config = ConfigDict(**STRICT, frozen=True, use_attribute_docstrings=True)
+
+
+def _tuple(value: Any) -> tuple[str, ...]:
+    """A list of strings, or one string, as the tuple the code reads."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+#: A TOML list, a tuple in the code (strict mode takes only a tuple for a tuple).
+Seq = Annotated[tuple[str, ...], pydantic.Strict(False)]
+#: A list of strings in the file (one string is a list of one), a tuple in the code.
+Names = Annotated[Seq | str, AfterValidator(_tuple)]
+
+
 def _root(info: ValidationInfo) -> Path | None:
     ctx = info.context or {}
     return ctx.get("root")
@@ -63,21 +86,31 @@ def _must_exist(value: str, info: ValidationInfo, what: str) -> str:
 # --------------------------------------------------------------------------- harness.toml
 
 
-class TargetModel(Strict):
+class TargetModel(Section):
     """``[target]``: the agent under test."""
 
     name: str = "target"
+    """Shown in reports."""
     version: str = ""
-    command: list[str] | str = Field(default_factory=list, description="argv; started before the run")
+    """Agent version; when empty, taken from the ready_url's JSON ``version`` if it has one."""
+    command: Seq | str = Field(
+        (), description="argv; started before the run (a string is split on white space)")
+    """Started before the run and stopped after it; empty: the target is already running."""
     cwd: str = ""
+    """Working directory for ``command`` (relative to the config file)."""
     port: Port | None = None
+    """Fills ``{port}`` in URLs and env; 0 picks a free port."""
     ready_url: str = ""
+    """Polled until it answers 200."""
     ready_timeout_s: Seconds = 30.0
     telegram_webhook: str = ""
     whatsapp_webhook: str = ""
     state_url: str = ""
+    """State probe, ``{chat_id}`` filled per case."""
     inprocess: str = Field("", pattern=r"^$|^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="module:attr")
+    """``module:attr``: a Python target served in the harness's own process (see targets.inprocess)."""
     env: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    """Passed to ``command`` with placeholders filled in (values as strings)."""
 
     @field_validator("env")
     @classmethod
@@ -92,30 +125,45 @@ class TargetModel(Strict):
 
     @field_validator("command")
     @classmethod
-    def _command_has_no_nul(cls, command: list[str] | str) -> list[str] | str:
+    def _command_has_no_nul(cls, command: tuple[str, ...] | str) -> tuple[str, ...]:
         for arg in [command] if isinstance(command, str) else command:
             if "\0" in arg:
                 raise ValueError(f"command argument {arg!r} holds a NUL character")
-        return command
+        return tuple(command.split()) if isinstance(command, str) else tuple(command)
+
+    @field_validator("env", mode="after")
+    @classmethod
+    def _env_as_strings(cls, env: dict) -> dict[str, str]:
+        return {str(k): str(v) for k, v in env.items()}
 
 
-class SandboxModel(Strict):
+class SandboxModel(Section):
     """``[sandbox]``: the loopback world the agent talks to."""
 
     llm_upstream: str = ""
+    """OpenAI-compatible base URL the gateway forwards to (``.../v1``); empty: the model double answers."""
     llm_upstream_key_env: str = "HARNESS_LLM_API_KEY"
+    """Environment variable holding the upstream's API key (forwarded as a bearer token)."""
     anthropic_upstream: str = ""
+    """Anthropic Messages API root the gateway forwards ``/v1/messages`` to (e.g.
+    ``https://api.anthropic.com``); empty: the model double answers Anthropic calls."""
     anthropic_upstream_key_env: str = "HARNESS_ANTHROPIC_API_KEY"
+    """Environment variable holding the Anthropic key (sent as ``x-api-key``)."""
     docs_dir: str = "fixtures/documents"
     settle_s: Wait = 1.0
+    """A turn ends once the agent was quiet this long (and the expected replies arrived)."""
     reply_timeout_s: Seconds = 20.0
+    """Longest wait for a turn's expected replies."""
     case_timeout_s: Seconds = 120.0
     concurrency: Annotated[int, Field(ge=1, le=1000)] = 8
     whatsapp_api_version: str = "v21.0"
     phone_number_id: str = Field("106540352242922", pattern=r"^\d{1,20}$")
     display_phone_number: str = Field("15550783881", pattern=r"^\+?\d{1,20}$")
     llm_mode: Literal["live", "record", "replay"] = "live"
+    """live | record | replay: LLM calls forwarded, forwarded and recorded, or answered from
+    the cassette only (harness/sandbox/cassettes.py)."""
     cassette: str = ""
+    """The cassette file (JSONL) for record / replay, e.g. ``cassettes/nightly.jsonl``."""
 
     @model_validator(mode="after")
     def _cassette(self, info: ValidationInfo) -> "SandboxModel":
@@ -134,33 +182,66 @@ class SandboxModel(Strict):
         return value
 
 
-class EmbeddingsModel(Strict):
+class EmbeddingsModel(Section):
     """``[embeddings]``: the similarity model (harness/models/settings.py)."""
 
     backend: Literal["minilm", "hash"] = "minilm"
+    """minilm (all-MiniLM-L6-v2, offline) | hash (test double)."""
     threshold: Fraction = 0.75
+    """Similarity passes at or above (per case: ``similarity.min``)."""
     fail_below: Fraction = 0.5
+    """Similarity fails below; in between is a soft error."""
     cache_dir: str = ".harness-cache"
+    """Golden/document embeddings and critic answers (relative to the config file)."""
     max_batch: Annotated[int, Field(ge=1, le=10_000)] = 64
+    """The most texts in one batch."""
     max_wait_ms: Annotated[float, Field(ge=0, le=60_000)] = 0.0
+    """From idle, wait this long for company (texts that arrive while the model encodes always
+    go together in the next batch)."""
+
+    @model_validator(mode="after")
+    def _bands(self) -> "EmbeddingsModel":
+        if not self.fail_below <= self.threshold:
+            raise ValueError(f"needs 0 <= fail_below <= threshold <= 1, got fail_below = {self.fail_below} and "
+                             f"threshold = {self.threshold}{FIX}e.g. threshold = 0.75, fail_below = 0.5")
+        return self
 
 
-class CriticModel(Strict):
+class CriticModel(Section):
     """``[critic]``: the judge of factuality, rubrics and answers."""
 
     backend: Literal["offline", "openai", "anthropic"] = "offline"
+    """offline | openai (any OpenAI-compatible server) | anthropic."""
     model: str = ""
+    """E.g. "gpt-4o-mini", "llama-3.1-8b-instant", "claude-3-5-haiku-latest"."""
     base_url: str = ""
+    """Default per backend; Groq/OCI/vLLM/Ollama: their OpenAI-compatible ``/v1``."""
     api_key_env: str = ""
+    """The environment variable holding the key (never the key itself)."""
     timeout_s: Seconds = 30.0
     max_retries: Annotated[int, Field(ge=0, le=20)] = 3
+    """On 429 / 5xx / timeouts, honouring Retry-After."""
     fail_below: Fraction = 0.5
+    """Rubric / answer scores below fail; [min, 1] pass; between: soft."""
     support_min: Fraction = 0.55
+    """Offline critic: cosine at which a claim is supported..."""
     unsupported_below: Fraction = 0.35
+    """...and below which it is unsupported (between: soft)."""
     max_source_chars: Annotated[int, Field(ge=1)] = 40000
+    """LLM critics: the document is cut to this many characters."""
+
+    @model_validator(mode="after")
+    def _coherent(self) -> "CriticModel":
+        if self.backend != "offline" and not self.model:
+            raise ValueError(f"backend {self.backend!r} needs a model{FIX}model = \"gpt-4o-mini\"")
+        if not self.unsupported_below <= self.support_min:
+            raise ValueError(f"needs 0 <= unsupported_below <= support_min <= 1, got unsupported_below = "
+                             f"{self.unsupported_below} and support_min = {self.support_min}"
+                             f"{FIX}e.g. support_min = 0.55, unsupported_below = 0.35")
+        return self
 
 
-class BudgetModel(Strict):
+class BudgetModel(Section):
     """``[budget]``: money, anomalies, the soft budget and the diff's drift thresholds."""
 
     run_usd: Positive | None = None
@@ -176,9 +257,12 @@ class BudgetModel(Strict):
     anomaly_min_tokens: NonNegative = 50.0
     anomaly_min_llm_calls: NonNegative = 1.0
     anomaly_min_cost_usd: NonNegative = 0.0
-    anomaly_layers: list[str] = []
+    anomaly_layers: Seq = ()
+    """The layers whose cases are compared with history (empty: all)."""
     soft_max_fraction_per_layer: Fraction = 0.334
+    """More soft cases than this share of a layer's decidable cases fail the layer (harness/soft.py)."""
     soft_max_per_run: Annotated[int, Field(ge=0)] = 2
+    """More soft cases than this in the run fail it."""
     drift_similarity_ratio: NonNegative = 0.95
     drift_cost_ratio: NonNegative = 1.25
     drift_tokens_ratio: NonNegative = 1.25
@@ -193,12 +277,18 @@ class BudgetModel(Strict):
         return _must_exist(value, info, "the prices file")
 
 
-class AlertsModel(Strict):
-    """``[alerts]``: where budget breaches, regressions and failed starts are sent."""
+class AlertsModel(Section):
+    """``[alerts]``: where budget breaches, regressions and failed starts are sent
+    (harness/night/alerts.py). The three secrets (webhook URL, Telegram token, SMTP password)
+    are never keys: ``<key>_env`` names the variable, and ``with_runtime`` puts the values
+    in private attributes, which no repr, dump or schema shows."""
 
-    on: list[Literal["budget", "regression", "start_failed"]] = ["budget", "regression", "start_failed"]
+    on: Annotated[tuple[Literal["budget", "regression", "start_failed"], ...], pydantic.Strict(False)] = (
+        "budget", "regression", "start_failed")
     report_base_url: str = ""
+    """Links in alerts point here instead of at local paths."""
     webhook_url: str = ""
+    """Slack-compatible: POST {"text": ...} (a non-secret URL; else ``webhook_url_env``)."""
     webhook_url_env: str = ""
     telegram_chat_id: str | int = ""
     telegram_token_env: str = ""
@@ -210,13 +300,65 @@ class AlertsModel(Strict):
     smtp_user: str = ""
     smtp_password_env: str = ""
     smtp_from: str = "harness@localhost"
-    smtp_to: Strings = Field(default_factory=list)
+    smtp_to: Names = ()
     oci_topic_id: str = ""
     oci_config_file: str = "~/.oci/config"
     oci_profile: str = "DEFAULT"
-    retries: Annotated[int, Field(ge=0, le=20)] = 3
+    retries: Tries = 3
+    """Tries per channel (0 is one try)."""
     backoff_s: Wait = 1.0
+    """Doubled after each failed try (plus jitter)."""
     timeout_s: Seconds = 10.0
+
+    _webhook: str = PrivateAttr("")
+    _telegram_token: str = PrivateAttr("")
+    _smtp_password: str = PrivateAttr("")
+    _oci_client: Any = PrivateAttr(None)
+
+    @field_validator("telegram_chat_id", mode="after")
+    @classmethod
+    def _chat_as_text(cls, value: str | int) -> str:
+        return str(value)
+
+    @field_validator("telegram_api_base", mode="after")
+    @classmethod
+    def _no_trailing_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    def with_runtime(self, *, webhook_url: str = "", telegram_token: str = "", smtp_password: str = "",
+                     oci_client: Any = None) -> "AlertsModel":
+        """A copy holding the secrets read from the environment (and, in tests, an injected
+        OCI client); the webhook URL from the environment wins over the file's."""
+        copy = self.model_copy()
+        copy._webhook, copy._telegram_token, copy._smtp_password = webhook_url, telegram_token, smtp_password
+        copy._oci_client = oci_client
+        return copy
+
+    @property
+    def webhook(self) -> str:
+        """Where the webhook channel posts: the URL from ``webhook_url_env``, else ``webhook_url``."""
+        return self._webhook or self.webhook_url
+
+    @property
+    def telegram_token(self) -> str:
+        return self._telegram_token
+
+    @property
+    def smtp_password(self) -> str:
+        return self._smtp_password
+
+    @property
+    def oci_client(self) -> Any:
+        """Injected client (tests: a labelled fake); None builds ``oci.ons.NotificationDataPlaneClient``."""
+        return self._oci_client
+
+
+def _at_least_one(value: int) -> int:
+    return max(1, value)
+
+
+#: Tries of a remote call: 0 in the file is one try.
+Tries = Annotated[int, Field(ge=0, le=20), AfterValidator(_at_least_one)]
 
 
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
@@ -239,16 +381,34 @@ def bucket_problem(name: str) -> str | None:
     return None
 
 
-class StorageModel(Strict):
+class StorageModel(Section):
     """``[storage]``: S3-compatible object storage for runs (harness/night/storage.py)."""
 
     url: str = Field(..., description="s3://bucket/prefix")
+    """``s3://bucket/prefix``."""
     endpoint_url: str = Field("", pattern=r"^$|^https?://\S+$")
+    """Empty: AWS S3. OCI: ``https://<namespace>.compat.objectstorage.<region>.oraclecloud.com``."""
     region: str = ""
     addressing_style: Literal["auto", "path", "virtual"] = "auto"
-    retries: Annotated[int, Field(ge=0, le=20)] = 3
+    """``path`` for OCI and MinIO; ``virtual`` or ``auto`` for AWS."""
+    retries: Tries = 3
+    """Tries per object before the upload is left in the spool (0 is one try)."""
     retry_backoff_s: Wait = 1.0
+    """Wait before the second try; doubled before each next one."""
     timeout_s: Seconds = 30.0
+    """Connect and read timeout of one request."""
+
+    @property
+    def bucket(self) -> str:
+        return self.url[len("s3://"):].split("/", 1)[0]
+
+    @property
+    def prefix(self) -> str:
+        """Without leading or trailing slash; may be empty."""
+        return self.url[len("s3://"):].partition("/")[2].strip("/")
+
+    def key(self, *parts: str) -> str:
+        return "/".join(p.strip("/") for p in (self.prefix, *parts) if p and p.strip("/"))
 
     @field_validator("url")
     @classmethod
@@ -318,17 +478,20 @@ def zone_problem(tz: str) -> str | None:
     return None
 
 
-class ScheduleModel(Strict):
+class ScheduleModel(Section):
     """``[schedule]``: when the nightly cycle fires and the ``harness run`` options it uses."""
 
     cron: str = "0 2 * * *"
     tz: str = "UTC"
-    layers: Strings = Field(default_factory=list)
-    cases: Strings = Field(default_factory=list)
+    layers: Names = ()
+    """Empty: all layers."""
+    cases: Names = ()
     concurrency: Annotated[int, Field(ge=1, le=1000)] | None = None
     repeat: Annotated[int, Field(ge=1, le=1000)] = 1
     out: str = ""
+    """Reports folder (default: reports/ next to the config)."""
     upload: bool | None = None
+    """None: upload when [storage] is configured."""
     fixtures: str = ""
     golden: str = ""
     budget_usd: NonNegative | None = None
@@ -351,33 +514,35 @@ class ScheduleModel(Strict):
         return value
 
 
-class SuiteModel(Strict):
+class SuiteModel(Section):
     """``[suite]``: where the suite lives (defaults of --fixtures and --golden), relative to the config."""
 
     fixtures: str = "fixtures"
     golden: str = "golden"
 
 
-class BaselineKinds(Strict):
-    """The kinds of ``baseline.*`` checks, each on (true) or off (false); absent: on."""
+#: ``baseline.*`` kinds learned from the code path: one accepted night says what they are.
+BASELINE_STRUCTURE = ("replies", "post", "tools", "llm_calls", "state")
+#: Kinds a real model varies: several nights tell what held from what varied.
+BASELINE_VARYING = ("length", "language", "links", "tokens", "facts", "latency", "latency_trend")
+BASELINE_KINDS = BASELINE_STRUCTURE + BASELINE_VARYING
 
-    enabled: bool | None = None
-    replies: bool | None = None
-    post: bool | None = None
-    tools: bool | None = None
-    llm_calls: bool | None = None
-    state: bool | None = None
-    length: bool | None = None
-    language: bool | None = None
-    links: bool | None = None
-    tokens: bool | None = None
-    facts: bool | None = None
-    latency: bool | None = None
-    latency_trend: bool | None = None
+
+#: The kinds of ``baseline.*`` checks, each on (true) or off (false); absent: on.
+BaselineKinds = create_model(
+    "BaselineKinds", __base__=Strict,
+    __doc__="The kinds of ``baseline.*`` checks, each on (true) or off (false); absent: on.",
+    **{kind: (bool | None, None) for kind in ("enabled", *BASELINE_KINDS)})
 
 
 class BaselineModel(BaselineKinds):
-    """``[baseline]``: checks learned from the accepted nights (docs/CASES.md "Baseline checks")."""
+    """``[baseline]``: checks learned from the accepted nights (docs/CASES.md "Baseline checks").
+
+    Precedence: the case's ``baseline:`` key, then ``[baseline.layers.<layer>]``, then
+    ``[baseline]``. ``baseline: false`` (or ``enabled = false``) switches every kind off;
+    ``{facts: false}`` one kind."""
+
+    model_config = ConfigDict(**STRICT, frozen=True, use_attribute_docstrings=True)
 
     enabled: bool = True
     min_nights: Count = 3
@@ -393,12 +558,45 @@ class BaselineModel(BaselineKinds):
     trend_min_rho: Annotated[float, Field(gt=0, le=1)] = 0.5
     trend_min_ms: NonNegative = 750.0
     layers: dict[str, BaselineKinds] = {}
+    """``[baseline.layers.<layer>]``: ``enabled`` and per kind on/off for one layer."""
+
+    @property
+    def kinds(self) -> dict[str, bool]:
+        """Per kind on/off for the project (absent: on)."""
+        return {k: v for k in BASELINE_KINDS if (v := getattr(self, k)) is not None}
+
+    def needed(self, kind: str) -> int:
+        """Accepted nights a kind needs before its check holds a case to it."""
+        return self.min_nights_structure if kind in BASELINE_STRUCTURE else self.min_nights
+
+    def kinds_for(self, layer: str, case_setting: Any = None) -> frozenset[str]:
+        """The kinds a case of ``layer`` with ``baseline: case_setting`` is held to."""
+        kinds = self.kinds
+        on = {k: self.enabled and kinds.get(k, True) for k in BASELINE_KINDS}
+        lay = self.layers.get(layer)
+        lay = lay.model_dump(exclude_none=True) if lay is not None else {}
+        if lay.get("enabled") is False:
+            on = dict.fromkeys(BASELINE_KINDS, False)
+        for k in BASELINE_KINDS:
+            if k in lay:
+                on[k] = bool(lay[k]) and lay.get("enabled", True) is not False
+        if case_setting is False:
+            return frozenset()
+        if case_setting is True:  # the case asks for it back where its layer switched it off
+            on = {k: kinds.get(k, True) for k in BASELINE_KINDS}
+        elif isinstance(case_setting, Mapping):
+            if case_setting.get("enabled") is False:
+                return frozenset()
+            for k in BASELINE_KINDS:
+                if k in case_setting:
+                    on[k] = bool(case_setting[k])
+        return frozenset(k for k, v in on.items() if v)
 
 
-class ConfigModel(Strict):
+class ConfigModel(Section):
     """harness.toml (docs/CONFIG.md)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, title="harness.toml")
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True, title="harness.toml")
 
     target: TargetModel = Field(default_factory=TargetModel)
     sandbox: SandboxModel = Field(default_factory=SandboxModel)

@@ -6,7 +6,7 @@ import pytest
 
 from harness.checks.baseline.evidence import case_evidence
 from harness.checks.baseline.learn import learn
-from harness.checks.baseline.settings import KINDS, BaselineSettings
+from harness.schema.models import BASELINE_KINDS as KINDS, BaselineModel
 from tests.baseline.helpers import PARAPHRASE, SUMMARY, case_dict, run_dict, tonight, turn_dict
 
 ALL = frozenset(KINDS)
@@ -14,7 +14,7 @@ ALL = frozenset(KINDS)
 NIGHTS = [run_dict(f"2026112{i}-020000-aaaa", [case_dict("c", [turn_dict(text, tokens_in=tin)], latency=lat)])
           for i, (text, tin, lat) in enumerate([(SUMMARY, 500, 1000.0), (PARAPHRASE, 540, 1200.0),
                                                 (SUMMARY, 480, 900.0)])]
-INV = learn(NIGHTS, BaselineSettings())["c"]
+INV = learn(NIGHTS, BaselineModel())["c"]
 
 
 def _failing(sample, kinds=ALL):
@@ -106,7 +106,7 @@ def test_switched_off_kinds_give_no_evidence():
 
 
 def test_no_invariant_no_evidence():
-    one = learn(NIGHTS[:1], BaselineSettings())["c"]  # one night: structure only, never facts or bands
+    one = learn(NIGHTS[:1], BaselineModel())["c"]  # one night: structure only, never facts or bands
     evidence, _ = case_evidence(one, tonight(SUMMARY.replace("12%", "21%")), ALL)
     checks = {e.check for e in evidence}
     assert checks == {"baseline.replies", "baseline.post", "baseline.tools", "baseline.llm_calls"}
@@ -124,7 +124,7 @@ def test_a_number_replaced_in_its_claim_fails_even_when_said_elsewhere():
     nights = [run_dict(f"2026112{i}-020000-aaaa", [case_dict("c", [turn_dict(
         "Sales rose 12% in Oslo last spring. Analysts in Bergen also saw 12% growth in exports.")])])
         for i in range(3)]
-    inv = learn(nights, BaselineSettings())["c"]
+    inv = learn(nights, BaselineModel())["c"]
     evidence, changes = case_evidence(inv, tonight("Sales rose 21% in Oslo last spring. Analysts in Bergen also saw "
                                                    "12% growth in exports."), ALL)
     facts = next(e for e in evidence if e.check == "baseline.facts")
@@ -135,7 +135,7 @@ def test_names_swapped_between_claims_fail():
     nights = [run_dict(f"2026112{i}-020000-aaaa", [case_dict("c", [turn_dict(
         "The pilot started in Oslo with twelve clinics last spring. Later the scheme moved to Bergen and grew "
         "quickly there.")])]) for i in range(3)]
-    inv = learn(nights, BaselineSettings())["c"]
+    inv = learn(nights, BaselineModel())["c"]
     swapped = ("The pilot started in Bergen with twelve clinics last spring. Later the scheme moved to Oslo and "
                "grew quickly there.")
     evidence, changes = case_evidence(inv, tonight(swapped), ALL)
@@ -183,7 +183,7 @@ DAY_NIGHTS = [run_dict(f"2026112{i}-020000-aaaa", [case_dict("d", [turn_dict(DAY
     (DAY.replace("City Council", "Tuesday Council").replace("on Tuesday", "on City"), True),  # a name swap
 ])
 def test_a_weekday_is_a_fact_of_its_claim(text, bad):
-    inv = learn(DAY_NIGHTS, BaselineSettings())["d"]
+    inv = learn(DAY_NIGHTS, BaselineModel())["d"]
     evidence, changes = case_evidence(inv, tonight(text), frozenset({"facts"}))
     (e,) = evidence
     assert (e.passed is False) is bad, (e.reason, changes)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from harness.checks.baseline.learn import learn
-from harness.checks.baseline.settings import BaselineSettings
+from harness.schema.models import BaselineModel
 from tests.baseline.helpers import PARAPHRASE, SUMMARY, case_dict, run_dict, turn_dict
 
-S = BaselineSettings()
+S = BaselineModel()
 
 
 def _learn(*turn_lists, latencies=None, settings=S, status="pass"):

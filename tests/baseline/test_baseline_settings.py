@@ -6,20 +6,21 @@ import textwrap
 
 import pytest
 
-from harness.checks.baseline.settings import KINDS, BaselineSettings, baseline_settings, case_setting_error
+from harness.checks.baseline.settings import KINDS, baseline_settings, case_setting_error
+from harness.schema.models import BaselineModel
 from harness.config import load_config
 from harness.errors import ConfigError
 
 
 def test_precedence_case_over_layer_over_project():
-    s = BaselineSettings(kinds={"latency": False}, layers={"cost": {"facts": False}, "robustness": {"enabled": False}})
+    s = BaselineModel(latency=False, layers={"cost": {"facts": False}, "robustness": {"enabled": False}})
     assert "latency" not in s.kinds_for("reasoning")
     assert "facts" not in s.kinds_for("cost") and "facts" in s.kinds_for("reasoning")
     assert s.kinds_for("robustness") == frozenset()
     assert s.kinds_for("robustness", True) == frozenset(KINDS) - {"latency"}
     assert s.kinds_for("reasoning", False) == frozenset()
     assert s.kinds_for("reasoning", {"latency": True, "facts": False}) == frozenset(KINDS) - {"facts"}
-    assert BaselineSettings(enabled=False).kinds_for("reasoning") == frozenset()
+    assert BaselineModel(enabled=False).kinds_for("reasoning") == frozenset()
 
 
 @pytest.mark.parametrize("value, error", [

@@ -10,7 +10,7 @@ from harness.checks.baseline import Baseline
 from harness.checks.baseline.evidence import case_evidence
 from harness.checks.baseline.learn import learn, provider_of
 from harness.checks.baseline.samples import CaseSample, TurnSample
-from harness.checks.baseline.settings import BaselineSettings
+from harness.schema.models import BaselineModel
 from harness.run.anomaly import History, HistoryRun, anomalies
 from harness.run.held import apply_trend
 from harness.types import CaseResult, Event, Evidence, Observation, TurnObservation
@@ -80,7 +80,7 @@ def _tonight(latency: float, calls: tuple[float, ...]) -> CaseSample:
 
 
 def _latency(sample: CaseSample, provider) -> Evidence:
-    inv = learn(_nights(), BaselineSettings())["c"]
+    inv = learn(_nights(), BaselineModel())["c"]
     evidence, _ = case_evidence(inv, sample, frozenset({"latency"}), provider)
     (e,) = evidence
     return e
@@ -89,7 +89,7 @@ def _latency(sample: CaseSample, provider) -> Evidence:
 def test_baseline_latency_spell_explained_and_twins_fail():
     p = provider_of(_nights())
     assert p is not None and p.typical_ms == 190.0
-    band = learn(_nights(), BaselineSettings())["c"].latency.hi            # 400 + 2000 ms
+    band = learn(_nights(), BaselineModel())["c"].latency.hi            # 400 + 2000 ms
     # a spell over the band: explained by its one slow call
     e = _latency(_tonight(band + 500, (1300.0,)), p)
     assert e.passed is True and "slow LLM call" in e.reason
@@ -117,7 +117,7 @@ def _result(case_id: str, latency: float, calls: tuple[float, ...], evidence=())
 
 def test_excuse_revoked_when_the_run_is_slower_across_the_board():
     nights = _nights()
-    inv = learn(nights, BaselineSettings())
+    inv = learn(nights, BaselineModel())
     p = provider_of(nights)
     baseline = Baseline(accepted=nights[0]["run_id"], runs=(), cases=inv, provider=p)
     band = inv["c"].latency.hi

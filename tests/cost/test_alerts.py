@@ -7,11 +7,17 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
-from harness.night.alerts import Alert, AlertSettings, send_alerts
+from harness.night.alerts import Alert, send_alerts
 from harness.sandbox.server import listen
+from harness.schema.models import AlertsModel
 
 ALERT = Alert(kind="budget", title="docbot run r1: cost budget exceeded", amount="spent $0.0400 of a $0.0100 budget",
               details="spent by: cost-a ($0.0200)", report="/tmp/reports/r1/report.html", run_id="r1")
+
+
+def _settings(telegram_token: str = "", oci_client=None, **keys) -> AlertsModel:
+    """[alerts] as the config holds it, with the secret and the client the environment / test inject."""
+    return AlertsModel(**keys).with_runtime(telegram_token=telegram_token, oci_client=oci_client)
 
 
 class Receiver:
@@ -66,7 +72,7 @@ async def test_webhook_and_smtp_receive_the_alert(smtp):
     rx = Receiver(fail_first=1)  # the first try fails: retried with backoff
     srv = await listen(rx.app(), "webhook receiver")
     try:
-        s = AlertSettings(webhook_url=srv.base_url + "/hook", smtp_host="127.0.0.1", smtp_port=port,
+        s = _settings(webhook_url=srv.base_url + "/hook", smtp_host="127.0.0.1", smtp_port=port,
                           smtp_starttls=False, smtp_to=("team@example.org",), backoff_s=0.01, timeout_s=5)
         results = await send_alerts(None, ALERT, settings=s)
     finally:
@@ -89,7 +95,7 @@ async def test_telegram_alert_through_the_bot_api_emulator():
     emu = BotApiEmulator(token, events.append)
     srv = await listen(emu.app(), "Bot API emulator")
     try:
-        s = AlertSettings(telegram_chat_id="-100200300", telegram_token=token, telegram_api_base=srv.base_url,
+        s = _settings(telegram_chat_id="-100200300", telegram_token=token, telegram_api_base=srv.base_url,
                           backoff_s=0.01)
         results = await send_alerts(None, ALERT, settings=s)
     finally:
@@ -124,14 +130,14 @@ class FakeOciClient:  # test double for oci.ons.NotificationDataPlaneClient (lab
 async def test_oci_notifications_publish_and_body_limit():
     fake = FakeOciClient()
     big = Alert(kind="regression", title="t", details="x" * 100_000)
-    s = AlertSettings(oci_topic_id="ocid1.onstopic.oc1..test", oci_client=fake, backoff_s=0.01)
+    s = _settings(oci_topic_id="ocid1.onstopic.oc1..test", oci_client=fake, backoff_s=0.01)
     results = await send_alerts(None, big, settings=s)
     assert results[0].ok and fake.published[0][0] == "ocid1.onstopic.oc1..test"
     assert len(fake.published[0][2].encode()) <= 64 * 1024
 
 
 async def test_failing_channels_are_retried_then_reported_never_raised():
-    s = AlertSettings(webhook_url="http://127.0.0.1:9/refused", oci_topic_id="t", oci_client=FakeOciClient(fail=True),
+    s = _settings(webhook_url="http://127.0.0.1:9/refused", oci_topic_id="t", oci_client=FakeOciClient(fail=True),
                       smtp_host="127.0.0.1", smtp_port=9, smtp_to=("a@b",), retries=3, backoff_s=0.01, timeout_s=2)
     results = await send_alerts(None, ALERT, settings=s)
     assert {r.channel for r in results} == {"webhook", "oci", "email"}
@@ -139,7 +145,7 @@ async def test_failing_channels_are_retried_then_reported_never_raised():
 
 
 async def test_events_not_subscribed_are_not_sent():
-    s = AlertSettings(on=("regression",), webhook_url="http://127.0.0.1:9/x")
+    s = _settings(on=("regression",), webhook_url="http://127.0.0.1:9/x")
     assert await send_alerts(None, ALERT, settings=s) == []
 
 
@@ -188,7 +194,7 @@ async def _webhook_with(rx: Receiver, **kw):
     waits = Waits()
     srv = await listen(rx.app(), "webhook receiver")
     try:
-        s = AlertSettings(webhook_url=srv.base_url + "/hook", **{"retries": 3, "backoff_s": 0.5, **kw})
+        s = _settings(webhook_url=srv.base_url + "/hook", **{"retries": 3, "backoff_s": 0.5, **kw})
         results = await send_alerts(None, ALERT, settings=s, sleep=waits)
     finally:
         await srv.stop()
@@ -227,10 +233,10 @@ async def test_telegram_flood_wait_is_honoured_and_a_bad_token_is_final():
     srv = await listen(emu.app(), "Bot API emulator")
     waits = Waits()
     try:
-        s = AlertSettings(telegram_chat_id="-100200300", telegram_token=token, telegram_api_base=srv.base_url,
+        s = _settings(telegram_chat_id="-100200300", telegram_token=token, telegram_api_base=srv.base_url,
                           backoff_s=0.5)
         flooded = await send_alerts(None, ALERT, settings=s, sleep=waits)
-        wrong = AlertSettings(telegram_chat_id="-100200300", telegram_token="999:wrong", telegram_api_base=srv.base_url,
+        wrong = _settings(telegram_chat_id="-100200300", telegram_token="999:wrong", telegram_api_base=srv.base_url,
                               backoff_s=0.5)
         refused = await send_alerts(None, ALERT, settings=wrong, sleep=waits)
     finally:
@@ -241,10 +247,10 @@ async def test_telegram_flood_wait_is_honoured_and_a_bad_token_is_final():
 
 async def test_an_oci_client_error_is_final_a_server_error_is_retried():
     client = FakeOciClient(fail=True, status=400)
-    s = AlertSettings(oci_topic_id="t", oci_client=client, retries=3, backoff_s=0.5)
+    s = _settings(oci_topic_id="t", oci_client=client, retries=3, backoff_s=0.5)
     result = (await send_alerts(None, ALERT, settings=s, sleep=Waits()))[0]
     assert not result.ok and result.attempts == 1 and client.calls == 1
     client = FakeOciClient(fail=True, status=503)
-    s = AlertSettings(oci_topic_id="t", oci_client=client, retries=3, backoff_s=0.5)
+    s = _settings(oci_topic_id="t", oci_client=client, retries=3, backoff_s=0.5)
     result = (await send_alerts(None, ALERT, settings=s, sleep=Waits()))[0]
     assert not result.ok and result.attempts == 3 and client.calls == 3

@@ -7,7 +7,6 @@ anomaly; in the sixth a slow-down is switched on for two cases only, and only th
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import pytest
 
@@ -16,7 +15,7 @@ from harness.config import load_config
 from harness.errors import ConfigError
 from harness.report import write_all
 from harness.run.anomaly import History, HistoryRun, Thresholds, anomalies, comparable
-from harness.run.budget import budget_settings
+from harness.run.budget import anomaly_thresholds, budget_settings
 from harness.run.machine import MachineMonitor
 from harness.run.runner import RunOptions, run_suite
 from harness.types import CaseResult, Tokens
@@ -39,7 +38,7 @@ async def _night(tmp_path, n: int, slow: bool, concurrency: int | None = None):
         setup(tmp_path, cases=CASES)
     config, cases = load_config(tmp_path / "harness.toml", environ={}), load_cases(tmp_path / "fixtures")
     if slow:
-        config = replace(config, target=replace(config.target, env={**config.target.env, "ECHO_SLOW_WORD": "turtle"}))
+        config = config.with_sections(target=config.target.model_copy(update={"env": {**config.target.env, "ECHO_SLOW_WORD": "turtle"}}))
     # the slow-down must be caught whatever else runs on the machine (no machine rule: harness/run/machine.py)
     report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", run_id=f"20261201-00000{n}-aaaa",
                                                       concurrency=concurrency, machine=MachineMonitor.off()))
@@ -101,7 +100,7 @@ def test_thresholds_are_configurable(tmp_path):
     cfg.write_text('[target]\nname = "x"\ninprocess = "m:f"\n[budget]\nanomaly_min_runs = 2\nanomaly_mad_k = 1.0\n'
                    'anomaly_min_latency_ms = 10\nanomaly_layers = ["cost"]\n')
     s = budget_settings(load_config(cfg, environ={}))
-    th = s.anomaly_thresholds()
+    th = anomaly_thresholds(s)
     assert (th.min_runs, th.mad_k, th.min_change["latency_ms"], s.anomaly_layers) == (2, 1.0, 10.0, ("cost",))
     assert anomalies(_result(500.0), _hist([300.0, 300.0]), thresholds=th)  # 2 runs, +200ms: enough here
     cfg.write_text('[target]\nname = "x"\ninprocess = "m:f"\n[budget]\nanomaly_min_runs = 0\n')

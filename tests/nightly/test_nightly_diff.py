@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.config import load_config
-from harness.night.diff import DriftThresholds, diff_runs, flips
+from harness.night.diff import diff_runs, flips
+from harness.schema.models import BudgetModel
 from harness.report.diff_text import render_diff_markdown, render_diff_text
 from harness.errors import ConfigError
 
@@ -50,9 +51,9 @@ def test_flaky_needs_three_flips_in_the_window(make_run, make_case):
     # 'broke' flipped once (a regression); 'bad-night' failed one night and recovered (a fix), not flakes
     assert ids(d["flaky"]) == ["wobbly"]
     assert d["flaky"][0]["flips"] == 4
-    narrow = diff_runs(runs[-2], runs[-1], recent=runs, thresholds=DriftThresholds(flaky_nights=3))
+    narrow = diff_runs(runs[-2], runs[-1], recent=runs, thresholds=BudgetModel(drift_flaky_nights=3))
     assert narrow["flaky"] == []
-    lax = diff_runs(runs[-2], runs[-1], recent=runs, thresholds=DriftThresholds(flaky_min_flips=2))
+    lax = diff_runs(runs[-2], runs[-1], recent=runs, thresholds=BudgetModel(drift_flaky_min_flips=2))
     assert ids(lax["flaky"]) == ["wobbly", "bad-night"]  # most flips first
     assert flips(["pass", "unavailable", "fail", None, "soft"]) == 2
 
@@ -71,8 +72,8 @@ def test_drift_on_shared_cases_beyond_ratios(make_run, make_case):
     assert ("layer reasoning", "cost_usd") not in got
     total_cost = next(x for x in d["drift"] if x["scope"] == "total" and x["metric"] == "cost_usd")
     assert total_cost["before"] == pytest.approx(0.02) and total_cost["after"] == pytest.approx(0.03)
-    lax = diff_runs(base, new, thresholds=DriftThresholds(cost_ratio=3, tokens_ratio=3, latency_ratio=3,
-                                                           similarity_ratio=0.5))
+    lax = diff_runs(base, new, thresholds=BudgetModel(drift_cost_ratio=3, drift_tokens_ratio=3,
+                                                        drift_latency_ratio=3, drift_similarity_ratio=0.5))
     assert lax["drift"] == []
 
 
@@ -102,19 +103,11 @@ def test_markdown_escapes_untrusted_reasons(make_run, make_case):
 def test_thresholds_from_config(tmp_path):
     cfg = tmp_path / "harness.toml"
     cfg.write_text("[budget]\ndrift_cost_ratio = 2\ndrift_flaky_nights = 3\n", encoding="utf-8")
-    t = DriftThresholds.from_config(load_config(cfg, environ={}).sections.get("budget"))
-    assert t.cost_ratio == 2.0 and t.flaky_nights == 3 and isinstance(t.flaky_nights, int)
-    with pytest.raises(ConfigError):
-        DriftThresholds.from_config({"drift_cost_ratio": "lots"})
-
-
-def test_every_drift_key_is_a_known_budget_key():
-    """[budget] is validated strictly by the cost layer; the diff's keys must be on its list."""
-    from dataclasses import fields
-
-    from harness.run.budget import KNOWN_KEYS
-
-    assert {f"drift_{f.name}" for f in fields(DriftThresholds)} <= KNOWN_KEYS
+    t = load_config(cfg, environ={}).settings.budget
+    assert t.drift_cost_ratio == 2.0 and t.drift_flaky_nights == 3 and isinstance(t.drift_flaky_nights, int)
+    cfg.write_text('[budget]\ndrift_cost_ratio = "lots"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="drift_cost_ratio"):
+        load_config(cfg, environ={})
 
 
 def test_night_statistics_and_a_missing_manifest_are_not_reference_changes(make_run, make_case):

@@ -198,11 +198,10 @@ def test_concurrent_index_writers_use_conditional_puts(tmp_path, s3):
 def _store(s3, bucket: str | None = None, retries: int = 3):
     """An S3Store on the moto server whose waits are recorded (``store.waits``), not slept, and
     whose requests are counted (``store.requests``)."""
-    from harness.night.store import StorageConfig
+    from harness.schema.models import StorageModel
 
-    sc = StorageConfig(url=f"s3://{bucket or s3.bucket}/p", bucket=bucket or s3.bucket, prefix="p",
-                       endpoint_url=s3.endpoint, region="us-east-1", addressing_style="path", retries=retries,
-                       retry_backoff_s=0.5)
+    sc = StorageModel(url=f"s3://{bucket or s3.bucket}/p", endpoint_url=s3.endpoint, region="us-east-1",
+                      addressing_style="path", retries=retries, retry_backoff_s=0.5)
     waits: list[float] = []
     store = S3Store(sc, environ={"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY},
                     sleep=waits.append)

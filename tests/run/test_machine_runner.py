@@ -89,11 +89,9 @@ class LaggedMachine(InjectedMachine):
 
 
 async def _acked(tmp_path, lag: float):
-    from dataclasses import replace
-
     config, cases = setup(tmp_path, cases=ACKED)
-    config = replace(config, target=replace(config.target, env={**config.target.env, "ECHO_ACK": "1",
-                                                                "ECHO_LATE_S": "3.5"}))
+    config = config.with_sections(target=config.target.model_copy(update={"env": {**config.target.env, "ECHO_ACK": "1",
+                                                                               "ECHO_LATE_S": "3.5"}}))
     report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", machine=LaggedMachine(lag)))
     return report.cases[0].observation.turns[0]
 

@@ -22,13 +22,14 @@ from harness.checks.baseline.evidence import case_evidence
 from harness.checks.baseline.learn import CaseInvariants, learn
 from harness.checks.baseline.samples import from_observation
 from harness.checks.provider import ProviderCalls
-from harness.checks.baseline.settings import KINDS, BaselineSettings, baseline_settings, case_setting_error
+from harness.checks.baseline.settings import KINDS, baseline_settings, case_setting_error
 from harness.types import Case, Evidence, Observation
+from harness.schema.models import BaselineModel
 
 #: Every evidence name this family produces (documented in docs/CASES.md; not case-file checks).
 CHECKS = tuple(f"baseline.{k}" for k in KINDS)
 
-__all__ = ["Baseline", "BaselineSettings", "CHECKS", "KINDS", "attempt_evidence", "baseline_settings",
+__all__ = ["Baseline", "CHECKS", "KINDS", "attempt_evidence", "baseline_settings",
            "case_setting_error", "learn"]
 
 
@@ -41,7 +42,7 @@ class Baseline:
     runs: tuple[str, ...]
     """Every night learned from, the accepted one first."""
     cases: Mapping[str, CaseInvariants]
-    settings: BaselineSettings = field(default_factory=BaselineSettings)
+    settings: BaselineModel = field(default_factory=BaselineModel)
     note: str = ""
     provider: ProviderCalls | None = None
     """The accepted nights' LLM calls, run-wide: what a slow spell of the provider looks like."""

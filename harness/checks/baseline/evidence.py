@@ -2,7 +2,7 @@
 
 ``case_evidence(inv, tonight, kinds)`` is pure: the learned ``CaseInvariants``, tonight's
 ``CaseSample`` (``samples.from_observation``) and the kinds the case is held to
-(``BaselineSettings.kinds_for``) in; the evidence items and the structured changes
+(``BaselineModel.kinds_for``) in; the evidence items and the structured changes
 (results.json ``cases[].baseline.changes``) out. A kind without an invariant (it varied, or
 too few nights) produces no evidence: never a pass on nothing. The rule of each kind:
 docs/CASES.md "Baseline checks".

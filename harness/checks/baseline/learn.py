@@ -21,7 +21,9 @@ from harness.checks.provider import ProviderCalls, profile
 from harness.checks.baseline import facts as F
 from harness.checks.baseline.samples import (CaseSample, TurnSample, from_case_dict, hosts, links, state_keys,
                                              tool_order)
-from harness.checks.baseline.settings import BaselineSettings, STRUCTURE, VARYING
+from harness.schema.models import BASELINE_STRUCTURE as STRUCTURE
+from harness.schema.models import BASELINE_VARYING as VARYING
+from harness.schema.models import BaselineModel
 from harness.checks.form import detect_language
 
 #: Function words needed on every night before a language counts as known.
@@ -156,7 +158,7 @@ def _learn_claims(samples: Sequence[TurnSample], known: frozenset[str]) -> tuple
     return tuple(out)
 
 
-def learn_turn(index: int, samples: Sequence[TurnSample], settings: BaselineSettings,
+def learn_turn(index: int, samples: Sequence[TurnSample], settings: BaselineModel,
                structure: bool, varying: bool) -> TurnInvariants:
     """Invariants of one turn from its samples (the accepted run's first)."""
     s = settings
@@ -185,7 +187,7 @@ def learn_turn(index: int, samples: Sequence[TurnSample], settings: BaselineSett
     return TurnInvariants(**kw)
 
 
-def learn_case(case_id: str, samples: Sequence[CaseSample], settings: BaselineSettings) -> CaseInvariants | None:
+def learn_case(case_id: str, samples: Sequence[CaseSample], settings: BaselineModel) -> CaseInvariants | None:
     """A case's invariants from its samples (the accepted run's first); None without any sample."""
     if not samples:
         return None
@@ -238,7 +240,7 @@ def case_samples(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[CaseSample
     return out
 
 
-def learn(runs: Sequence[Mapping[str, Any]], settings: BaselineSettings) -> dict[str, CaseInvariants]:
+def learn(runs: Sequence[Mapping[str, Any]], settings: BaselineModel) -> dict[str, CaseInvariants]:
     """Per case id, what held on every passing attempt of ``runs`` (the accepted run first)."""
     out = {}
     for case_id, samples in case_samples(runs).items():
