@@ -332,10 +332,7 @@ def _cmd_check(args) -> int:
 
     for line in suite_warnings(cases):
         print(f"warning: {line}")
-    from harness.models.extra import variants_note
-
-    note = variants_note(config)  # the core install derives no default variants
-    if note:
+    for note in registry.install_notes(config.sections):  # e.g. no default variants on the core install
         print(f"note: {note}")
     print(f"{len(cases)} cases would run")
     return 0
@@ -410,13 +407,12 @@ def _run(args, config, out: Path, early) -> int:
         selected[:] = cases
         from harness.models.extra import suite_problem
 
-        from harness.models.extra import variants_note
-
         problem = suite_problem(cases, config)  # harness[models] missing: those checks will be unavailable
         if problem:
             print(f"harness: {problem}; those checks will be unavailable", file=sys.stderr)
-        elif variants_note(config) and not args.quiet:
-            print(f"harness: {variants_note(config)}", file=sys.stderr)
+        if not args.quiet:
+            for note in layer_registry.install_notes(config.sections):  # e.g. no default variants on the core install
+                print(f"harness: {note}", file=sys.stderr)
         options.golden_version, options.prior = goldens.version, args.flow.begin(cases)  # lock, manifest, --resume
         options.baseline, options.baseline_note = _learned(config, out, args.concurrency)  # baseline.* checks
         return cases

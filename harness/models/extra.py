@@ -12,9 +12,8 @@ Without the extra, ``harness check`` of a suite that selects a similarity or off
 check exits 2 with one line naming the extra and the command; ``harness run`` says the same
 line once and runs: those checks are ``unavailable`` with it as their reason (an unreachable
 judge is unavailable evidence, DESIGN.md), so the run is not decided (exit 1) while the
-robustness, multi-turn and cost verdicts are still written. The robustness layer's default
-metamorphic variants are not derived without it (``variants_note`` says so on check and run):
-a case's own ``variants:`` or an explicit ``[robustness] variants`` still derives them.
+other layers' verdicts are still written. A layer may leave out what would need the extra and
+say so (``Layer.install_notes``: the metamorphic variants, layers/variants.py).
 """
 
 from __future__ import annotations
@@ -121,14 +120,3 @@ def suite_problem(cases: Iterable, config) -> str | None:
     shown = ", ".join(checks[:4]) + (f" and {len(checks) - 4} more" if len(checks) > 4 else "")
     return message(f"the suite's {shown} check{'s' if len(checks) > 1 else ''}")
 
-
-def variants_note(config) -> str | None:
-    """Why the project's default metamorphic variants were not derived (None if they were):
-    without the extra their comparisons could not be decided (layers/variants.py ``comparable``)."""
-    from harness.models.settings import embedding_settings
-
-    if installed() or "variants" in ((config.sections.get("robustness") or {})) \
-            or embedding_settings(config).backend != "minilm":
-        return None
-    return (f"metamorphic variants are off: comparing their answers needs the harness's {EXTRA!r} extra "
-            f"(install it with {install_command()}), or set [robustness] variants")
