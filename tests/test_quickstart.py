@@ -4,7 +4,7 @@ only the packages the page's install line names, then init, the page's bot code,
 
 Every virtualenv is made by the page's own line. By default they are kept under
 ``~/.cache/harness-tests/quickstart/`` (``HARNESS_QUICKSTART_CACHE``), keyed by the line that
-made them (the harness's also by pyproject.toml's dependencies and this tree's path), so a rerun
+made them (the harness's also by pyproject.toml's dependencies), so a rerun
 only reinstalls the harness from this tree (its line runs again, a few seconds) and reuses the
 bots' venvs: the fast variant CI runs. ``HARNESS_QUICKSTART_FRESH=1`` makes every venv anew in
 the test's temporary folder with an empty pip cache, as on a fresh machine (bench/quickstart_fresh
@@ -138,7 +138,9 @@ def installs(tmp_path_factory):
     install = next(line for line in lines if SOURCE_PLACEHOLDER in line)
     export = next(line for line in lines if line.startswith("export PATH="))
     deps = json.dumps(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"])
-    venv = tmp / "harness-venv" if FRESH else CACHE / f"harness-{_key(install, deps, str(ROOT))}"
+    # one kept venv for every checkout (CI clones anew): the line's pip half reinstalls this tree's
+    # harness into it, and the lock, held while this module's tests use it, keeps two checkouts apart
+    venv = tmp / "harness-venv" if FRESH else CACHE / f"harness-{_key(install, deps)}"
     with _locked(CACHE / ".lock-harness") if not FRESH else contextlib.nullcontext():
         line = install.replace(SOURCE_PLACEHOLDER, str(ROOT))
         for spelled in HARNESS_VENV:
