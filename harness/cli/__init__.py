@@ -178,8 +178,8 @@ def _cmd_init(args) -> int:
     written = init_project(args.dir, args.channel, llm=args.llm)
     for path in written:
         print(f"wrote {path}")
-    print("next: edit [target] command in harness.toml to start your bot, then `harness check` and `harness run`"
-          " (docs/QUICKSTART.md)")
+    print("next: the bot's own venv in .venv (python3 -m venv .venv; .venv/bin/pip install its packages) or another"
+          " [target] command in harness.toml, then `harness check` and `harness run` (docs/QUICKSTART.md)")
     return 0
 
 
