@@ -121,13 +121,16 @@ def test_the_import_probe_sees_torch_when_something_imports_it(tmp_path):
     assert out["code"] == 0 and "torch" in out["heavy"]
 
 
-def test_check_without_the_extra_names_it_and_the_command(tmp_path):
+@pytest.mark.parametrize("argv, what", [(["check"], "the suite's similarity check"),
+                                       (["calibrate", "--out", "cal"], "the suite's similarity check"),
+                                       (["judges", "--out", "judged"], "harness judges")])
+def test_without_the_extra_check_calibrate_and_judges_name_it_and_the_command(tmp_path, argv, what):
     root = project(tmp_path, similarity=True)
-    out, err = harness(root, ["check"])
+    out, err = harness(root, argv)
     assert out["code"] == 2 and out["heavy"] == []
     lines = [l for l in err.splitlines() if l.strip()]
     assert len(lines) == 1, err
-    assert "similarity check needs the harness's 'models' extra" in lines[0]
+    assert f"{what} needs the harness's 'models' extra" in lines[0]
     assert "-m pip install" in lines[0] and f"{ROOT}[models]" in lines[0], lines[0]
     assert "Traceback" not in err
 
@@ -144,7 +147,9 @@ def test_run_without_the_extra_judges_the_rest_and_leaves_those_checks_unavailab
     root = project(tmp_path, similarity=True)
     out, err = harness(root, ["run", "--quiet"])
     assert out["code"] == 1 and out["heavy"] == []  # not decided: never a pass, never a crash
-    assert "'models' extra" in err and "those checks will be unavailable" in err and "Traceback" not in err
+    said = [l for l in err.splitlines() if "'models' extra" in l]
+    assert len(said) == 1 and "those checks will be unavailable" in said[0], err  # once, not per service
+    assert "Traceback" not in err and "WARNING" not in err, err
     data = results(root)
     by_id = {c["id"]: c for c in data["cases"]}
     words = by_id["my-words"]

@@ -410,7 +410,7 @@ def _run(args, config, out: Path, early) -> int:
         problem = suite_problem(cases, config)  # harness[models] missing: those checks will be unavailable
         if problem:
             print(f"harness: {problem}; those checks will be unavailable", file=sys.stderr)
-        if not args.quiet:
+        elif not args.quiet:  # (the extra's line above covers what the notes would say)
             for note in layer_registry.install_notes(config.sections):  # e.g. no default variants on the core install
                 print(f"harness: {note}", file=sys.stderr)
         options.golden_version, options.prior = goldens.version, args.flow.begin(cases)  # lock, manifest, --resume

@@ -369,6 +369,8 @@ class Runner:
                     front = getattr(service, "front", None)
                     if encodes and front is not None and hasattr(front, "load_now"):  # the embedder's model
                         front.load_now()
+                except MissingExtra:  # harness[models]: the command line said so once, each check says it again
+                    pass
                 except Exception as exc:  # the check that needs it reports it as unavailable
                     log.warning("service %s could not be built in advance: %s", name, exc)
 
