@@ -7,7 +7,7 @@ Every virtualenv is made by the page's own line. By default they are kept under
 made them (the harness's also by pyproject.toml's dependencies), so a rerun
 only reinstalls the harness from this tree (its line runs again, a few seconds) and reuses the
 bots' venvs: the fast variant CI runs. ``HARNESS_QUICKSTART_FRESH=1`` makes every venv anew in
-the test's temporary folder with an empty pip cache, as on a fresh machine (bench/quickstart_fresh
+the test's temporary folder with a pip cache of its own, as on a fresh machine (bench/quickstart_fresh
 runs it so and times it; bench/RESULTS.md, issue 25).
 """
 
