@@ -4,6 +4,7 @@
     ├── UsageError               bad command line                        (exit 2)
     ├── ConfigError              bad harness.toml / env override         (exit 2)
     ├── FixtureError             bad case file / golden                  (exit 2)
+    ├── MissingExtra             an optional extra the suite needs is not installed (exit 2)
     ├── TargetError              the agent could not be started/reached  (exit 4)
     ├── SandboxError             a loopback server could not start       (exit 4)
     ├── StorageError             object storage failed (kept for retry)  (exit 1)
@@ -64,6 +65,14 @@ class FixtureErrors(FixtureError):
 
     def render(self) -> str:  # message already holds every error
         return self.message
+
+
+class MissingExtra(HarnessError):
+    """A package extra (``harness[models]``) the selected checks need is not installed; the
+    message names the extra and the install command (harness/models/extra.py). In a run it is
+    the reason of the checks' unavailable evidence instead."""
+
+    exit_code = 2
 
 
 class TargetError(HarnessError):

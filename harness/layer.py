@@ -55,6 +55,10 @@ def _no_cases(cases: Sequence[Case], context: Mapping[str, Any]) -> list[Case]:
     return []
 
 
+def _no_notes(context: Mapping[str, Any]) -> list[str]:
+    return []
+
+
 def _no_lines(metrics: Mapping[str, Any]) -> list[str]:
     return []
 
@@ -96,6 +100,10 @@ class Layer:
     """Every check name ``default_checks`` may add: a case switches each off on a turn with
     ``<name>: false`` (docs/CASES.md); ``harness check`` refuses ``false`` on any other check."""
     summary_lines: Callable[[Mapping[str, Any]], list[str]] = _no_lines
+    install_notes: Callable[[Mapping[str, Any]], list[str]] = _no_notes
+    """What this install leaves out of the layer (``context["sections"]``: the config's sections),
+    said by ``harness check`` and before a run: e.g. the default metamorphic variants without
+    the ``models`` extra."""
     """``(results.json layers.<name>) -> plain lines`` printed under the layer's counts (terminal,
     summary.md): the layer's own headline figures, e.g. the variants' line."""
 
@@ -191,6 +199,14 @@ def reload() -> None:
 def config_sections() -> dict[str, Any]:
     """``{layer name: its section's model}`` for the layers that have a harness.toml section."""
     return {layer.name: layer.settings for layer in all_layers() if layer.settings is not None}
+
+
+def install_notes(sections: Mapping[str, Any]) -> list[str]:
+    """Every layer's ``install_notes`` for a config's sections, in report order."""
+    out: list[str] = []
+    for layer in all_layers():
+        out.extend(layer.install_notes({"sections": sections}))
+    return out
 
 
 def default_names() -> set[str]:

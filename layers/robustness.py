@@ -101,5 +101,5 @@ LAYER = Layer(
     default_names=("no_leak", "webhook_2xx", "answered"), settings=Settings,
     default_checks=default_checks, metrics=metrics, report_section=report_section,
     report_template="layers/robustness.html.j2", derive_cases=derive_cases,
-    summary_lines=summary_lines,
+    summary_lines=summary_lines, install_notes=variants.install_notes,
 )

@@ -329,10 +329,37 @@ def variant_case(c: Case, kind: str, layer: str) -> Case | None:
                 source=c.source, users=("original", "variant"), variants=())
 
 
+def comparable(context: Mapping[str, Any]) -> bool:
+    """Can this install compare variants' answers that differ in wording? With the MiniLM
+    embedder only with the ``models`` extra (harness/models/extra.py). Without it the project's
+    default variants are not derived: most of their comparisons would be unavailable, and the
+    core install is for suites that need no model; a case's own ``variants:`` or an explicit
+    ``[robustness] variants`` still derives them (unavailable where a cosine is needed)."""
+    backend = ((context.get("sections") or {}).get("embeddings") or {}).get("backend", "minilm")
+    if backend != "minilm":
+        return True
+    from harness.models.extra import installed
+
+    return installed()
+
+
+def install_notes(context: Mapping[str, Any]) -> list[str]:
+    """Why the project's default variants are not derived here (none if they are)."""
+    if "variants" in ((context.get("sections") or {}).get("robustness") or {}) or comparable(context):
+        return []
+    from harness.models.extra import EXTRA, install_command
+
+    return [f"metamorphic variants are off: comparing their answers needs the harness's {EXTRA!r} extra "
+            f"(install it with {install_command()}), or set [robustness] variants"]
+
+
 def derive(cases: Sequence[Case], context: Mapping[str, Any], layer: str = "robustness") -> list[Case]:
     """The variant cases of ``cases``; ``context["sections"]`` holds the config's ``[robustness] variants``."""
-    setting = ((context.get("sections") or {}).get("robustness") or {}).get("variants", "default")
+    own = (context.get("sections") or {}).get("robustness") or {}
+    setting = own.get("variants", "default")
     project = project_kinds(setting, file=str(context.get("config_file") or ""))
+    if "variants" not in own and not comparable(context):
+        project = "none"  # the core install: only cases that ask for variants get them (install_notes)
     out: list[Case] = []
     errors: list[FixtureError] = []
     for c in cases:

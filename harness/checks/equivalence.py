@@ -26,6 +26,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from harness.checks.base import CheckDef, clip, joined_text, posts, turn_never_ran, turn_obs, unavailable, verdict
+from harness.errors import MissingExtra
 from harness.types import Case, Evidence, Observation
 
 NAME = "equivalent"
@@ -119,8 +120,8 @@ async def equivalent(case: Case, obs: Observation, turn: int, params: Any, servi
 
         vecs = await embedder.embed([text, original])
     except Exception as exc:  # an unreachable judge is unavailable evidence
-        return unavailable(NAME, turn, expected=expected, evaluator=EVAL,
-                           reason=f"the embedder is unavailable: {type(exc).__name__}: {exc}")
+        why = getattr(exc, "message", None) if isinstance(exc, MissingExtra) else f"{type(exc).__name__}: {exc}"
+        return unavailable(NAME, turn, expected=expected, evaluator=EVAL, reason=f"the embedder is unavailable: {why}")
     score = round(max(0.0, float(cosine_matrix(vecs[:1], vecs[1:])[0][0])), 4)
     ok = score >= minimum
     return Evidence(check=NAME, turn=turn, availability="ready", passed=ok, score=score, expected=expected,

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from harness import __version__
-from harness.errors import FixtureErrors, HarnessError, SandboxError, TargetError, UsageError
+from harness.errors import FixtureErrors, HarnessError, MissingExtra, SandboxError, TargetError, UsageError
 from harness import layer as layer_registry
 from harness import redact
 
@@ -137,6 +137,11 @@ def _cmd_calibrate(args) -> int:
     config = load_config(args.config)
     redact.for_run(config)
     cases = load_cases(_fixtures_dir(args, config), layers=args.layer, config=config)
+    from harness.models.extra import suite_problem
+
+    problem = suite_problem(cases, config)  # a calibration of checks that cannot judge proves nothing
+    if problem:
+        raise MissingExtra(problem)
     out = Path(args.out) if args.out else config.resolve("reports") / datetime.now().strftime("calibration-%Y%m%d-%H%M%S")
     from harness.schema.files import output_dir_problem
 
@@ -173,8 +178,8 @@ def _cmd_init(args) -> int:
     written = init_project(args.dir, args.channel, llm=args.llm)
     for path in written:
         print(f"wrote {path}")
-    print("next: edit [target] command in harness.toml to start your bot, then `harness check` and `harness run`"
-          " (docs/QUICKSTART.md)")
+    print("next: the bot's own venv in .venv (python3 -m venv .venv; .venv/bin/pip install its packages) or another"
+          " [target] command in harness.toml, then `harness check` and `harness run` (docs/QUICKSTART.md)")
     return 0
 
 
@@ -299,6 +304,11 @@ def _cmd_check(args) -> int:
     missing = missing_goldens(cases, goldens, golden_dir)
     if missing:  # run would judge them unavailable and the night incomplete: check says so first
         raise FixtureErrors(missing)
+    from harness.models.extra import suite_problem
+
+    problem = suite_problem(cases, config)  # harness[models] missing for similarity / offline critic checks
+    if problem:
+        raise MissingExtra(problem)
     by_layer: dict[str, list] = {}
     for c in cases:
         by_layer.setdefault(c.layer, []).append(c)
@@ -322,6 +332,8 @@ def _cmd_check(args) -> int:
 
     for line in suite_warnings(cases):
         print(f"warning: {line}")
+    for note in registry.install_notes(config.sections):  # e.g. no default variants on the core install
+        print(f"note: {note}")
     print(f"{len(cases)} cases would run")
     return 0
 
@@ -393,6 +405,14 @@ def _run(args, config, out: Path, early) -> int:
         cases, quarantine, _golden_dir, goldens = _validate_suite(args, config)
         cases = args.flow.select(cases)  # --shard (harness.night.runflow)
         selected[:] = cases
+        from harness.models.extra import suite_problem
+
+        problem = suite_problem(cases, config)  # harness[models] missing: those checks will be unavailable
+        if problem:
+            print(f"harness: {problem}; those checks will be unavailable", file=sys.stderr)
+        elif not args.quiet:  # (the extra's line above covers what the notes would say)
+            for note in layer_registry.install_notes(config.sections):  # e.g. no default variants on the core install
+                print(f"harness: {note}", file=sys.stderr)
         options.golden_version, options.prior = goldens.version, args.flow.begin(cases)  # lock, manifest, --resume
         options.baseline, options.baseline_note = _learned(config, out, args.concurrency)  # baseline.* checks
         return cases

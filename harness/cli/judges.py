@@ -31,6 +31,12 @@ def run(args) -> int:
     if not 0 <= args.min_catch <= 1:
         raise UsageError("--min-catch must be between 0 and 1")
     config = load_config(args.config)
+    from harness.models.settings import embedding_settings
+
+    if embedding_settings(config).backend == "minilm":  # the judges' similarity and the offline critic embed
+        from harness.models.extra import require
+
+        require("harness judges")
     from harness import redact
 
     redact.for_run(config)  # judges.json, judges.html and the console pass the config's redactor

@@ -19,14 +19,16 @@ from harness.errors import UsageError
 CONFIG_HEAD = """\
 # harness.toml: how the harness starts and talks to your bot.
 # Every key can be overridden from the environment: HARNESS_<SECTION>_<KEY>
-# (e.g. HARNESS_TARGET_COMMAND='["python", "bot.py"]'). Secrets never go in this file.
+# (e.g. HARNESS_TARGET_COMMAND='[".venv/bin/python", "bot.py"]'). Secrets never go in this file.
 
 [target]
 name = "mybot"
-# The command that starts your bot (run from this folder). "python" means the harness's own
-# interpreter, so your bot's packages must be installed in the same environment.
+# The command that starts your bot (run from this folder), with the bot's own interpreter: the
+# python of the virtualenv that holds your bot's packages (python3 -m venv .venv, then
+# .venv/bin/pip install them). The harness is installed apart (pipx, or a venv of its own);
+# "python" as the first word would mean the harness's own interpreter instead.
 # Remove `command` if your bot is already running; then set fixed URLs below.
-command = ["python", "mybot.py"]
+command = [".venv/bin/python", "mybot.py"]
 port = 0                       # 0: the harness picks a free port and fills in {port} below
 # ready_url = "http://127.0.0.1:{port}/healthz"   # optional: polled until it answers 200;
                                # without it the harness waits until the webhook port accepts connections

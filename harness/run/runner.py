@@ -39,7 +39,7 @@ from harness.run.machine import MachineMonitor
 from harness.run.overload import excuse
 from harness.run.perf import BUDGET_EXIT, RunMeter
 from harness.run.quiet import Limiter, QuietWindow, Slot
-from harness.errors import TargetError
+from harness.errors import MissingExtra, TargetError
 from harness.report.journal import Journal
 from harness.report.jsonfile import case_to_dict
 from harness.sandbox.router import CaseRecorder
@@ -243,6 +243,9 @@ async def evaluate(case: Case, obs: Observation, services: Services | None = Non
                 first = await reevaluate(first, lambda d=definition, i=index, p=spec.params:
                                          d.fn(case, obs, i, p, services))
             evidence.append(first)
+        except MissingExtra as exc:  # harness[models] not installed: its one line is the reason (no traceback)
+            evidence.append(Evidence(check=spec.name, turn=index, availability="unavailable", passed=None,
+                                     reason=exc.message, evaluator=definition.evaluator))
         except Exception as exc:  # an unreachable judge is unavailable evidence, never a crash
             log.exception("check %s crashed on case %s", spec.name, case.id)
             evidence.append(_crashed(definition, spec, index, exc))
@@ -366,6 +369,8 @@ class Runner:
                     front = getattr(service, "front", None)
                     if encodes and front is not None and hasattr(front, "load_now"):  # the embedder's model
                         front.load_now()
+                except MissingExtra:  # harness[models]: the command line said so once, each check says it again
+                    pass
                 except Exception as exc:  # the check that needs it reports it as unavailable
                     log.warning("service %s could not be built in advance: %s", name, exc)
 

@@ -63,6 +63,11 @@ def command_problem(command: list[str], cwd: Path, env: dict[str, str]) -> str |
     if os.sep in program or (os.altsep and os.altsep in program):
         path = Path(program) if os.path.isabs(program) else cwd / program
         if not path.exists():
+            if path.name.startswith("python") and path.parent.name in ("bin", "Scripts"):  # a venv's interpreter
+                venv = path.parent.parent
+                return (f"[target].command {program!r}: no such file ({path}): create the bot's virtualenv "
+                        f"(python3 -m venv {venv}, then {venv}/bin/pip install the bot's packages) or name "
+                        "the interpreter that has them")
             return f"[target].command {program!r}: no such file ({path})"
         if path.is_dir():
             return f"[target].command {program!r} is a folder, not a program"

@@ -54,8 +54,8 @@ def test_examples_install_torch_cpu_and_post_the_github_summary():
     wf = yaml.safe_load((OPS / "github-nightly.yml").read_text())
     for name, job in wf["jobs"].items():
         runs = "\n".join(s.get("run", "") for s in job.get("steps", []))
-        if "pip install -e ." in runs:  # every job that installs takes torch's CPU wheel first
-            assert runs.index("download.pytorch.org/whl/cpu torch==2.13.0") < runs.index("pip install -e ."), name
+        if "pip install -e " in runs:  # every job that installs takes torch's CPU wheel first, then the models extra
+            assert runs.index("download.pytorch.org/whl/cpu torch==2.13.0") < runs.index("pip install -e '.[models]'"), name
     summary = [s["run"] for s in wf["jobs"]["nightly"]["steps"] if "--format github" in s.get("run", "")]
     assert summary and "$GITHUB_STEP_SUMMARY" in summary[0]
     _parser().parse_args(_harness_args(summary[0].split(">>")[0]))
