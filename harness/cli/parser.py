@@ -1,0 +1,99 @@
+"""The ``harness`` command line's argparse parser: every command and option (its handlers are
+in harness/cli/__init__.py's ``_main``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness import __version__
+from harness import layer as layer_registry
+
+#: The most repeats a run or a calibration takes (each repeat runs the whole selection again).
+MAX_REPEAT = 1000
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="harness", description="Nightly regression harness for LLM chat agents.")
+    p.add_argument("--version", action="version", version=f"harness {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the suite (or some layers / cases) against the target")
+    run.add_argument("--config", help="config file (default: ./harness.toml)")
+    run.add_argument("--fixtures", default=None, help="case files folder (default: fixtures/ next to the config)")
+    run.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
+    run.add_argument("--layer", action="append", default=[], choices=layer_registry.names(), help="run only this layer (repeatable)")
+    run.add_argument("--case", action="append", default=[], metavar="GLOB", help="run only cases whose id matches")
+    run.add_argument("--repeat", type=int, default=1, metavar="K", help="run every case K times (pass@k, pass^k)")
+    run.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once (default 8)")
+    run.add_argument("--out", default=None, help="output folder (default: reports/)")
+    run.add_argument("--budget-usd", type=float, default=None, help="hard cost budget for the run")
+    up = run.add_mutually_exclusive_group()
+    up.add_argument("--upload", dest="upload", action="store_true", default=None)
+    up.add_argument("--no-upload", dest="upload", action="store_false")
+    run.add_argument("--resume", metavar="RUN_ID", help="continue a killed run from its journal")
+    run.add_argument("--shard", metavar="I/N", help="run one slice of the suite")
+    run.add_argument("--run-id", default=None, help="name the run (shards of one run share it)")
+    run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.add_argument("-k", dest="keyword", metavar="EXPR", default=None,
+                     help="only cases whose id or tags match EXPR: words with and/or/not/(), "
+                          "e.g. -k 'url and not malformed' (as pytest -k)")
+    run.add_argument("-x", "--exitfirst", dest="maxfail", action="store_const", const=1,
+                     help="start no new case after the first failure (--maxfail 1)")
+    run.add_argument("--maxfail", type=int, default=None, metavar="N",
+                     help="start no new case after N cases failed or errored; the rest are reported skipped")
+    run.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
+                     help="run only the cases that did not pass in the newest run in --out (all of them when none failed)")
+    run.add_argument("-v", "--verbose", action="store_true", help="a line for every case, also on a terminal")
+
+    rep = sub.add_parser("report", help="render a finished run's report again")
+    rep.add_argument("run_dir")
+    rep.add_argument("--format", choices=("html", "md", "junit", "json", "github"), default="md",
+                     help="github: Markdown for a PR comment or $GITHUB_STEP_SUMMARY, printed to stdout")
+
+    cal = sub.add_parser("calibrate", help="run the suite against every seeded regression of the reference agent")
+    cal.add_argument("--config")
+    cal.add_argument("--fixtures", default=None)
+    cal.add_argument("--out", default=None, help="output folder (default: reports/calibration-<time>)")
+    cal.add_argument("--repeat", type=int, default=1, metavar="K", help="clean (and noisy) runs")
+    cal.add_argument("--parallel", type=int, default=None, metavar="N",
+                     help="runs at once (default: one more than the cores, at most 8)")
+    cal.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once within a run")
+    cal.add_argument("--layer", action="append", default=[], choices=layer_registry.names())
+    cal.add_argument("--regression", action="append", default=[], help="only these regressions")
+    cal.add_argument("--no-noise", action="store_true", help="skip the noisy clean runs")
+    cal.add_argument("--no-baseline", dest="baseline", action="store_false",
+                     help="no learned baseline: skip the accepted-nights run (3 noisy attempts per case) that "
+                          "every later run is held to (baseline.* evidence)")
+
+    cal.add_argument("--full", action="store_true",
+                     help="run the whole suite against every regression (the complete catch matrix); "
+                          "default: stop each regression's run at its first hard failure")
+
+    ini = sub.add_parser("init", help="scaffold a harness.toml and example cases for your own bot")
+    ini.add_argument("dir", nargs="?", default=".")
+    ini.add_argument("--channel", choices=("telegram", "whatsapp"), default="telegram")
+    ini.add_argument("--no-llm", dest="llm", action="store_false",
+                     help="a bot without an LLM or documents: leave out the examples and settings that assume one")
+
+    chk = sub.add_parser("check", help="validate config and fixtures; list what would run")
+    chk.add_argument("--config")
+    chk.add_argument("--fixtures", default=None)
+    chk.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
+    chk.add_argument("--layer", action="append", default=[], choices=layer_registry.names())
+    chk.add_argument("--case", action="append", default=[], metavar="GLOB")
+
+    from harness.cli.nightly import add_parsers as add_nightly_parsers  # history, diff, baseline
+
+    add_nightly_parsers(sub)
+    from harness.cli.goldens import add_parsers as add_golden_parsers  # golden accept
+
+    add_golden_parsers(sub)
+    from harness.cli.ops import add_parsers as add_ops_parsers  # upload, merge, schedule
+
+    add_ops_parsers(sub)
+    from harness.cli.judges import add_parser as add_judges_parser  # judges (mutation testing)
+    add_judges_parser(sub)
+    sch = sub.add_parser("schema", help="write the JSON Schema of case files and of harness.toml (for editors)")
+    sch.add_argument("--out", default="schemas", help="output folder (default: schemas/)")
+    return p
+

@@ -1,0 +1,148 @@
+"""``harness run``: the options checked, the target started early, the run with its progress
+on the terminal, then quarantine, history, diff, cost and the reports (harness/cli/nightly.py,
+cost.py), the overhead line and the upload."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from pathlib import Path
+
+from harness import redact
+from harness.cli import process, suite
+from harness.cli.parser import MAX_REPEAT
+from harness.errors import SandboxError, TargetError, UsageError
+
+
+def cmd_run(args) -> int:
+    from harness.config import load_config
+
+    if not 1 <= args.repeat <= MAX_REPEAT:
+        raise UsageError(f"--repeat {args.repeat} is not between 1 and {MAX_REPEAT}",
+                         fix="--repeat 3 runs every case three times")
+    if args.maxfail is not None and args.maxfail < 1:
+        raise UsageError("--maxfail must be at least 1", fix="-x stops at the first failure, --maxfail 3 after three")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1", fix="--concurrency 1 runs one case at a time")
+    if args.budget_usd is not None and not (math.isfinite(args.budget_usd) and args.budget_usd >= 0):
+        raise UsageError(f"--budget-usd {args.budget_usd} is not an amount", fix="a finite number of dollars >= 0, e.g. 0.5")
+    config = load_config(args.config)
+    redact.for_run(config)  # the run's redactor: every sink applies it (harness/redact.py)
+    out = Path(args.out) if args.out else config.resolve("reports")
+    from harness.run.early import start_early
+
+    # The target starts now, before the heavy imports below and the cases' validation: its own
+    # start-up runs beside the harness's (harness/run/early.py). The runner takes it over.
+    early = start_early(config, out, args.flow.run_id)
+    try:
+        return _run(args, config, out, early)
+    except BaseException:
+        if early is not None and not early.taken:  # ended before the runner took it: no trace left
+            early.discard()
+        raise
+
+
+def _run(args, config, out: Path, early) -> int:
+    from harness.report import write_all
+    from harness.run.runner import RunOptions, run_loading
+    from harness.cli.nightly import diff_line, finish_run
+
+    console = progress = None
+    if not args.quiet:  # --quiet prints nothing: rich (harness.report.terminal) is not even imported
+        from harness.report.terminal import Progress, make_console
+
+        console = make_console(stderr=False)  # off a terminal: no width limit, nothing cut
+        progress = Progress(console, every_case=args.verbose)
+    selected: list = []
+
+    def on_start(total: int) -> None:  # the header line before the first case (pytest's "collected N items")
+        from collections import Counter
+
+        layers = Counter(c.layer for c in selected)
+        by_layer = ", ".join(f"{n} {name}" for name, n in layers.items())
+        conc = args.concurrency or config.sandbox.concurrency
+        console.print(f"harness run: {total} case(s)" + (f" ({by_layer})" if by_layer else "")
+                      + (f" x {args.repeat} repeats" if args.repeat > 1 else "")
+                      + f" · target {config.target.name} · concurrency {conc} · writing {out / args.flow.run_id}",
+                      markup=False, highlight=False, soft_wrap=True)
+        progress.start(total)
+
+    options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,
+                         on_start=(on_start if progress else None),
+                         on_case=(progress.advance if progress else None), budget_usd=args.budget_usd,
+                         on_note=(progress.note if progress else None),
+                         golden_dir=Path(args.golden) if args.golden else config.golden_dir(),
+                         run_id=args.flow.run_id, identity_offset=args.flow.identity_offset,
+                         maxfail=args.maxfail)
+    quarantine = None
+
+    def load():  # in a worker thread, while the sandbox and the target come up (run_loading)
+        nonlocal quarantine
+        cases, quarantine, _golden_dir, goldens = suite.validate_suite(args, config)
+        cases = args.flow.select(cases)  # --shard (harness.night.runflow)
+        selected[:] = cases
+        options.golden_version, options.prior = goldens.version, args.flow.begin(cases)  # lock, manifest, --resume
+        options.baseline, options.baseline_note = _learned(config, out, args.concurrency)  # baseline.* checks
+        return cases
+
+    from harness.cli import cost as cli_cost
+    process.loaded()  # start-up's modules are in: garbage collection as usual from here (main)
+    try:
+        report = asyncio.run(run_loading(config, options, load, early))
+    except (TargetError, SandboxError) as exc:  # exit 4: alert that the run failed to start
+        cli_cost.start_failed(config, exc)
+        raise
+    finally:
+        if progress:
+            progress.stop()
+    run_dir = out / report.run_id
+    report, nightly, d = finish_run(report, out, config, quarantine)  # quarantine, history, diff; d: its dict, built once
+    report = cli_cost.after_run(config, report, run_dir, d)  # budget breach on stderr; alerts (notes into d too)
+    report, overhead = with_overhead(report, d, args.concurrency or config.sandbox.concurrency,
+                                 resumed=set(options.prior or ()))
+    files = write_all(args.flow.finish(report, d), run_dir, **nightly)  # + manifest, shard (harness.night.runflow)
+    if not args.quiet:
+        from harness.report.terminal import print_table
+
+        print_table(report, console)
+        console.print(diff_line(nightly["diff"]), markup=False)
+        from harness.report.changes import changes_line, changes_or_note
+
+        changed = changes_line(changes_or_note(d, nightly.get("base"))[0])  # tonight beside the accepted replies
+        if changed:
+            console.print(changed, markup=False)
+        console.print(overhead, markup=False, highlight=False)
+        console.print(f"report: {files.get('html', run_dir)}")
+    args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
+    return report.exit_code
+
+
+def _learned(config, out: Path, concurrency: int | None):
+    """What the accepted nights held (harness.night.learned), or (None, why not): never fatal."""
+    from harness.cli.nightly import source_for
+    from harness.night.learned import load_baseline
+
+    try:
+        return load_baseline(config, out, concurrency or config.sandbox.concurrency, source=source_for(out, config))
+    except Exception as exc:  # a broken history must not stop the night; the run says why
+        return None, f"baseline not loaded: {type(exc).__name__}: {exc}"
+
+def with_overhead(report, d: dict, concurrency: int, resumed: set[str] = frozenset()):
+    """The run's overhead (harness/run/overhead.py) into results.json ``summary.overhead`` and
+    the run's notes (summary.md); (report, the line ``harness run`` prints last). Cases a
+    ``--resume`` kept from the killed run ran in another process: not on this wall's path."""
+    from dataclasses import replace
+
+    from harness.report.jsonfile import jsonable
+    from harness.run.overhead import overhead_line, run_overhead
+
+    figure = run_overhead([c for c in report.cases if c.id not in resumed], time.time() - process.command_start(),
+                          concurrency)
+    line = overhead_line(figure)
+    report = replace(report, notes=tuple(report.notes) + (line,),
+                     perf={**report.perf, "summary": {**(report.perf or {}).get("summary", {}), "overhead": figure}})
+    d.setdefault("summary", {})["overhead"] = figure
+    d["notes"] = jsonable(list(report.notes))
+    return report, line
+
