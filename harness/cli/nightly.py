@@ -31,8 +31,14 @@ def add_parsers(sub) -> None:
     d.add_argument("new_run", nargs="?", help="run to judge (default: the latest run)")
     d.add_argument("--json", action="store_true", help="print the diff as JSON")
     d.add_argument("--no-write", action="store_true", help="do not write <new run>/diff.json")
+    from harness.run.kind import ANY, KINDS, NIGHTLY
+
     for p in (h, d):
         p.add_argument("--local", action="store_true", help="only the local reports folder, not [storage]")
+        p.add_argument("--kind", choices=(*KINDS, ANY), default=NIGHTLY,
+                       help="which runs are the nights (results.json run.kind): default nightly, the full "
+                            "suite run once; partial (--case, -k, --layer, --lf), repeat (--repeat K), shard; "
+                            "any: every run")
 
     b = sub.add_parser("baseline", help="accept a run as the baseline that diffs compare with, or show it")
     common(b)
@@ -91,8 +97,10 @@ def cmd_history(args) -> int:
 
     reports, config = _reports_and_config(args)
     source = source_for(reports, config, remote=not args.local)
-    hist = load_history(source, last=args.last)
+    hist = load_history(source, last=args.last, kind=args.kind)
     sys.stdout.write(render_history(hist, baseline=acceptance_note(read_baseline(reports, source))))
+    if hist.left_out:
+        print(f"({hist.left_out} run(s) that are not {args.kind} runs left out; --kind any lists every run)")
     if args.parquet:
         path = write_parquet(hist.runs, args.parquet)
         print(f"wrote {path} ({sum(len(r.get('cases') or []) for r in hist.runs)} rows)")
@@ -117,13 +125,13 @@ def cmd_diff(args) -> int:
     if args.base_run:
         base_id, why = resolve_run_id(source, args.base_run), "named on the command line"
     else:
-        base_id, why = choose_base(source, reports, new_id)
+        base_id, why = choose_base(source, reports, new_id, kind=args.kind)
         if base_id is None:
-            raise UsageError(f"nothing to compare {new_id} with: it is the only run",
-                             fix="run again, or name two runs: harness diff BASE_RUN NEW_RUN")
+            raise UsageError(f"nothing to compare {new_id} with: {why}",
+                             fix="run again, name two runs (harness diff BASE_RUN NEW_RUN), or --kind any")
     new = load_run(source, new_id)
     base = load_base(source, reports, base_id)  # the accepted baseline with its later per-case acceptances
-    recent = load_history(source, last=t.flaky_nights, until=new_id).runs
+    recent = load_history(source, last=t.flaky_nights, until=new_id, kind=args.kind).runs
     diff = diff_runs(base, new, recent=recent, thresholds=t, base_reason=why)
     if base.get("baseline_record"):
         diff["baseline"] = acceptance_note(base["baseline_record"])
@@ -179,16 +187,20 @@ def load_run_quarantine(fixtures_dir: Path):
     return load_quarantine(Path(fixtures_dir) / FILE)
 
 
-def finish_run(report, out: Path, config, quarantine) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+def finish_run(report, out: Path, config, quarantine, run: dict[str, Any] | None = None
+               ) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """The runner's report with quarantine applied, ``write_all`` keyword arguments carrying
     the history, diff and base (the accepted baseline's results) of the reports folder ``out``, and the report's results.json dict
-    (built once here; ``cost.after_run`` and ``RunFlow.finish`` reuse it)."""
+    (built once here; ``cost.after_run`` and ``RunFlow.finish`` reuse it). ``run``: results.json's
+    ``run`` object (its kind: ``harness.run.kind.run_info``)."""
     from harness.night.context import run_context
     from harness.night.quarantine import apply_quarantine
     from harness.report.jsonfile import report_to_dict
 
     report = apply_quarantine(report, quarantine)
     d = report_to_dict(report)
+    if run is not None:
+        d["run"] = dict(run)
     ctx = run_context(d, out, source=source_for(out, config), thresholds=thresholds_of(config))
     for w in ctx.warnings:
         print(f"harness: warning: {w}", file=sys.stderr)

@@ -97,7 +97,7 @@ def _run(args, config, out: Path, early) -> int:
         if progress:
             progress.stop()
     run_dir = out / report.run_id
-    report, nightly, d = finish_run(report, out, config, quarantine)  # quarantine, history, diff; d: its dict, built once
+    report, nightly, d = finish_run(report, out, config, quarantine, run=run_kind(args))  # quarantine, history, diff; d: its dict, built once
     report = cli_cost.after_run(config, report, run_dir, d)  # budget breach on stderr; alerts (notes into d too)
     report, overhead = with_overhead(report, d, args.concurrency or config.sandbox.concurrency,
                                  resumed=set(options.prior or ()))
@@ -116,6 +116,17 @@ def _run(args, config, out: Path, early) -> int:
         console.print(f"report: {files.get('html', run_dir)}")
     args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
     return report.exit_code
+
+
+def run_kind(args) -> dict:
+    """results.json's ``run`` object: the run's kind from its selection and repeat (harness.run.kind)."""
+    from harness.run.kind import run_info
+
+    selection = [*(x for layer in args.layer for x in ("--layer", layer)),
+                 *(x for case in args.case for x in ("--case", case)),
+                 *(["-k", args.keyword] if args.keyword else []), *(["--lf"] if args.last_failed else []),
+                 *(["--maxfail", str(args.maxfail)] if args.maxfail is not None else [])]
+    return run_info(selection=selection, repeat=args.repeat, shard=args.shard)
 
 
 def _learned(config, out: Path, concurrency: int | None):

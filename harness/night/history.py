@@ -146,18 +146,25 @@ class History:
 
     runs: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    left_out: int = 0
+    """Runs passed over for their kind (``load_history(kind=...)``)."""
 
     @property
     def run_ids(self) -> list[str]:
         return [str(r.get("run_id")) for r in self.runs]
 
 
-def load_history(source: RunSource, last: int | None = None, *, until: str | None = None) -> History:
-    """The last ``last`` readable runs of ``source`` (all when None), up to and including ``until``.
+def load_history(source: RunSource, last: int | None = None, *, until: str | None = None,
+                 kind: str | None = None) -> History:
+    """The last ``last`` readable runs of ``source`` (all when None), up to and including ``until``;
+    with ``kind`` (``harness.run.kind``: ``nightly``...) only the runs of that kind, ``until`` itself
+    always (``left_out`` counts the others).
 
     An unreadable run is skipped with a warning (logged and kept in ``warnings``): one
     corrupt night must not hide every other.
     """
+    from harness.run.kind import matches
+
     hist = History()
     ids = source.run_ids()
     if until is not None and until in ids:
@@ -166,11 +173,16 @@ def load_history(source: RunSource, last: int | None = None, *, until: str | Non
         if last is not None and len(hist.runs) >= last:
             break
         try:
-            hist.runs.append(source.load(run_id))
+            run = source.load(run_id)
         except (OSError, ValueError) as exc:  # JSONDecodeError is a ValueError
             msg = f"skipped run {run_id} ({source.name}): {type(exc).__name__}: {exc}"
             log.warning(msg)
             hist.warnings.append(msg)
+            continue
+        if run_id != until and not matches(run, kind):  # an ad-hoc run is no night (harness.run.kind)
+            hist.left_out += 1
+            continue
+        hist.runs.append(run)
     hist.runs.reverse()
     hist.warnings = list(getattr(source, "warnings", [])) + hist.warnings
     return hist

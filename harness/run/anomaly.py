@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness.types import CaseResult, Evidence
+from harness.run.kind import NIGHTLY, kind_of
 
 log = logging.getLogger("harness.run.anomaly")
 EVAL = "anomaly@2"
@@ -160,6 +161,8 @@ def load_history(reports: Path, target_name: str, exclude_run: str = "", window:
             log.info("history: skipping %s: %s", run, exc)
             continue
         if not isinstance(data, dict) or (data.get("target") or {}).get("name") != target_name:
+            continue
+        if kind_of(data) != NIGHTLY:  # a --case, -k or --repeat run is no night (harness.run.kind)
             continue
         run_basis = (data.get("summary") or {}).get("anomaly_basis")
         passed = {str(c["id"]): case_figures(c) for c in data.get("cases") or ()

@@ -1,0 +1,134 @@
+"""Runs have a kind (issue 25 item 10): only full nightly runs are the previous night for
+`harness diff`, the trend charts and the anomaly history; a --repeat K run is compared per attempt."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.night.baseline import choose_base
+from harness.night.context import run_context
+from harness.night.diff import diff_runs
+from harness.night.history import LocalRunSource, load_history
+from harness.run.kind import kind_of, run_info
+from tests.nightly.conftest import case, run, write_run
+
+NIGHT_1, ADHOC, NEW = "20240101-020000-aaaa", "20240101-120000-bbbb", "20240102-020000-cccc"
+
+
+def _suite(n: int = 20, status: str = "pass") -> list[dict]:
+    return [case(f"c{i}", status) for i in range(n)]
+
+
+@pytest.fixture
+def reports(tmp_path):
+    """A nightly, then an 11-case --case run, then tonight's nightly."""
+    r = tmp_path / "reports"
+    write_run(r, run(NIGHT_1, _suite(), run={"kind": "nightly"}))
+    write_run(r, run(ADHOC, _suite(11), run={"kind": "partial", "selection": ["--case", "c1*"]}))
+    return r
+
+
+@pytest.mark.parametrize("selection, repeat, shard, kind", [
+    ([], 1, None, "nightly"),
+    (["--case", "url-*"], 1, None, "partial"),
+    (["-k", "url"], 1, None, "partial"),
+    (["--lf"], 1, None, "partial"),
+    ([], 3, None, "repeat"),
+    (["--case", "x"], 3, None, "repeat"),
+    ([], 1, "1/2", "shard"),
+])
+def test_the_kind_follows_the_selection(selection, repeat, shard, kind):
+    assert run_info(selection=selection, repeat=repeat, shard=shard)["kind"] == kind
+
+
+def test_a_run_before_the_field_is_a_nightly():
+    assert kind_of(run(NIGHT_1, [])) == "nightly"
+    assert kind_of(run(NIGHT_1, [], run={"kind": "partial"})) == "partial"
+
+
+def test_an_adhoc_run_is_not_the_previous_night(reports):
+    source = LocalRunSource(reports)
+    base, why = choose_base(source, reports, NEW)
+    assert base == NIGHT_1 and "1 later run(s) of another kind passed over" in why
+    assert choose_base(source, reports, NEW, kind="any")[0] == ADHOC  # asked for: any run
+
+
+def test_an_adhoc_run_is_no_point_on_the_trend_charts_nor_in_the_diff(reports):
+    tonight = run(NEW, _suite(), run={"kind": "nightly"})
+    ctx = run_context(tonight, reports)
+    assert [h["run_id"] for h in ctx.history] == [NIGHT_1, NEW]
+    assert ctx.diff["base_run"]["run_id"] == NIGHT_1
+    assert ctx.diff["counts"]["new"] == 0  # against the 11-case run, 9 cases were "new"
+
+
+def test_history_leaves_other_kinds_out_unless_asked(reports):
+    source = LocalRunSource(reports)
+    hist = load_history(source, kind="nightly")
+    assert [r["run_id"] for r in hist.runs] == [NIGHT_1] and hist.left_out == 1
+    assert len(load_history(source, kind="any").runs) == 2
+
+
+def test_the_anomaly_history_holds_only_nightly_runs(reports):
+    from harness.run.anomaly import load_history as anomaly_history
+
+    hist = anomaly_history(reports, "docbot")
+    assert [e.run_id for e in hist.entries] == [NIGHT_1]
+
+
+def _repeat_case(cid: str, passes: int, k: int = 3) -> dict:
+    c = case(cid, "fail" if passes < k else "pass", cost=0.003, tokens=(300, 60))
+    c.update(attempts=k, passes=passes, flaky=0 < passes < k, pass_at_k=passes > 0, pass_hat_k=passes == k)
+    return c
+
+
+def test_a_repeat_run_is_compared_per_attempt():
+    base = run(NIGHT_1, _suite(10))  # one attempt each: cost 0.001, 120 tokens
+    new = run(NEW, [_repeat_case(f"c{i}", 2) for i in range(6)] + [_repeat_case(f"c{i}", 3) for i in range(6, 10)],
+              run={"kind": "repeat", "repeat": 3})
+    d = diff_runs(base, new)
+    assert d["counts"]["regressions"] == 0 and d["counts"]["flaky"] == 6  # as the repeats section says
+    assert {f["id"] for f in d["flaky"]} == {f"c{i}" for i in range(6)}
+    assert all(f["attempts"] == 3 and f["passes"] == 2 for f in d["flaky"])
+    assert d["drift"] == []  # three times the spend of three attempts is not drift
+
+
+def test_per_attempt_still_catches_real_regressions_and_drift():
+    base = run(NIGHT_1, _suite(4))
+    new = run(NEW, [_repeat_case("c0", 0)] + [_repeat_case(f"c{i}", 3) for i in (1, 2, 3)])
+    for c in new["cases"]:
+        c["cost_usd"] = 0.006  # 0.002 per attempt: twice the night's
+    d = diff_runs(base, new)
+    assert [r["id"] for r in d["regressions"]] == ["c0"] and d["counts"]["flaky"] == 0
+    assert any(x["metric"] == "cost_usd" and x["scope"] == "total" for x in d["drift"])
+
+
+def test_the_diff_text_says_a_repeat_flake_is_attempts_that_disagreed():
+    from harness.report.diff_text import render_diff_text
+
+    d = diff_runs(run(NIGHT_1, _suite(1)), run(NEW, [_repeat_case("c0", 1)]))
+    assert "c0: passed 1 of 3 attempts in run " + NEW in render_diff_text(d)
+
+
+def test_harness_run_records_its_kind(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
+    from ops_support import echo_cases, make_project
+
+    from harness import cli
+
+    cfg = make_project(tmp_path, cases=echo_cases(2))
+    assert cli.main(["run", "--config", str(cfg), "--run-id", "20240101-000000-full", "--quiet"]) == 0
+    assert cli.main(["run", "--config", str(cfg), "--run-id", "20240101-000001-part", "--quiet",
+                     "--case", "echo-1"]) == 0
+    reports = tmp_path / "reports"
+    full = json.loads((reports / "20240101-000000-full" / "results.json").read_text())
+    part = json.loads((reports / "20240101-000001-part" / "results.json").read_text())
+    assert full["run"] == {"kind": "nightly"}
+    assert part["run"] == {"kind": "partial", "selection": ["--case", "echo-1"]}
+    assert cli.main(["diff", "--config", str(cfg), "--local", "--no-write"]) == 0  # latest: part vs full
+    assert cli.main(["run", "--config", str(cfg), "--run-id", "20240101-000002-full", "--quiet"]) == 0
+    diff = json.loads((reports / "20240101-000002-full" / "diff.json").read_text())
+    assert diff["base_run"]["run_id"] == "20240101-000000-full"  # not the --case run
