@@ -15,7 +15,7 @@ from harness import cli  # noqa: E402
 
 def test_a_header_line_comes_before_the_first_case(tmp_path, capsys):
     cfg = make_project(tmp_path, cases=echo_cases(2))
-    assert cli.main(["run", "--config", str(cfg), "--run-id", "hdr"]) == 0
+    assert cli.main(["run", "--config", str(cfg), "--run-id", "hdr", "-v"]) == 0
     lines = capsys.readouterr().out.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("harness run: "))
     first = next(i for i, line in enumerate(lines) if "echo-0" in line or "echo-1" in line)

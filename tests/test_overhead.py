@@ -94,7 +94,7 @@ def test_harness_run_prints_and_writes_the_overhead(tmp_path, capsys):
     from harness import cli
 
     cfg = make_project(tmp_path, cases=echo_cases(2))
-    assert cli.main(["run", "--config", str(cfg), "--run-id", "ovh"]) == 0
+    assert cli.main(["run", "--config", str(cfg), "--run-id", "ovh", "-v"]) == 0
     lines = capsys.readouterr().out.splitlines()
     line = next(x for x in lines if x.startswith("harness overhead: wall "))
     assert lines.index(line) > next(i for i, x in enumerate(lines) if "echo-1" in x)  # after the cases

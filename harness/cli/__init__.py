@@ -63,6 +63,9 @@ def _main(argv: list[str] | None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors already
         return int(exc.code or 0)
+    from harness.cli.parser import reports_alias
+
+    reports_alias(args, lambda line: print(line, file=sys.stderr))  # --reports is --out
     handlers = {"run": cli_run.cmd_run, "report": tools.cmd_report, "check": suite.cmd_check, "init": tools.cmd_init,
                 "calibrate": tools.cmd_calibrate, "schema": tools.cmd_schema}
     from harness.cli.nightly import HANDLERS as nightly_handlers

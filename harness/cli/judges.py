@@ -9,8 +9,8 @@ from pathlib import Path
 def add_parser(sub) -> None:
     p = sub.add_parser("judges", help="mutation testing of the judges: wrong answers derived from every golden, "
                                       "judged by the case's own checks (judges.json, judges.html)")
-    p.add_argument("--config")
-    p.add_argument("--fixtures", default=None)
+    p.add_argument("--config", help="config file (default: ./harness.toml)")
+    p.add_argument("--fixtures", default=None, help="case files folder (default: fixtures/ next to the config)")
     p.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
     p.add_argument("--out", default=None, help="folder for judges.json and judges.html (default: reports/judges)")
     p.add_argument("--min-catch", type=float, default=0.9, help="exit 1 when a kind's catch rate is under this")

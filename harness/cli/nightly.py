@@ -18,7 +18,9 @@ def add_parsers(sub) -> None:
     """Register history / diff / baseline on the ``harness`` sub-command parser."""
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--config", help="config file (default: ./harness.toml)")
-        p.add_argument("--reports", default=None, help="runs folder (default: reports/ next to the config)")
+        from harness.cli.parser import add_reports_option
+
+        add_reports_option(p)
 
     h = sub.add_parser("history", help="pass rates, cost, latency and case status over the last runs")
     common(h)
@@ -44,7 +46,7 @@ def add_parsers(sub) -> None:
     common(b)
     bsub = b.add_subparsers(dest="baseline_command", required=True)
     acc = bsub.add_parser("accept", help="bless RUN_ID as the baseline, or accept some of its cases into it (--case)")
-    acc.add_argument("run_id")
+    acc.add_argument("run_id", help="the run to accept (an id, a unique prefix, a run folder, or latest)")
     acc.add_argument("--case", action="append", default=[], metavar="GLOB", dest="cases",
                      help="accept only these cases of RUN_ID (repeatable; globs): their records replace the "
                           "baseline's, the rest of the baseline stays (like --snapshot-update for one snapshot)")
@@ -58,7 +60,7 @@ def _reports_and_config(args) -> tuple[Path, Any]:
     from harness.config import load_config
 
     config = load_config(args.config)
-    reports = Path(args.reports) if args.reports else config.resolve("reports")
+    reports = Path(args.out) if args.out else config.resolve("reports")
     return reports, config
 
 

@@ -12,12 +12,61 @@ from harness import layer as layer_registry
 MAX_REPEAT = 1000
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="harness", description="Nightly regression harness for LLM chat agents.")
-    p.add_argument("--version", action="version", version=f"harness {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
+#: The exit codes, in every command's help (``harness --help``, ``harness run --help``).
+EXIT_CODES = """exit codes:
+  0    every hard check held (soft errors within budget)
+  1    a regression or a hard failure (or an incomplete night: a check was unavailable)
+  2    usage, config or fixture error: nothing was run
+  3    the cost budget was exceeded
+  4    the target or the sandbox could not be brought up
+  70   an internal error of the harness (a crash log is written)
+  130  interrupted (Ctrl-C, SIGTERM)"""
 
-    run = sub.add_parser("run", help="run the suite (or some layers / cases) against the target")
+#: The commands in the order a newcomer needs them (``harness --help`` lists them so).
+ORDER = ("init", "check", "run", "report", "diff", "history", "baseline", "golden", "judges", "calibrate",
+         "schema", "upload", "merge", "schedule")
+
+REPORTS_HELP = "the reports folder, where runs are written and read (default: reports/ next to the config)"
+
+
+def add_reports_option(p: argparse.ArgumentParser, help: str = REPORTS_HELP) -> None:
+    """``--out DIR``, the reports folder, on every command that writes or reads runs; ``--reports``
+    is its old name on the nightly commands (deprecated: ``reports_alias`` says so)."""
+    p.add_argument("--out", default=None, metavar="DIR", help=help)
+    p.add_argument("--reports", default=None, metavar="DIR", help="deprecated: the old name of --out (the same folder)")
+
+
+def reports_alias(args: argparse.Namespace, warn) -> None:
+    """``--reports DIR`` is ``--out DIR`` (one folder, one name): a note, then ``args.out``."""
+    old = getattr(args, "reports", None)
+    if old is None:
+        return
+    warn("harness: note: --reports is deprecated, it is now --out (the same folder)")
+    if getattr(args, "out", None) is None:
+        args.out = old
+    args.reports = None
+
+
+def _ordered(sub) -> None:
+    """List the commands in ``ORDER`` (argparse keeps the order they were added in)."""
+    rank = {name: i for i, name in enumerate(ORDER)}
+    sub._choices_actions.sort(key=lambda a: rank.get(a.dest, len(rank)))
+    ordered = sorted(sub.choices.items(), key=lambda kv: rank.get(kv[0], len(rank)))
+    sub.choices.clear()
+    sub.choices.update(ordered)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="harness", description="Nightly regression harness for LLM chat agents. "
+                                "New here: harness init, then harness check, then harness run.",
+                                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"harness {__version__}",
+                   help="print the harness's version and exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                           title="commands (in the order you need them)")
+
+    run = sub.add_parser("run", help="run the suite (or some layers / cases) against the target",
+                         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("--config", help="config file (default: ./harness.toml)")
     run.add_argument("--fixtures", default=None, help="case files folder (default: fixtures/ next to the config)")
     run.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
@@ -25,11 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--case", action="append", default=[], metavar="GLOB", help="run only cases whose id matches")
     run.add_argument("--repeat", type=int, default=1, metavar="K", help="run every case K times (pass@k, pass^k)")
     run.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once (default 8)")
-    run.add_argument("--out", default=None, help="output folder (default: reports/)")
-    run.add_argument("--budget-usd", type=float, default=None, help="hard cost budget for the run")
+    add_reports_option(run, "the reports folder: the run is written to DIR/<run_id> (default: reports/)")
+    run.add_argument("--budget-usd", type=float, default=None, metavar="USD",
+                     help="hard cost budget for the run: no new case starts once it is spent (exit 3)")
     up = run.add_mutually_exclusive_group()
-    up.add_argument("--upload", dest="upload", action="store_true", default=None)
-    up.add_argument("--no-upload", dest="upload", action="store_false")
+    up.add_argument("--upload", dest="upload", action="store_true", default=None,
+                    help="upload the run to [storage] (the default when [storage] is configured)")
+    up.add_argument("--no-upload", dest="upload", action="store_false", help="do not upload the run to [storage]")
     run.add_argument("--resume", metavar="RUN_ID", help="continue a killed run from its journal")
     run.add_argument("--shard", metavar="I/N", help="run one slice of the suite")
     run.add_argument("--run-id", default=None, help="name the run (shards of one run share it)")
@@ -46,20 +97,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-v", "--verbose", action="store_true", help="a line for every case, also on a terminal")
 
     rep = sub.add_parser("report", help="render a finished run's report again")
-    rep.add_argument("run_dir")
+    rep.add_argument("run_dir", help="the run's folder (reports/<run_id>)")
     rep.add_argument("--format", choices=("html", "md", "junit", "json", "github"), default="md",
                      help="github: Markdown for a PR comment or $GITHUB_STEP_SUMMARY, printed to stdout")
 
     cal = sub.add_parser("calibrate", help="run the suite against every seeded regression of the reference agent")
-    cal.add_argument("--config")
-    cal.add_argument("--fixtures", default=None)
+    cal.add_argument("--config", help="config file (default: ./harness.toml)")
+    cal.add_argument("--fixtures", default=None, help="case files folder (default: fixtures/ next to the config)")
     cal.add_argument("--out", default=None, help="output folder (default: reports/calibration-<time>)")
     cal.add_argument("--repeat", type=int, default=1, metavar="K", help="clean (and noisy) runs")
     cal.add_argument("--parallel", type=int, default=None, metavar="N",
                      help="runs at once (default: one more than the cores, at most 8)")
     cal.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once within a run")
-    cal.add_argument("--layer", action="append", default=[], choices=layer_registry.names())
-    cal.add_argument("--regression", action="append", default=[], help="only these regressions")
+    cal.add_argument("--layer", action="append", default=[], choices=layer_registry.names(),
+                     help="calibrate only this layer's cases (repeatable)")
+    cal.add_argument("--regression", action="append", default=[], metavar="NAME",
+                     help="only these seeded regressions (repeatable; python -m docbot --regressions lists them)")
     cal.add_argument("--no-noise", action="store_true", help="skip the noisy clean runs")
     cal.add_argument("--no-baseline", dest="baseline", action="store_false",
                      help="no learned baseline: skip the accepted-nights run (3 noisy attempts per case) that "
@@ -70,17 +123,19 @@ def build_parser() -> argparse.ArgumentParser:
                           "default: stop each regression's run at its first hard failure")
 
     ini = sub.add_parser("init", help="scaffold a harness.toml and example cases for your own bot")
-    ini.add_argument("dir", nargs="?", default=".")
-    ini.add_argument("--channel", choices=("telegram", "whatsapp"), default="telegram")
+    ini.add_argument("dir", nargs="?", default=".", help="the project folder (default: the current folder)")
+    ini.add_argument("--channel", choices=("telegram", "whatsapp"), default="telegram",
+                     help="the channel your bot speaks (default: telegram)")
     ini.add_argument("--no-llm", dest="llm", action="store_false",
                      help="a bot without an LLM or documents: leave out the examples and settings that assume one")
 
     chk = sub.add_parser("check", help="validate config and fixtures; list what would run")
-    chk.add_argument("--config")
-    chk.add_argument("--fixtures", default=None)
+    chk.add_argument("--config", help="config file (default: ./harness.toml)")
+    chk.add_argument("--fixtures", default=None, help="case files folder (default: fixtures/ next to the config)")
     chk.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
-    chk.add_argument("--layer", action="append", default=[], choices=layer_registry.names())
-    chk.add_argument("--case", action="append", default=[], metavar="GLOB")
+    chk.add_argument("--layer", action="append", default=[], choices=layer_registry.names(),
+                     help="check only this layer (repeatable)")
+    chk.add_argument("--case", action="append", default=[], metavar="GLOB", help="check only cases whose id matches")
 
     from harness.cli.nightly import add_parsers as add_nightly_parsers  # history, diff, baseline
 
@@ -95,5 +150,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_judges_parser(sub)
     sch = sub.add_parser("schema", help="write the JSON Schema of case files and of harness.toml (for editors)")
     sch.add_argument("--out", default="schemas", help="output folder (default: schemas/)")
+    _ordered(sub)
     return p
 

@@ -55,9 +55,29 @@ def _run(args, config, out: Path, early) -> int:
         console = make_console(stderr=False)  # off a terminal: no width limit, nothing cut
         progress = Progress(console, every_case=args.verbose)
     selected: list = []
+    from harness.report.phases import Phase, phase
+
+    say = progress.note if progress else None  # a phase over ~2 s gets a line (harness/report/phases.py)
+
+    def starting_what() -> str:
+        encodes = any(s.name == "similarity" or s.name.startswith("critic.")
+                      for c in selected for t in c.turns for s in t.checks)
+        return ("starting the sandbox and the target" + ("" if selected else ", reading the cases")
+                + (", loading the embedding model (similarity and critic checks)" if encodes else ""))
+
+    starting = Phase(starting_what, say).start()
+    after = Phase("after the last case: the services' end-of-run work, stopping the target and the sandbox", say)
+
+    def on_case(result) -> None:
+        progress.advance(result)
+        if progress.done >= progress.total:  # the last count line now, then whatever runs after the cases
+            progress.stop()
+            after.start()
 
     def on_start(total: int) -> None:  # the header line before the first case (pytest's "collected N items")
         from collections import Counter
+
+        starting.end()
 
         layers = Counter(c.layer for c in selected)
         by_layer = ", ".join(f"{n} {name}" for name, n in layers.items())
@@ -70,7 +90,7 @@ def _run(args, config, out: Path, early) -> int:
 
     options = RunOptions(out_dir=out, repeat=args.repeat, concurrency=args.concurrency,
                          on_start=(on_start if progress else None),
-                         on_case=(progress.advance if progress else None), budget_usd=args.budget_usd,
+                         on_case=(on_case if progress else None), budget_usd=args.budget_usd,
                          on_note=(progress.note if progress else None),
                          golden_dir=Path(args.golden) if args.golden else config.golden_dir(),
                          run_id=args.flow.run_id, identity_offset=args.flow.identity_offset,
@@ -94,14 +114,19 @@ def _run(args, config, out: Path, early) -> int:
         cli_cost.start_failed(config, exc)
         raise
     finally:
+        starting.end()
+        after.end()
         if progress:
             progress.stop()
     run_dir = out / report.run_id
-    report, nightly, d = finish_run(report, out, config, quarantine, run=run_kind(args))  # quarantine, history, diff; d: its dict, built once
-    report = cli_cost.after_run(config, report, run_dir, d)  # budget breach on stderr; alerts (notes into d too)
+    with phase("reading the earlier runs for the history and the diff", say):
+        report, nightly, d = finish_run(report, out, config, quarantine, run=run_kind(args))  # quarantine, history, diff; d: its dict, built once
+    with phase("the budget and the alerts", say):
+        report = cli_cost.after_run(config, report, run_dir, d)  # budget breach on stderr; alerts (notes into d too)
     report, overhead = with_overhead(report, d, args.concurrency or config.sandbox.concurrency,
-                                 resumed=set(options.prior or ()))
-    files = write_all(args.flow.finish(report, d), run_dir, **nightly)  # + manifest, shard (harness.night.runflow)
+                                     resumed=set(options.prior or ()))
+    with phase(f"writing the reports into {run_dir}", say):
+        files = write_all(args.flow.finish(report, d), run_dir, **nightly)  # + manifest, shard (harness.night.runflow)
     if not args.quiet:
         from harness.report.terminal import print_table
 
@@ -114,7 +139,8 @@ def _run(args, config, out: Path, early) -> int:
             console.print(changed, markup=False)
         console.print(overhead, markup=False, highlight=False)
         console.print(f"report: {files.get('html', run_dir)}")
-    args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
+    with phase("uploading the run to [storage]", say):
+        args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
     return report.exit_code
 
 

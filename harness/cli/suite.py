@@ -34,6 +34,10 @@ def validate_suite(args, config):
     if problem:
         raise UsageError(problem, fix="--out names a folder for the runs (created if missing), with no folder named .harness.lock in it")
     fixtures = fixtures_dir(args, config)
+    if config.path is None and not getattr(args, "fixtures", None) and not fixtures.exists():
+        raise UsageError(f"no harness.toml in {Path.cwd()} (and no fixtures/ folder): this is not a harness project",
+                         fix="`harness init` writes a harness.toml and example cases here (docs/QUICKSTART.md); "
+                             "or pass --config FILE")
     cases = load_cases(fixtures, layers=args.layer, globs=args.case,
                        docs_dir=config.resolve(config.sandbox.docs_dir), config=config)
     if getattr(args, "keyword", None):
@@ -78,7 +82,12 @@ def _no_case(fixtures: Path, args) -> tuple[str, str]:
     if not any((fixtures / n).is_dir() for n in names):
         return (f"{fixtures} holds no case folder ({', '.join(n + '/' for n in names)})",
                 "--fixtures names the folder holding one sub-folder per layer, each with *.yaml case files")
-    wanted = ", ".join([*(f"--layer {x}" for x in args.layer), *(f"--case {c}" for c in args.case)])
+    wanted = ", ".join([*(f"--layer {x}" for x in args.layer), *(f"--case {c}" for c in args.case),
+                        *([f"-k {args.keyword}"] if getattr(args, "keyword", None) else [])])
+    if not wanted:
+        return (f"no case in {fixtures}: its layer folders hold no case file, so there is nothing to run",
+                "write a case file such as fixtures/robustness/hello.yaml (docs/CASES.md), or `harness init` "
+                "for examples")
     return (f"no case matches the selection{' (' + wanted + ')' if wanted else ''} in {fixtures}",
             "check --layer and --case (harness check lists cases)")
 

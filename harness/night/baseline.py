@@ -240,7 +240,7 @@ def resolve_run_id(source: RunSource, ref: str) -> str:
     """A run id from what a person typed: an id, a unique id prefix, a run folder path, or ``latest``."""
     ids = source.run_ids()
     if not ids:
-        raise UsageError(f"no runs found in {source.name}", fix="run `harness run` first, or pass --reports DIR")
+        raise UsageError(f"no runs found in {source.name}", fix="run `harness run` first, or pass --out DIR (the reports folder)")
     if ref in ("latest", "last"):
         return ids[-1]
     name = Path(ref.rstrip("/")).name if ("/" in ref or ref.endswith("results.json")) else ref

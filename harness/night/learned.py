@@ -21,7 +21,6 @@ from harness.checks.baseline import Baseline, baseline_settings, learn
 from harness.night.baseline import read_baseline
 from harness.night.history import LocalRunSource, RunSource
 from harness.run.anomaly import basis, is_nightly_id
-from harness.run.kind import NIGHTLY, kind_of
 
 log = logging.getLogger("harness.night.learned")
 
@@ -64,7 +63,7 @@ def nights_like(source: RunSource, accepted: Mapping[str, Any], window: int) -> 
         except (OSError, ValueError) as exc:
             warnings.append(f"skipped run {run_id}: {type(exc).__name__}: {exc}")
             continue
-        if _name_of(run) == want_name and _basis_of(run) == want_basis and kind_of(run) == NIGHTLY:
+        if _name_of(run) == want_name and _basis_of(run) == want_basis:
             runs.append(run)
     return runs, warnings
 
