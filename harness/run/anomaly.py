@@ -195,9 +195,12 @@ def comparable(history: History, tonight: Mapping[str, Any], min_runs: int) -> t
 
 
 def _current(result: CaseResult) -> dict[str, float]:
-    out = {"tokens": float(result.tokens.input + result.tokens.output), "llm_calls": float(result.llm_calls)}
+    """Tonight's figures per attempt: a ``--repeat K`` case's spend is the sum of its K attempts
+    (run/cost.combine), the nights' are one attempt's; its latency is the last attempt's."""
+    k = float(max(int(result.attempts or 1), 1))
+    out = {"tokens": float(result.tokens.input + result.tokens.output) / k, "llm_calls": float(result.llm_calls) / k}
     if result.cost_usd is not None:
-        out["cost_usd"] = float(result.cost_usd)
+        out["cost_usd"] = float(result.cost_usd) / k
     if result.latency_ms is not None:
         out["latency_ms"] = float(result.latency_ms)
     return out

@@ -132,3 +132,20 @@ def test_harness_run_records_its_kind(tmp_path):
     assert cli.main(["run", "--config", str(cfg), "--run-id", "20240101-000002-full", "--quiet"]) == 0
     diff = json.loads((reports / "20240101-000002-full" / "diff.json").read_text())
     assert diff["base_run"]["run_id"] == "20240101-000000-full"  # not the --case run
+
+
+def test_a_repeat_case_s_summed_spend_is_no_anomaly(tmp_path):
+    from harness.run.anomaly import anomalies, load_history as anomaly_history
+    from harness.types import CaseResult, Tokens
+
+    for i in range(5):
+        write_run(tmp_path, run(f"2026110{i}-000000-aaaa", [case("c1", cost=0.004, tokens=(900, 100))]))
+    hist = anomaly_history(tmp_path, "docbot")
+
+    def tonight(k: int, factor: float) -> CaseResult:
+        return CaseResult(id="c1", layer="cost", channel="telegram", status="pass", evidence=(), latency_ms=100.0,
+                          llm_calls=int(k * factor), tokens=Tokens(int(900 * k * factor), int(100 * k * factor)),
+                          cost_usd=0.004 * k * factor, attempts=k)
+
+    assert anomalies(tonight(3, 1.0), hist, ratio=1.5) == []  # three attempts, three times the spend
+    assert {e.check for e in anomalies(tonight(3, 2.0), hist, ratio=1.5)} >= {"anomaly.tokens", "anomaly.cost_usd"}
