@@ -189,12 +189,13 @@ def load_run_quarantine(fixtures_dir: Path):
     return load_quarantine(Path(fixtures_dir) / FILE)
 
 
-def finish_run(report, out: Path, config, quarantine, run: dict[str, Any] | None = None
-               ) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+def finish_run(report, out: Path, config, quarantine, run: dict[str, Any] | None = None,
+               against: str | None = None) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """The runner's report with quarantine applied, ``write_all`` keyword arguments carrying
     the history, diff and base (the accepted baseline's results) of the reports folder ``out``, and the report's results.json dict
     (built once here; ``cost.after_run`` and ``RunFlow.finish`` reuse it). ``run``: results.json's
-    ``run`` object (its kind: ``harness.run.kind.run_info``)."""
+    ``run`` object (its kind: ``harness.run.kind.run_info``); ``against``: the run to diff with
+    (``harness run --against RUN``, resolved already)."""
     from harness.night.context import run_context
     from harness.night.quarantine import apply_quarantine
     from harness.report.jsonfile import report_to_dict
@@ -203,7 +204,7 @@ def finish_run(report, out: Path, config, quarantine, run: dict[str, Any] | None
     d = report_to_dict(report)
     if run is not None:
         d["run"] = dict(run)
-    ctx = run_context(d, out, source=source_for(out, config), thresholds=thresholds_of(config))
+    ctx = run_context(d, out, source=source_for(out, config), thresholds=thresholds_of(config), against=against)
     for w in ctx.warnings:
         print(f"harness: warning: {w}", file=sys.stderr)
     return report, {"history": ctx.history, "diff": ctx.diff, "base": ctx.base}, d

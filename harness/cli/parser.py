@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
                      help="run only the cases that did not pass in the newest run in --out (all of them when none failed)")
     run.add_argument("-v", "--verbose", action="store_true", help="a line for every case, also on a terminal")
+    run.add_argument("--against", metavar="RUN", default=None,
+                     help="diff this run against RUN (an id, a unique prefix or latest) instead of the accepted "
+                          "baseline or the last full nightly run")
 
     rep = sub.add_parser("report", help="render a finished run's report again")
     rep.add_argument("run_dir", help="the run's folder (reports/<run_id>)")

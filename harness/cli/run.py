@@ -30,6 +30,11 @@ def cmd_run(args) -> int:
     config = load_config(args.config)
     redact.for_run(config)  # the run's redactor: every sink applies it (harness/redact.py)
     out = Path(args.out) if args.out else config.resolve("reports")
+    if args.against:  # a run to diff with that is not there is refused before anything starts
+        from harness.cli.nightly import source_for
+        from harness.night.baseline import resolve_run_id
+
+        args.against = resolve_run_id(source_for(out, config), args.against)
     from harness.run.early import start_early
 
     # The target starts now, before the heavy imports below and the cases' validation: its own
@@ -120,7 +125,7 @@ def _run(args, config, out: Path, early) -> int:
             progress.stop()
     run_dir = out / report.run_id
     with phase("reading the earlier runs for the history and the diff", say):
-        report, nightly, d = finish_run(report, out, config, quarantine, run=run_kind(args))  # quarantine, history, diff; d: its dict, built once
+        report, nightly, d = finish_run(report, out, config, quarantine, run=run_kind(args), against=args.against)  # quarantine, history, diff; d: its dict, built once
     with phase("the budget and the alerts", say):
         report = cli_cost.after_run(config, report, run_dir, d)  # budget breach on stderr; alerts (notes into d too)
     report, overhead = with_overhead(report, d, args.concurrency or config.sandbox.concurrency,

@@ -44,9 +44,10 @@ class RunContext:
 
 def run_context(run: Mapping[str, Any], reports_dir: str | os.PathLike[str], *, source: RunSource | None = None,
                 thresholds: DriftThresholds | None = None, last: int = HISTORY_RUNS,
-                kind: str | None = NIGHTLY) -> RunContext:
+                kind: str | None = NIGHTLY, against: str | None = None) -> RunContext:
     """History and diff for ``run`` from the runs kept in ``reports_dir`` (or ``source``): the
-    runs of ``kind`` before it (default the full nightly runs; None: every run)."""
+    runs of ``kind`` before it (default the full nightly runs; None: every run). ``against``: the
+    run to diff with (``harness run --against RUN``) instead of the baseline or the previous night."""
     source = source or LocalRunSource(reports_dir)
     ctx = RunContext()
     run_id = str(run.get("run_id", ""))
@@ -58,7 +59,12 @@ def run_context(run: Mapping[str, Any], reports_dir: str | os.PathLike[str], *, 
         runs = [r for r in hist.runs if r.get("run_id") != run_id and str(r.get("run_id", "")) < run_id]
         runs.append(dict(run))
         ctx.history = run_records(runs[-last:])
-        base_id, why = choose_base(source, reports_dir, run_id, kind=kind)
+        if against:
+            from harness.night.baseline import resolve_run_id
+
+            base_id, why = resolve_run_id(source, against), "named with --against"
+        else:
+            base_id, why = choose_base(source, reports_dir, run_id, kind=kind)
         if base_id is not None:
             loaded = next((r for r in hist.runs if r.get("run_id") == base_id), None)
             base = load_base(source, reports_dir, base_id, loaded)

@@ -132,6 +132,12 @@ def test_harness_run_records_its_kind(tmp_path):
     assert cli.main(["run", "--config", str(cfg), "--run-id", "20240101-000002-full", "--quiet"]) == 0
     diff = json.loads((reports / "20240101-000002-full" / "diff.json").read_text())
     assert diff["base_run"]["run_id"] == "20240101-000000-full"  # not the --case run
+    # asked for: the --case run is the base
+    assert cli.main(["run", "--config", str(cfg), "--run-id", "20240101-000003-full", "--quiet",
+                     "--against", "20240101-000001"]) == 0
+    diff = json.loads((reports / "20240101-000003-full" / "diff.json").read_text())
+    assert diff["base_run"]["run_id"] == "20240101-000001-part" and diff["base_run"]["why"] == "named with --against"
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--against", "nosuchrun"]) == 2  # before anything runs
 
 
 def test_a_repeat_case_s_summed_spend_is_no_anomaly(tmp_path):
