@@ -210,6 +210,7 @@ class Progress:
         self.done = 0
         self.not_passed = 0
         self.by_status: dict[str, int] = {}
+        self._skips: set[str] = set()
         self._bar: RichProgress | None = None
         self._task: Any = None
         self._clock = clock or time.monotonic
@@ -222,6 +223,7 @@ class Progress:
     def start(self, total: int) -> None:
         """Begin counting towards ``total`` cases."""
         self.total, self.done, self.not_passed, self.by_status = total, 0, 0, {}
+        self._skips: set[str] = set()
         self._started = self._last_line = self._clock()
         self._last_done = 0
         if self.live:
@@ -280,6 +282,14 @@ class Progress:
         if status != "pass" and why:
             line.append(f"  {one_line(why, limit)}", style="dim")
         shown = status != "pass" or self.every_case  # failures as they happen; -v: every case
+        if shown and status == "skipped" and not self.every_case:  # a budget stop skips 300 cases one way:
+            import re                                               # its first line says why, the count the rest
+
+            shape = re.sub(r"\d+(?:\.\d+)?", "#", why or "")
+            shown = shape not in self._skips
+            if shown:
+                self._skips.add(shape)
+                line.append("  (more cases skipped so are counted, not listed)", style="dim")
         if self._bar is not None:
             # On the live bar only the interesting cases scroll by above it.
             if shown:

@@ -222,3 +222,24 @@ def test_replay_misses_get_a_line_at_the_end_of_the_run(report):
     console = plain_console(width=400)
     print_table(replace(report, notes=("some other note",)), console)
     assert "REPLAY MISSES" not in output(console) and "some other note" not in output(console)
+
+
+def test_a_budget_stop_says_why_once_and_counts_the_rest(report):
+    """341 identical skip lines were one cause (issue 25): its first line, then the count."""
+    skipped = [replace(report.cases[0], id=f"s{i}", status="skipped", evidence=(),
+                       error=f"not started: budget $0.10 reached (projected ${i}.5)") for i in range(5)]
+    console = plain_console()
+    progress = Progress(console, clock=FakeClock())
+    progress.start(len(skipped))
+    for r in skipped:
+        progress.advance(r)
+    progress.stop()
+    lines = output(console).splitlines()
+    assert sum(" skipped " in x and "not started" in x for x in lines) == 1
+    assert "counted, not listed" in lines[0] and lines[-1].startswith("[ 5/5 ] 0 passed · 5 skipped")
+    verbose = plain_console()
+    progress = Progress(verbose, clock=FakeClock(), every_case=True)
+    progress.start(len(skipped))
+    for r in skipped:
+        progress.advance(r)
+    assert sum("not started" in x for x in output(verbose).splitlines()) == 5  # -v: every case
