@@ -95,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
                      help="run only the cases that did not pass in the newest run in --out (all of them when none failed)")
     run.add_argument("-v", "--verbose", action="store_true", help="a line for every case, also on a terminal")
+    from harness.run.kind import KINDS
+
+    run.add_argument("--kind", choices=KINDS, default=None,
+                     help="record the run as this kind (results.json run.kind; default: nightly for the whole "
+                          "suite run once, else partial, repeat or shard); harness schedule's run is a nightly "
+                          "whatever [schedule] selects")
     run.add_argument("--against", metavar="RUN", default=None,
                      help="diff this run against RUN (an id, a unique prefix or latest) instead of the accepted "
                           "baseline or the last full nightly run")

@@ -157,7 +157,7 @@ def run_kind(args) -> dict:
                  *(x for case in args.case for x in ("--case", case)),
                  *(["-k", args.keyword] if args.keyword else []), *(["--lf"] if args.last_failed else []),
                  *(["--maxfail", str(args.maxfail)] if args.maxfail is not None else [])]
-    return run_info(selection=selection, repeat=args.repeat, shard=args.shard)
+    return run_info(selection=selection, repeat=args.repeat, shard=args.shard, kind=getattr(args, "kind", None))
 
 
 def _learned(config, out: Path, concurrency: int | None):

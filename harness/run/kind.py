@@ -20,10 +20,15 @@ KINDS = (NIGHTLY, PARTIAL, REPEAT, SHARD)
 ANY = "any"
 
 
-def run_info(*, selection: Sequence[str] = (), repeat: int = 1, shard: str | None = None) -> dict[str, Any]:
+def run_info(*, selection: Sequence[str] = (), repeat: int = 1, shard: str | None = None,
+             kind: str | None = None) -> dict[str, Any]:
     """results.json's ``run`` object for a run started with that selection (its options as
-    typed, e.g. ``["--case", "url-*"]``), repeat count and shard."""
-    kind = REPEAT if repeat > 1 else PARTIAL if selection else SHARD if shard else NIGHTLY
+    typed, e.g. ``["--case", "url-*"]``), repeat count and shard; ``kind`` given (``harness run
+    --kind``; the scheduler's run is the night whatever ``[schedule]`` selects) stands."""
+    if kind is None:
+        kind = REPEAT if repeat > 1 else PARTIAL if selection else SHARD if shard else NIGHTLY
+    elif kind == NIGHTLY and shard:  # a shard of the night is still a slice until merged
+        kind = SHARD
     out: dict[str, Any] = {"kind": kind}
     if selection:
         out["selection"] = list(selection)

@@ -155,3 +155,9 @@ def test_a_repeat_case_s_summed_spend_is_no_anomaly(tmp_path):
 
     assert anomalies(tonight(3, 1.0), hist, ratio=1.5) == []  # three attempts, three times the spend
     assert {e.check for e in anomalies(tonight(3, 2.0), hist, ratio=1.5)} >= {"anomaly.tokens", "anomaly.cost_usd"}
+
+
+def test_a_kind_given_stands():
+    assert run_info(selection=["--layer", "robustness"], kind="nightly") == {
+        "kind": "nightly", "selection": ["--layer", "robustness"]}
+    assert run_info(kind="nightly", shard="1/2")["kind"] == "shard"  # a slice until merged
