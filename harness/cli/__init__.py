@@ -63,7 +63,7 @@ def _main(argv: list[str] | None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors already
         return int(exc.code or 0)
-    from harness.cli.parser import reports_alias
+    from harness.cli.options import reports_alias
 
     reports_alias(args, lambda line: print(line, file=sys.stderr))  # --reports is --out
     handlers = {"run": cli_run.cmd_run, "report": tools.cmd_report, "check": suite.cmd_check, "init": tools.cmd_init,

@@ -30,7 +30,7 @@ def add_parsers(sub) -> None:
     acc.add_argument("--case", action="append", default=[], metavar="GLOB", dest="cases",
                      help="only these cases (repeatable; globs); default: every case with a similarity check")
     acc.add_argument("--config", help="config file (default: ./harness.toml)")
-    from harness.cli.parser import add_reports_option
+    from harness.cli.options import add_reports_option
 
     add_reports_option(acc)
     acc.add_argument("--golden", default=None, help="golden folder (default: golden/ next to the config)")

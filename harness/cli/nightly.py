@@ -18,7 +18,7 @@ def add_parsers(sub) -> None:
     """Register history / diff / baseline on the ``harness`` sub-command parser."""
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--config", help="config file (default: ./harness.toml)")
-        from harness.cli.parser import add_reports_option
+        from harness.cli.options import add_reports_option
 
         add_reports_option(p)
 

@@ -22,7 +22,7 @@ def add_parsers(sub: Any) -> None:
     up.add_argument("--pending", action="store_true", help="retry every upload kept in the pending spool")
     up.add_argument("--reindex", action="store_true", help="rebuild index.json from the stored runs")
     up.add_argument("--config", help="config file (default: ./harness.toml)")
-    from harness.cli.parser import add_reports_option
+    from harness.cli.options import add_reports_option
 
     add_reports_option(up)
 

@@ -86,7 +86,7 @@ def _no_case(fixtures: Path, args) -> tuple[str, str]:
                         *([f"-k {args.keyword}"] if getattr(args, "keyword", None) else [])])
     if not wanted:
         return (f"no case in {fixtures}: its layer folders hold no case file, so there is nothing to run",
-                "write a case file such as fixtures/robustness/hello.yaml (docs/CASES.md), or `harness init` "
+                "write a case file such as fixtures/<layer>/hello.yaml (docs/CASES.md), or `harness init` "
                 "for examples")
     return (f"no case matches the selection{' (' + wanted + ')' if wanted else ''} in {fixtures}",
             "check --layer and --case (harness check lists cases)")
