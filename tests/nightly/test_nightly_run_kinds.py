@@ -161,3 +161,19 @@ def test_a_kind_given_stands():
     assert run_info(selection=["--layer", "robustness"], kind="nightly") == {
         "kind": "nightly", "selection": ["--layer", "robustness"]}
     assert run_info(kind="nightly", shard="1/2")["kind"] == "shard"  # a slice until merged
+
+
+def test_harness_history_and_diff_take_kind(reports, tmp_path, monkeypatch, capsys):
+    from harness import cli
+
+    monkeypatch.chdir(tmp_path)
+    write_run(reports, run(NEW, _suite(), run={"kind": "nightly"}))
+    assert cli.main(["history", "--out", str(reports), "--local"]) == 0
+    out = capsys.readouterr().out
+    assert ADHOC not in out and "1 run(s) that are not nightly runs left out; --kind any lists every run" in out
+    assert cli.main(["history", "--out", str(reports), "--local", "--kind", "any"]) == 0
+    assert ADHOC in capsys.readouterr().out
+    assert cli.main(["diff", "--out", str(reports), "--local", "--json", "--no-write"]) == 0
+    assert json.loads(capsys.readouterr().out)["base_run"]["run_id"] == NIGHT_1
+    assert cli.main(["diff", "--out", str(reports), "--local", "--json", "--no-write", "--kind", "any"]) == 0
+    assert json.loads(capsys.readouterr().out)["base_run"]["run_id"] == ADHOC
