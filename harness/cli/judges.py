@@ -38,7 +38,25 @@ def run(args) -> int:
                            golden=Path(args.golden) if args.golden else None, min_catch=args.min_catch,
                            seed=args.seed, llm_critic=args.llm_critic, use_cache=not args.no_cache,
                            globs=tuple(args.case))
-    result = asyncio.run(run_judges(config, options))
+    import sys
+
+    from harness.report.phases import Phase
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    # the cases, the goldens and the critic (with its embedding model) load before the first line
+    loading = Phase("judges: loading the cases, the goldens and the critic (its embedding model)", say).start()
+
+    def progress(line: str) -> None:
+        loading.end()
+        say(line)
+
+    options.progress = progress
+    try:
+        result = asyncio.run(run_judges(config, options))
+    finally:
+        loading.end()
     print("\n".join(summary_lines(result)))
     for g in result["golden_failures"]:
         print(f"GOLDEN FAILS ITS OWN CHECKS: {g['id']} answer #{g['answer']}: {'; '.join(g['failures'])}")
