@@ -177,3 +177,14 @@ def test_harness_history_and_diff_take_kind(reports, tmp_path, monkeypatch, caps
     assert json.loads(capsys.readouterr().out)["base_run"]["run_id"] == NIGHT_1
     assert cli.main(["diff", "--out", str(reports), "--local", "--json", "--no-write", "--kind", "any"]) == 0
     assert json.loads(capsys.readouterr().out)["base_run"]["run_id"] == ADHOC
+
+
+def test_merged_shards_of_a_night_are_a_nightly():
+    from harness.night.shards import merge_results
+
+    shards = [run(NEW, [case(f"c{i}")], run={"kind": "shard", "shard": f"{i}/2"}, shard={"index": i, "count": 2})
+              for i in (1, 2)]
+    assert merge_results(shards, 2)["run"] == {"kind": "nightly"}
+    partial = [run(NEW, [case("c1")], run={"kind": "partial", "selection": ["--layer", "cost"], "shard": "1/1"},
+                   shard={"index": 1, "count": 1})]
+    assert merge_results(partial, 1)["run"] == {"kind": "partial", "selection": ["--layer", "cost"]}
