@@ -47,43 +47,53 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the suite (or some layers / cases) against the target",
                          epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("--config", help="config file (default: ./harness.toml)")
-    run.add_argument("--fixtures", default=None, help="case files folder (default: fixtures/ next to the config)")
-    run.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
-    run.add_argument("--layer", action="append", default=[], choices=layer_registry.names(), help="run only this layer (repeatable)")
-    run.add_argument("--case", action="append", default=[], metavar="GLOB", help="run only cases whose id matches")
-    run.add_argument("--repeat", type=int, default=1, metavar="K", help="run every case K times (pass@k, pass^k)")
-    run.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once (default 8)")
-    add_reports_option(run, "the reports folder: the run is written to DIR/<run_id> (default: reports/)")
-    run.add_argument("--budget-usd", type=float, default=None, metavar="USD",
+    what = run.add_argument_group("which cases, how often (any of these makes the run partial, a repeat or a shard: not the night)")
+    what.add_argument("--layer", action="append", default=[], choices=layer_registry.names(),
+                      help="run only this layer (repeatable)")
+    what.add_argument("--case", action="append", default=[], metavar="GLOB", help="run only cases whose id matches")
+    what.add_argument("-k", dest="keyword", metavar="EXPR", default=None,
+                      help="only cases whose id or tags match EXPR: words with and/or/not/(), "
+                           "e.g. -k 'url and not malformed' (as pytest -k)")
+    what.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
+                      help="run only the cases that did not pass in the newest run in --out (all of them when none failed)")
+    what.add_argument("-x", "--exitfirst", dest="maxfail", action="store_const", const=1,
+                      help="start no new case after the first failure (--maxfail 1)")
+    what.add_argument("--maxfail", type=int, default=None, metavar="N",
+                      help="start no new case after N cases failed or errored; the rest are reported skipped")
+    what.add_argument("--repeat", type=int, default=1, metavar="K", help="run every case K times (pass@k, pass^k)")
+    what.add_argument("--shard", metavar="I/N", help="run one slice of the suite")
+
+    where = run.add_argument_group("files and folders")
+    where.add_argument("--config", help="config file (default: ./harness.toml)")
+    where.add_argument("--fixtures", default=None, help="case files folder (default: fixtures/ next to the config)")
+    where.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
+    add_reports_option(where, "the reports folder: the run is written to DIR/<run_id> (default: reports/)")
+    where.add_argument("--run-id", default=None, help="name the run (shards of one run share it)")
+    where.add_argument("--resume", metavar="RUN_ID", help="continue a killed run from its journal")
+
+    how = run.add_argument_group("how it runs and what it prints")
+    how.add_argument("--concurrency", type=int, default=None, metavar="N", help="cases at once (default 8)")
+    how.add_argument("--budget-usd", type=float, default=None, metavar="USD",
                      help="hard cost budget for the run: no new case starts once it is spent (exit 3)")
-    up = run.add_mutually_exclusive_group()
+    how.add_argument("-v", "--verbose", action="store_true",
+                     help="a line for every case (by default only those that did not pass, and off a terminal a "
+                          "count line every few seconds)")
+    how.add_argument("--quiet", action="store_true", help="no progress output")
+
+    night = run.add_argument_group("the nights")
+    up = night.add_mutually_exclusive_group()
     up.add_argument("--upload", dest="upload", action="store_true", default=None,
                     help="upload the run to [storage] (the default when [storage] is configured)")
     up.add_argument("--no-upload", dest="upload", action="store_false", help="do not upload the run to [storage]")
-    run.add_argument("--resume", metavar="RUN_ID", help="continue a killed run from its journal")
-    run.add_argument("--shard", metavar="I/N", help="run one slice of the suite")
-    run.add_argument("--run-id", default=None, help="name the run (shards of one run share it)")
-    run.add_argument("--quiet", action="store_true", help="no progress output")
-    run.add_argument("-k", dest="keyword", metavar="EXPR", default=None,
-                     help="only cases whose id or tags match EXPR: words with and/or/not/(), "
-                          "e.g. -k 'url and not malformed' (as pytest -k)")
-    run.add_argument("-x", "--exitfirst", dest="maxfail", action="store_const", const=1,
-                     help="start no new case after the first failure (--maxfail 1)")
-    run.add_argument("--maxfail", type=int, default=None, metavar="N",
-                     help="start no new case after N cases failed or errored; the rest are reported skipped")
-    run.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
-                     help="run only the cases that did not pass in the newest run in --out (all of them when none failed)")
-    run.add_argument("-v", "--verbose", action="store_true", help="a line for every case, also on a terminal")
     from harness.run.kind import KINDS
 
-    run.add_argument("--kind", choices=KINDS, default=None,
-                     help="record the run as this kind (results.json run.kind; default: nightly for the whole "
-                          "suite run once, else partial, repeat or shard); harness schedule's run is a nightly "
-                          "whatever [schedule] selects")
-    run.add_argument("--against", metavar="RUN", default=None,
-                     help="diff this run against RUN (an id, a unique prefix or latest) instead of the accepted "
-                          "baseline or the last full nightly run")
+    night.add_argument("--kind", choices=KINDS, default=None,
+                       help="record the run as this kind (results.json run.kind; default: nightly for the whole "
+                            "suite run once, else partial, repeat or shard); harness schedule's run is a nightly "
+                            "whatever [schedule] selects")
+    night.add_argument("--against", metavar="RUN", default=None,
+                       help="diff this run against RUN (an id, a unique prefix or latest) instead of the accepted "
+                            "baseline or the last full nightly run")
 
     rep = sub.add_parser("report", help="render a finished run's report again")
     rep.add_argument("run_dir", help="the run's folder (reports/<run_id>)")
