@@ -51,6 +51,8 @@ def validate_suite(args, config):
         print(f"harness: --lf: {note}", file=sys.stderr)
         if wanted:
             cases = [c for c in cases if c.id in wanted]
+        else:  # nothing failed: the whole selection runs, and the run is no narrower for it (run.kind)
+            args.last_failed = False
     if not cases:
         message, fix = _no_case(fixtures, args)
         raise UsageError(message, fix=fix)
