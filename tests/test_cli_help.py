@@ -94,3 +94,13 @@ def test_python_m_harness_is_the_harness_command():
     done = subprocess.run([sys.executable, "-m", "harness", "--version"], capture_output=True, text=True,
                           cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("harness "), done.stderr
+
+
+def test_run_reports_writes_where_out_would(tmp_path, capsys):
+    sys.path.insert(0, str(ROOT / "tests" / "ops"))
+    from ops_support import echo_cases, make_project
+
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "r", "--reports", str(tmp_path / "old")]) == 0
+    assert (tmp_path / "old" / "r" / "results.json").is_file()
+    assert "--reports is deprecated" in capsys.readouterr().err
