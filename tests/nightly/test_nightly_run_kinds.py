@@ -188,3 +188,11 @@ def test_merged_shards_of_a_night_are_a_nightly():
     partial = [run(NEW, [case("c1")], run={"kind": "partial", "selection": ["--layer", "cost"], "shard": "1/1"},
                    shard={"index": 1, "count": 1})]
     assert merge_results(partial, 1)["run"] == {"kind": "partial", "selection": ["--layer", "cost"]}
+
+
+def test_a_partial_run_says_so_in_its_first_sentence():
+    from harness.report.format import tonight_sentence
+
+    d = run(NEW, _suite(2), run={"kind": "partial", "selection": ["--case", "c1*"]})
+    assert tonight_sentence(d).endswith("a partial run (--case c1*), not a night of the trends")
+    assert "not a night" not in tonight_sentence(run(NEW, _suite(2)))
