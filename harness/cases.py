@@ -114,8 +114,12 @@ def _non_finite(value: Any) -> str | None:
 class _Collector:
     def __init__(self) -> None:
         self.errors: list[FixtureError] = []
+        self.single_turn = False
+        """The case being read has one turn (``send:`` at the case's level): no "turn 0" in its errors."""
 
     def add(self, message: str, *, file: str, case: str = "", line: int | None = None, fix: str = "") -> None:
+        if self.single_turn:
+            message = message.removeprefix("turn 0: ")
         self.errors.append(FixtureError(message, file=file, case=case, line=line, fix=fix))
 
 
@@ -147,36 +151,45 @@ def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int,
         return (), ()
     specs: list[CheckSpec] = []
     off: list[str] = []
+
+    def at(key: str, sub: str | None = None) -> int | None:
+        """The line of the check's own key (``replies:`` under ``expect:``; ``contains:`` under
+        ``reply:``), not the line ``expect:`` starts at."""
+        here = getattr(raw, "key_lines", {}).get(key)
+        if sub is not None:
+            here = getattr(raw.get(key), "key_lines", {}).get(sub, here)
+        return here or raw.get(LINE, line)
+
     for key, value in raw.items():
         if key == LINE:
             continue
         value = _strip(value)
         if key == "anomaly":
-            off += _anomaly_off(value, file=file, case=case, line=raw.get(LINE, line), turn=turn, out=out)
+            off += _anomaly_off(value, file=file, case=case, line=at(key), turn=turn, out=out)
             continue
         if value is False and key not in GROUPED:
             if key in switchable():
                 off.append(key)
             elif key in REGISTRY:
                 out.add(f"turn {turn}: {key}: false switches off a default check, and {key} is none",
-                        file=file, case=case, line=raw.get(LINE, line),
+                        file=file, case=case, line=at(key),
                         fix=f"remove {key} (the checks a layer adds by default: {', '.join(sorted(switchable()))})")
             else:
-                out.add(f"turn {turn}: unknown check {key!r}", file=file, case=case, line=raw.get(LINE, line),
+                out.add(f"turn {turn}: unknown check {key!r}", file=file, case=case, line=at(key),
                         fix=f"known checks: {', '.join(known_names())}")
             continue
         if key in GROUPED:
             if not isinstance(value, dict) or not value:
-                out.add(f"turn {turn}: {key} must be a table such as {{regex: ...}}", file=file, case=case, line=line,
+                out.add(f"turn {turn}: {key} must be a table such as {{regex: ...}}", file=file, case=case, line=at(key),
                         fix=f"write at least one {key} check, e.g. {key}: {{contains: [\"...\"]}}")
                 continue
-            items = [(f"{key}.{sub}", v) for sub, v in value.items()]
+            items = [(f"{key}.{sub}", v, at(key, sub)) for sub, v in value.items()]
         else:
-            items = [(key, value)]
-        for name, params in items:
+            items = [(key, value, at(key))]
+        for name, params, where in items:
             definition = REGISTRY.get(name)
             if definition is None:
-                out.add(f"turn {turn}: unknown check {name!r}", file=file, case=case, line=raw.get(LINE, line),
+                out.add(f"turn {turn}: unknown check {name!r}", file=file, case=case, line=where,
                         fix=unknown_check_fix(name))
                 continue
             try:
@@ -184,7 +197,7 @@ def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int,
             except Exception as exc:  # a validator that trips over a wrong type still means "bad parameters"
                 problem = f"has parameters of the wrong shape ({type(exc).__name__}: {exc})"
             if problem:
-                out.add(f"turn {turn}: {name} {problem}", file=file, case=case, line=raw.get(LINE, line),
+                out.add(f"turn {turn}: {name} {problem}", file=file, case=case, line=where,
                         fix=f"correct the {name} parameters (docs/CASES.md lists every check with an example)")
                 continue
             specs.append(CheckSpec(name=name, params=params))
@@ -436,6 +449,8 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
     if not isinstance(raw, dict):
         out.add("each entry of cases must be a table", file=file)
         return None
+    out.single_turn = False
+    errors_before = len(out.errors)
     line = raw.get(LINE)
     merged = {**defaults, **raw}
     cid = merged.get("id")
@@ -476,6 +491,7 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
                          for rt in raw_turns]
     else:
         raw_turns = [{**single, LINE: line}]
+        out.single_turn = True  # until the next case (_case resets it)
     turns = []
     for i, rt in enumerate(raw_turns):
         if not isinstance(rt, dict):
@@ -506,7 +522,8 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
         out.add(f"variants must be a list of variant kinds, all or none, got {variants!r}", file=file, case=cid, line=line,
                 fix="e.g. variants: [typos, case] (docs/CASES.md lists the kinds), or variants: none")
         return None
-    if not any(t.checks for t in turns):
+    if not any(t.checks for t in turns) and not any(e.case == cid for e in out.errors[errors_before:]):
+        # (a case whose checks were refused above has its errors already: "has no checks" would only mislead)
         out.add("has no checks: a case without a check can never fail", file=file, case=cid, line=line,
                 fix="add an expect table, e.g. expect: {replies: {min: 1}}")
         return None
@@ -621,7 +638,7 @@ def _validate_schema(data: dict, file: str, out: _Collector) -> set[int] | None:
     try:
         file_model().model_validate(plain)
     except ValidationError as exc:
-        found = problems(exc, plain)
+        found = problems(exc, plain, docs="docs/CASES.md")
     else:
         return set()
     bad: set[int] = set()
@@ -705,8 +722,10 @@ def load_file(path: Path, out: _Collector, display: str | None = None, docs_dir:
     if not isinstance(raw_cases, list) or not raw_cases:
         out.add("cases must be a non-empty list", file=file)
         return []
-    return [c for c in (_case(rc, layer=layer, defaults=defaults, file=file, out=out, docs_dir=docs_dir)
-                        for i, rc in enumerate(raw_cases) if i not in bad) if c]
+    cases = [c for c in (_case(rc, layer=layer, defaults=defaults, file=file, out=out, docs_dir=docs_dir)
+                         for i, rc in enumerate(raw_cases) if i not in bad) if c]
+    out.single_turn = False  # the file's own errors after its cases keep their words
+    return cases
 
 
 #: Folders of a fixtures folder that hold no case files by design.

@@ -150,12 +150,15 @@ def test_a_shared_critic_scores_its_health_once(monkeypatch, tmp_path):
 
     monkeypatch.setattr(H, "score_critic", score_obj)
     svc = CriticService(backend=None, docs_dir=tmp_path, health_dir=tmp_path)
+    svc.used = True  # a case was judged (a critic nothing asked scores no health: test_judge_health_only_when_judged)
     asyncio.run(svc.finalize())
     asyncio.run(svc.finalize())
     assert scored == [2]
     assert svc.health == {"critic": "fake", "source": "test", "accuracy": 1.0}
     # a fresh service (the next night's run) scores again
-    asyncio.run(CriticService(backend=None, docs_dir=tmp_path, health_dir=tmp_path).finalize())
+    fresh = CriticService(backend=None, docs_dir=tmp_path, health_dir=tmp_path)
+    fresh.used = True
+    asyncio.run(fresh.finalize())
     assert scored == [2, 2]
 
 

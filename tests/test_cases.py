@@ -213,7 +213,7 @@ def test_error_names_case_and_line(tmp_path):
     with pytest.raises(FixtureError) as info:
         load_cases(tmp_path)
     rendered = info.value.render()
-    assert f"{path}:7: case 'broken'" in rendered
+    assert f"{path}:9: case 'broken'" in rendered  # the line of the bad regex (issue 25), not the case's
 
 
 def test_duplicate_ids_across_files(tmp_path):

@@ -59,3 +59,21 @@ def test_k_x_and_lf_through_the_command_line(tmp_path, capsys):
     assert statuses == {"url-good": "pass", "url-bad": "fail", "empty-text": "skipped", "long-text": "skipped"}
     skipped = json.loads((tmp_path / "reports" / "x" / "results.json").read_text())["cases"]
     assert any("--maxfail 1 reached" in (c.get("error") or "") for c in skipped if c["status"] == "skipped")
+
+
+def test_the_selection_makes_the_run_partial_and_an_lf_that_narrows_nothing_does_not(tmp_path, capsys):
+    """results.json run.kind (issue 25 item 10): -k, --lf and -x runs are partial, not the night."""
+    cfg = make_project(tmp_path, cases=CASES)
+
+    def kind(run_id: str) -> dict:
+        return json.loads((tmp_path / "reports" / run_id / "results.json").read_text())["run"]
+
+    cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "a1", "-k", "url"])
+    assert kind("a1") == {"kind": "partial", "selection": ["-k", "url"]}
+    cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "a2", "-x"])
+    assert kind("a2")["kind"] == "partial"
+    cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "a3", "--lf"])  # a2 failed: a narrower run
+    assert kind("a3") == {"kind": "partial", "selection": ["--lf"]}
+    empty = tmp_path / "empty-reports"
+    cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "a4", "--lf", "--out", str(empty)])
+    assert json.loads((empty / "a4" / "results.json").read_text())["run"] == {"kind": "nightly"}  # ran everything

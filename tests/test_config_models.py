@@ -102,3 +102,10 @@ def test_a_stand_in_with_raw_sections_is_validated_too():
 def test_storage_bucket_prefix_and_key_come_from_the_url(url, bucket, prefix, key):
     sc = StorageModel(url=url)
     assert (sc.bucket, sc.prefix, sc.key("runs", "x")) == (bucket, prefix, key)
+
+
+def test_an_environment_toml_array_is_read_as_one(tmp_path):
+    """HARNESS_TARGET_COMMAND='["python", "bot.py"]' is an argv, not the words '["python",' and
+    '"bot.py"]' (the schema once turned it back into a string and split it)."""
+    cfg = _load(tmp_path, "[target]\nname = \"x\"\n", {"HARNESS_TARGET_COMMAND": '["python", "my bot.py"]'})
+    assert cfg.target.command == ("python", "my bot.py")

@@ -94,7 +94,7 @@ def test_harness_run_prints_and_writes_the_overhead(tmp_path, capsys):
     from harness import cli
 
     cfg = make_project(tmp_path, cases=echo_cases(2))
-    assert cli.main(["run", "--config", str(cfg), "--run-id", "ovh"]) == 0
+    assert cli.main(["run", "--config", str(cfg), "--run-id", "ovh", "-v"]) == 0
     lines = capsys.readouterr().out.splitlines()
     line = next(x for x in lines if x.startswith("harness overhead: wall "))
     assert lines.index(line) > next(i for i, x in enumerate(lines) if "echo-1" in x)  # after the cases
@@ -107,14 +107,14 @@ def test_harness_run_prints_and_writes_the_overhead(tmp_path, capsys):
 
 
 def test_cases_a_resume_kept_are_not_on_the_path():
-    from harness import cli
+    from harness.cli import run as cli_run
     from harness.types import Counts, RunReport
 
     cases = (_case("kept", _obs(_turn(0, replies=[50.0]))), _case("new", _obs(_turn(0, replies=[2.0]))))
     report = RunReport(run_id="r", started_at="", finished_at="", harness_version="", target={}, golden_version="",
                        models={}, summary=Counts(), layers={}, cases=cases)
     d: dict = {"summary": {}, "notes": []}
-    report, line = cli._overhead(report, d, concurrency=1, resumed={"kept"})
+    report, line = cli_run.with_overhead(report, d, concurrency=1, resumed={"kept"})
     assert d["summary"]["overhead"]["agent_critical_path_s"] == 2.0  # not 52: "kept" ran in the killed process
     assert report.perf["summary"]["overhead"] == d["summary"]["overhead"]
     assert d["notes"] == [line] and report.notes == (line,)

@@ -30,7 +30,9 @@ def add_parsers(sub) -> None:
     acc.add_argument("--case", action="append", default=[], metavar="GLOB", dest="cases",
                      help="only these cases (repeatable; globs); default: every case with a similarity check")
     acc.add_argument("--config", help="config file (default: ./harness.toml)")
-    acc.add_argument("--reports", default=None, help="runs folder (default: reports/ next to the config)")
+    from harness.cli.options import add_reports_option
+
+    add_reports_option(acc)
     acc.add_argument("--golden", default=None, help="golden folder (default: golden/ next to the config)")
 
 
@@ -64,7 +66,7 @@ def cmd_golden(args) -> int:
     from harness.config import load_config
 
     config = load_config(args.config)
-    reports = Path(args.reports) if args.reports else config.resolve("reports")
+    reports = Path(args.out) if args.out else config.resolve("reports")
     golden_dir = Path(args.golden) if args.golden else config.golden_dir()
     run_dir = Path(args.run_id) if Path(args.run_id).is_dir() else reports / args.run_id
     path = run_dir / "results.json"

@@ -9,8 +9,8 @@ from pathlib import Path
 def add_parser(sub) -> None:
     p = sub.add_parser("judges", help="mutation testing of the judges: wrong answers derived from every golden, "
                                       "judged by the case's own checks (judges.json, judges.html)")
-    p.add_argument("--config")
-    p.add_argument("--fixtures", default=None)
+    p.add_argument("--config", help="config file (default: ./harness.toml)")
+    p.add_argument("--fixtures", default=None, help="case files folder (default: fixtures/ next to the config)")
     p.add_argument("--golden", default=None, help="golden answers folder (default: golden/)")
     p.add_argument("--out", default=None, help="folder for judges.json and judges.html (default: reports/judges)")
     p.add_argument("--min-catch", type=float, default=0.9, help="exit 1 when a kind's catch rate is under this")
@@ -43,9 +43,27 @@ def run(args) -> int:
     out = Path(args.out) if args.out else config.resolve("reports") / "judges"
     options = JudgeOptions(out=out, golden=Path(args.golden) if args.golden else None, min_catch=args.min_catch,
                            seed=args.seed, llm_critic=args.llm_critic, use_cache=not args.no_cache)
-    fixtures = Path(args.fixtures) if args.fixtures else config.fixtures_dir()  # [suite] fixtures
-    cases = load_cases(fixtures, globs=tuple(args.case), derive=False)  # every case with a golden, any layer
-    result = asyncio.run(run_judges(config, options, cases))
+    import sys
+
+    from harness.report.phases import Phase
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    # the cases, the goldens and the critic (with its embedding model) load before the first line
+    loading = Phase("judges: loading the cases, the goldens and the critic (its embedding model)", say).start()
+
+    def progress(line: str) -> None:
+        loading.end()
+        say(line)
+
+    options.progress = progress
+    try:
+        fixtures = Path(args.fixtures) if args.fixtures else config.fixtures_dir()  # [suite] fixtures
+        cases = load_cases(fixtures, globs=tuple(args.case), derive=False)  # every case with a golden, any layer
+        result = asyncio.run(run_judges(config, options, cases))
+    finally:
+        loading.end()
     print("\n".join(summary_lines(result)))
     for g in result["golden_failures"]:
         print(f"GOLDEN FAILS ITS OWN CHECKS: {g['id']} answer #{g['answer']}: {'; '.join(g['failures'])}")

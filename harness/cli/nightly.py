@@ -18,7 +18,9 @@ def add_parsers(sub) -> None:
     """Register history / diff / baseline on the ``harness`` sub-command parser."""
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--config", help="config file (default: ./harness.toml)")
-        p.add_argument("--reports", default=None, help="runs folder (default: reports/ next to the config)")
+        from harness.cli.options import add_reports_option
+
+        add_reports_option(p)
 
     h = sub.add_parser("history", help="pass rates, cost, latency and case status over the last runs")
     common(h)
@@ -31,14 +33,20 @@ def add_parsers(sub) -> None:
     d.add_argument("new_run", nargs="?", help="run to judge (default: the latest run)")
     d.add_argument("--json", action="store_true", help="print the diff as JSON")
     d.add_argument("--no-write", action="store_true", help="do not write <new run>/diff.json")
+    from harness.run.kind import ANY, KINDS, NIGHTLY
+
     for p in (h, d):
         p.add_argument("--local", action="store_true", help="only the local reports folder, not [storage]")
+        p.add_argument("--kind", choices=(*KINDS, ANY), default=NIGHTLY,
+                       help="which runs are the nights (results.json run.kind): default nightly, the full "
+                            "suite run once; partial (--case, -k, --layer, --lf), repeat (--repeat K), shard; "
+                            "any: every run")
 
     b = sub.add_parser("baseline", help="accept a run as the baseline that diffs compare with, or show it")
     common(b)
     bsub = b.add_subparsers(dest="baseline_command", required=True)
     acc = bsub.add_parser("accept", help="bless RUN_ID as the baseline, or accept some of its cases into it (--case)")
-    acc.add_argument("run_id")
+    acc.add_argument("run_id", help="the run to accept (an id, a unique prefix, a run folder, or latest)")
     acc.add_argument("--case", action="append", default=[], metavar="GLOB", dest="cases",
                      help="accept only these cases of RUN_ID (repeatable; globs): their records replace the "
                           "baseline's, the rest of the baseline stays (like --snapshot-update for one snapshot)")
@@ -52,7 +60,7 @@ def _reports_and_config(args) -> tuple[Path, Any]:
     from harness.config import load_config
 
     config = load_config(args.config)
-    reports = Path(args.reports) if args.reports else config.resolve("reports")
+    reports = Path(args.out) if args.out else config.resolve("reports")
     return reports, config
 
 
@@ -83,7 +91,8 @@ def source_for(reports: Path, config, remote: bool = True):
 
 
 def cmd_history(args) -> int:
-    from harness.night.history import load_history, render_history, write_parquet
+    from harness.night.history import load_history, write_parquet
+    from harness.night.history_text import render_history
 
     if args.last < 1:
         raise UsageError("--last must be at least 1")
@@ -91,8 +100,10 @@ def cmd_history(args) -> int:
 
     reports, config = _reports_and_config(args)
     source = source_for(reports, config, remote=not args.local)
-    hist = load_history(source, last=args.last)
+    hist = load_history(source, last=args.last, kind=args.kind)
     sys.stdout.write(render_history(hist, baseline=acceptance_note(read_baseline(reports, source))))
+    if hist.left_out:
+        print(f"({hist.left_out} run(s) that are not {args.kind} runs left out; --kind any lists every run)")
     if args.parquet:
         path = write_parquet(hist.runs, args.parquet)
         print(f"wrote {path} ({sum(len(r.get('cases') or []) for r in hist.runs)} rows)")
@@ -117,13 +128,13 @@ def cmd_diff(args) -> int:
     if args.base_run:
         base_id, why = resolve_run_id(source, args.base_run), "named on the command line"
     else:
-        base_id, why = choose_base(source, reports, new_id)
+        base_id, why = choose_base(source, reports, new_id, kind=args.kind)
         if base_id is None:
-            raise UsageError(f"nothing to compare {new_id} with: it is the only run",
-                             fix="run again, or name two runs: harness diff BASE_RUN NEW_RUN")
+            raise UsageError(f"nothing to compare {new_id} with: {why}",
+                             fix="run again, name two runs (harness diff BASE_RUN NEW_RUN), or --kind any")
     new = load_run(source, new_id)
     base = load_base(source, reports, base_id)  # the accepted baseline with its later per-case acceptances
-    recent = load_history(source, last=t.drift_flaky_nights, until=new_id).runs
+    recent = load_history(source, last=t.drift_flaky_nights, until=new_id, kind=args.kind).runs
     diff = diff_runs(base, new, recent=recent, thresholds=t, base_reason=why)
     if base.get("baseline_record"):
         diff["baseline"] = acceptance_note(base["baseline_record"])
@@ -179,17 +190,22 @@ def load_run_quarantine(fixtures_dir: Path):
     return load_quarantine(Path(fixtures_dir) / FILE)
 
 
-def finish_run(report, out: Path, config, quarantine) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+def finish_run(report, out: Path, config, quarantine, run: dict[str, Any] | None = None,
+               against: str | None = None) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """The runner's report with quarantine applied, ``write_all`` keyword arguments carrying
     the history, diff and base (the accepted baseline's results) of the reports folder ``out``, and the report's results.json dict
-    (built once here; ``cost.after_run`` and ``RunFlow.finish`` reuse it)."""
+    (built once here; ``cost.after_run`` and ``RunFlow.finish`` reuse it). ``run``: results.json's
+    ``run`` object (its kind: ``harness.run.kind.run_info``); ``against``: the run to diff with
+    (``harness run --against RUN``, resolved already)."""
     from harness.night.context import run_context
     from harness.night.quarantine import apply_quarantine
     from harness.report.jsonfile import report_to_dict
 
     report = apply_quarantine(report, quarantine)
     d = report_to_dict(report)
-    ctx = run_context(d, out, source=source_for(out, config), thresholds=thresholds_of(config))
+    if run is not None:
+        d["run"] = dict(run)
+    ctx = run_context(d, out, source=source_for(out, config), thresholds=thresholds_of(config), against=against)
     for w in ctx.warnings:
         print(f"harness: warning: {w}", file=sys.stderr)
     return report, {"history": ctx.history, "diff": ctx.diff, "base": ctx.base}, d

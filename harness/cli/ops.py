@@ -22,10 +22,12 @@ def add_parsers(sub: Any) -> None:
     up.add_argument("--pending", action="store_true", help="retry every upload kept in the pending spool")
     up.add_argument("--reindex", action="store_true", help="rebuild index.json from the stored runs")
     up.add_argument("--config", help="config file (default: ./harness.toml)")
-    up.add_argument("--out", default=None, help="reports folder (default: reports/)")
+    from harness.cli.options import add_reports_option
+
+    add_reports_option(up)
 
     mg = sub.add_parser("merge", help="merge the stored shards of a run into one report (also with shards missing)")
-    mg.add_argument("run_id")
+    mg.add_argument("run_id", help="the run whose shards are merged (its id in the storage index)")
     mg.add_argument("--config", help="config file (default: ./harness.toml)")
 
     add_schedule_parser(sub)

@@ -71,21 +71,33 @@ def make_goldens(services):
 class CriticService:
     """The configured critic, the source documents it judges against, and its health."""
 
-    def __init__(self, backend, docs_dir: Path, health_dir: Path):
-        self.backend = backend
+    def __init__(self, backend, docs_dir: Path, health_dir: Path, say=None):
+        self._backend = backend
         self.docs_dir = docs_dir
         self.health_dir = health_dir
         self._texts: dict[str, str] = {}
         self.health: dict[str, Any] | None = None
         self.health_line = ""
+        self.used = False
+        """Did a check ask the critic anything (``backend`` was read)? The service is built before
+        the cases when a layer declares it; a run whose cases never reached a critic check (budget
+        stop, similarity checks only) scores no judge-health set at its end."""
+        self.say = say
+        """One line on the run's console (``Services.say``); None: logged only."""
+
+    @property
+    def backend(self):
+        """The critic itself; reading it marks the service used (``finalize`` scores health only then)."""
+        self.used = True
+        return self._backend
 
     @property
     def name(self) -> str:
-        return self.backend.name
+        return self._backend.name
 
     @property
     def source(self) -> str:
-        return self.backend.source
+        return self._backend.source
 
     def source_text(self, name: str) -> str:
         """The text of a document in fixtures/documents (OSError/ValueError if unreadable)."""
@@ -105,6 +117,9 @@ class CriticService:
 
         if self.health is not None:
             return
+        if not self.used:  # no case was judged: nothing to score the judge for (issue 25)
+            self.health_line = "critic health not measured: no case was judged by the critic"
+            return
         try:
             examples = H.load_examples(self.health_dir)
         except Exception as exc:  # a broken health set is reported, it does not sink the run
@@ -113,15 +128,23 @@ class CriticService:
         if not examples:
             self.health_line = f"critic health not measured: no labelled examples in {self.health_dir}"
             return
-        agreement = await H.score_critic(self.backend, examples, self.source_text)
+        import logging
+        import time
+
+        say = self.say or logging.getLogger("harness.models").info
+        started = time.monotonic()
+        say(f"judge health: scoring the critic ({self.name}) on {len(examples)} labelled examples "
+            f"in {self.health_dir} ...")
+        agreement = await H.score_critic(self._backend, examples, self.source_text)
         self.health = {"critic": self.name, "source": self.source, **agreement.as_dict()}
         self.health_line = H.describe(self.name, agreement)
+        say(f"judge health: done in {time.monotonic() - started:.1f} s")
 
     def report_models(self) -> dict[str, Any]:
         out: dict[str, Any] = {"critic": self.name}
         if self.health is not None:
             out["critic_health"] = self.health
-        report = getattr(self.backend, "report", None)
+        report = getattr(self._backend, "report", None)
         if report:
             out["critic_stats"] = report()
         return out
@@ -130,7 +153,7 @@ class CriticService:
         return [self.health_line] if self.health_line else []
 
     async def aclose(self) -> None:
-        close = getattr(self.backend, "aclose", None)
+        close = getattr(self._backend, "aclose", None)
         if close:
             await close()
 
@@ -155,7 +178,7 @@ def build_critic(services):
 def make_critic(services) -> CriticService:
     config = services.config
     return CriticService(build_critic(services), config.resolve(config.sandbox.docs_dir),
-                         golden_dir(services) / "critic")
+                         golden_dir(services) / "critic", say=lambda line: services.say(line) if services.say else None)
 
 
 FACTORIES = {"embedder": make_embedder, "goldens": make_goldens, "critic": make_critic}

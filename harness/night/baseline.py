@@ -20,7 +20,8 @@ Who accepted comes from ``--by``, else ``$USER`` (or ``git config user.name`` wh
 unset); nothing else about the person is recorded.
 
 ``choose_base`` picks what a diff compares with: the named run, else the accepted
-baseline (when it is not the run being compared), else the run just before.
+baseline (when it is not the run being compared), else the last full nightly run before it
+(``harness.run.kind``: an ad-hoc --case or --repeat run is no previous night).
 """
 
 from __future__ import annotations
@@ -239,7 +240,7 @@ def resolve_run_id(source: RunSource, ref: str) -> str:
     """A run id from what a person typed: an id, a unique id prefix, a run folder path, or ``latest``."""
     ids = source.run_ids()
     if not ids:
-        raise UsageError(f"no runs found in {source.name}", fix="run `harness run` first, or pass --reports DIR")
+        raise UsageError(f"no runs found in {source.name}", fix="run `harness run` first, or pass --out DIR (the reports folder)")
     if ref in ("latest", "last"):
         return ids[-1]
     name = Path(ref.rstrip("/")).name if ("/" in ref or ref.endswith("results.json")) else ref
@@ -262,18 +263,34 @@ def load_run(source: RunSource, run_id: str) -> dict[str, Any]:
             from None
 
 
-def choose_base(source: RunSource, reports_dir: str | os.PathLike[str], new_run_id: str) -> tuple[str | None, str]:
-    """(base run id, why) for a diff of ``new_run_id``: the accepted baseline, else the run
-    before it; (None, reason) when there is nothing to compare with."""
+def choose_base(source: RunSource, reports_dir: str | os.PathLike[str], new_run_id: str,
+                kind: str | None = "nightly") -> tuple[str | None, str]:
+    """(base run id, why) for a diff of ``new_run_id``: the accepted baseline, else the last
+    run before it of ``kind`` (``harness.run.kind``; default the last full nightly run, so an
+    ad-hoc ``--case`` or ``--repeat`` run is never "the previous night"; None or ``any``: any
+    run); (None, reason) when there is nothing to compare with."""
+    from harness.run.kind import ANY, matches
+
     record = read_baseline(reports_dir, source)
     ids = source.run_ids()
     if record and record["run_id"] != new_run_id and record["run_id"] in ids:
         return record["run_id"], f"accepted baseline, by {record.get('accepted_by', '?')}"
-    earlier = [i for i in ids if i < new_run_id]
-    if earlier:
-        why = "previous run" + (" (the accepted baseline is this run)" if record and record["run_id"] == new_run_id
-                                else "")
-        return earlier[-1], why
+    passed_over = 0
+    for run_id in reversed([i for i in ids if i < new_run_id]):
+        if kind not in (None, ANY):
+            try:
+                run = source.load(run_id)
+            except (OSError, ValueError):  # unreadable: not a night to compare with
+                continue
+            if not matches(run, kind):
+                passed_over += 1
+                continue
+        why = ("previous run" if kind in (None, ANY) or not passed_over else f"previous {kind} run") \
+            + (" (the accepted baseline is this run)" if record and record["run_id"] == new_run_id else "") \
+            + (f" ({passed_over} later run(s) of another kind passed over)" if passed_over else "")
+        return run_id, why
+    if passed_over:
+        return None, f"no earlier {kind} run to compare with ({passed_over} run(s) of another kind)"
     return None, "no earlier run to compare with"
 
 

@@ -2,7 +2,7 @@
 
 ``run_context(source, reports_dir, run)`` gathers both for one results.json dict:
 the last ``HISTORY_RUNS`` runs up to and including it (for report.html's charts) and its
-diff against the accepted baseline or else the previous run (for report.html, summary.md
+diff against the accepted baseline or else the previous nightly run (for report.html, summary.md
 and diff.json). The run itself need not be in the source yet: ``harness run`` calls this
 before results.json is written.
 
@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from harness.night.baseline import acceptance_note, choose_base, load_base
 from harness.night.diff import diff_runs
 from harness.night.history import LocalRunSource, RunSource, load_history, run_records
+from harness.run.kind import NIGHTLY
 from harness.schema.models import BudgetModel
 
 log = logging.getLogger("harness.night.context")
@@ -43,19 +44,28 @@ class RunContext:
 
 
 def run_context(run: Mapping[str, Any], reports_dir: str | os.PathLike[str], *, source: RunSource | None = None,
-                thresholds: BudgetModel | None = None, last: int = HISTORY_RUNS) -> RunContext:
-    """History and diff for ``run`` from the runs kept in ``reports_dir`` (or ``source``)."""
+                thresholds: BudgetModel | None = None, last: int = HISTORY_RUNS,
+                kind: str | None = NIGHTLY, against: str | None = None) -> RunContext:
+    """History and diff for ``run`` from the runs kept in ``reports_dir`` (or ``source``): the
+    runs of ``kind`` before it (default the full nightly runs; None: every run). ``against``: the
+    run to diff with (``harness run --against RUN``) instead of the baseline or the previous night."""
     source = source or LocalRunSource(reports_dir)
     ctx = RunContext()
     run_id = str(run.get("run_id", ""))
     t = thresholds or BudgetModel()
     try:
-        hist = load_history(source, last=max(last, t.drift_flaky_nights), until=run_id)
+        # the nights: full nightly runs only (harness.run.kind); tonight's point whatever its kind
+        hist = load_history(source, last=max(last, t.drift_flaky_nights), until=run_id, kind=kind)
         ctx.warnings += hist.warnings
         runs = [r for r in hist.runs if r.get("run_id") != run_id and str(r.get("run_id", "")) < run_id]
         runs.append(dict(run))
         ctx.history = run_records(runs[-last:])
-        base_id, why = choose_base(source, reports_dir, run_id)
+        if against:
+            from harness.night.baseline import resolve_run_id
+
+            base_id, why = resolve_run_id(source, against), "named with --against"
+        else:
+            base_id, why = choose_base(source, reports_dir, run_id, kind=kind)
         if base_id is not None:
             loaded = next((r for r in hist.runs if r.get("run_id") == base_id), None)
             base = load_base(source, reports_dir, base_id, loaded)

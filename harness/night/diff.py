@@ -11,7 +11,10 @@ the agent):
     still_failing   bad before and now
     changed         any other status change (e.g. pass -> unavailable)
     new / removed   in one run only
-    flaky           good/bad flipped at least ``drift_flaky_min_flips`` times over the recent runs
+    flaky           good/bad flipped at least ``drift_flaky_min_flips`` times over the recent runs, or
+                    (``--repeat K``) some attempts of the case passed and some failed: a case's
+                    attempts are compared one by one, never its worst status alone
+Drift is per attempt too: a repeat run's summed cost and tokens are divided by K.
 A quarantined case (``fixtures/quarantine.yaml``) is still listed, marked, but its
 regression does not count toward the exit code.
 
@@ -35,6 +38,26 @@ SCHEMA = "harness.diff/1"
 
 def _cases(run: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {str(c.get("id")): c for c in run.get("cases") or () if isinstance(c, Mapping)}
+
+
+def _mixed(case: Mapping[str, Any]) -> bool:
+    """A ``--repeat K`` case whose decided attempts disagreed (results.json ``flaky``)."""
+    return bool(case.get("flaky")) and int(case.get("attempts") or 1) > 1
+
+
+def _per_attempt(case: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A case's spend per attempt: a ``--repeat K`` case's cost, tokens and LLM calls are the sum
+    of its K attempts (its latency is the last attempt's already)."""
+    k = int(case.get("attempts") or 1)
+    if k <= 1:
+        return case
+    out = dict(case)
+    if isinstance(case.get("cost_usd"), (int, float)):
+        out["cost_usd"] = case["cost_usd"] / k
+    if isinstance(case.get("llm_calls"), (int, float)):
+        out["llm_calls"] = case["llm_calls"] / k
+    out["tokens"] = {key: (v / k if isinstance(v, (int, float)) else v) for key, v in (case.get("tokens") or {}).items()}
+    return out
 
 
 def _entry(case_id: str, base: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -139,6 +162,13 @@ def diff_runs(base: Mapping[str, Any], new: Mapping[str, Any], *, recent: Sequen
             out["removed" if str(b.get("layer")) in ran_layers else "not_run"].append(_entry(cid, b, None))
             continue
         before, after = b.get("status"), n.get("status")
+        if _mixed(b) or _mixed(n):  # --repeat K: some attempts passed, some failed: flaky, not a regression
+            mixed = n if _mixed(n) else b
+            out["flaky"].append({"id": cid, "flips": None, "statuses": [before, after], "runs": 1,
+                                 "attempts": int(mixed.get("attempts") or 1), "passes": int(mixed.get("passes") or 0),
+                                 "within_run": str((new if mixed is n else base).get("run_id", "")),
+                                 "quarantined": bool(n.get("quarantined", False))})
+            continue
         if before in GOOD and after in BAD:
             out["regressions"].append(_entry(cid, b, n))
         elif before in BAD and after in GOOD:
@@ -155,19 +185,22 @@ def diff_runs(base: Mapping[str, Any], new: Mapping[str, Any], *, recent: Sequen
     window = [r for r in recent if r.get("run_id") != new.get("run_id")][-(max(t.drift_flaky_nights, 1) - 1):] \
         if t.drift_flaky_nights > 1 else []
     window = [*window, new]
+    within = {f["id"] for f in out["flaky"]}
     for cid, statuses in status_matrix(window).items():
         k = flips(statuses)
-        if k >= t.drift_flaky_min_flips:
+        if k >= t.drift_flaky_min_flips and cid not in within:
             out["flaky"].append({"id": cid, "flips": k, "statuses": statuses, "runs": len(window),
                                  "quarantined": bool((nc.get(cid) or {}).get("quarantined", False))})
 
-    out["flaky"].sort(key=lambda f: (-f["flips"], f["id"]))  # the most unstable first
+    out["flaky"].sort(key=lambda f: (-(f["flips"] or 0), f["id"]))  # the most unstable first
     common = sorted(set(bc) & set(nc))
     layers = sorted({str(nc[c].get("layer")) for c in common})
-    drift = _drift_group("total", [bc[c] for c in common], [nc[c] for c in common], t)
+    # per attempt: a --repeat 3 run spends three times a night's tokens, which is no drift
+    pb, pn = {c: _per_attempt(bc[c]) for c in common}, {c: _per_attempt(nc[c]) for c in common}
+    drift = _drift_group("total", [pb[c] for c in common], [pn[c] for c in common], t)
     for layer in layers:
         ids = [c for c in common if nc[c].get("layer") == layer]
-        drift += _drift_group(f"layer {layer}", [bc[c] for c in ids], [nc[c] for c in ids], t)
+        drift += _drift_group(f"layer {layer}", [pb[c] for c in ids], [pn[c] for c in ids], t)
     out["drift"] = drift + out["drift"]
     blocking = [r for r in out["regressions"] if not r["quarantined"]]
     out["counts"] = {k: len(out[k]) for k in ("regressions", "fixed", "still_failing", "changed", "new",

@@ -1,6 +1,6 @@
 """What wraps one ``harness run`` beyond running cases: lock, resume, shard, manifest, upload.
 
-``cli._cmd_run`` stays the one place a run is driven; this module hooks into it at four
+``cli/run.cmd_run`` stays the one place a run is driven; this module hooks into it at four
 points (``RunFlow`` is entered around it by the CLI and kept on ``args.flow``):
 
     RunFlow.__enter__   for --resume read the run's manifest (its selection) and journal

@@ -95,7 +95,7 @@ class CycleResult:
 
 def run_argv(config_path: str | None, sc: ScheduleModel, run_id: str, quiet: bool) -> list[str]:
     """The ``harness run`` command line of a cycle."""
-    argv = ["run", "--run-id", run_id]
+    argv = ["run", "--run-id", run_id, "--kind", "nightly"]  # the scheduled run is the night (harness.run.kind)
     if config_path:
         argv += ["--config", str(config_path)]
     for layer in sc.layers:

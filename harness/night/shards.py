@@ -81,9 +81,14 @@ def merge_results(shards: Sequence[Mapping[str, Any]], count: int) -> dict[str, 
     models: dict[str, Any] = {}
     for s in shards:
         models.update({k: v for k, v in (s.get("models") or {}).items() if v and v != "none"})
+    # the shards of a whole-suite run merge into a nightly run (harness.run.kind)
+    run = {k: v for k, v in (first.get("run") or {}).items() if k != "shard"}
+    if run.get("kind") == "shard":
+        run["kind"] = "nightly"
     return {
         "schema": SCHEMA,
         "run_id": first.get("run_id", ""),
+        **({"run": run} if run else {}),
         "started_at": min(str(s.get("started_at", "")) for s in shards),
         "finished_at": max(str(s.get("finished_at", "")) for s in shards),
         "harness_version": first.get("harness_version", ""),

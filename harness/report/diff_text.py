@@ -81,8 +81,8 @@ def render_diff_text(diff: Mapping[str, Any]) -> str:
         if len(items) > MAX_LISTED:
             out.append(f"  ... and {len(items) - MAX_LISTED} more (diff.json)")
     if diff.get("flaky"):
-        out.append("Flaky (good/bad flips over recent runs):")
-        out += [f"  {f['id']}: {f['flips']} flips in {f['runs']} runs"
+        out.append("Flaky (good/bad flips over recent runs, or attempts of one run that disagreed):")
+        out += [f"  {f['id']}: {flaky_text(f)}"
                 + (" [quarantined]" if f.get("quarantined") else "") for f in diff["flaky"][:MAX_LISTED]]
     if diff.get("drift"):
         out.append("Metric drift:")
@@ -132,3 +132,11 @@ def render_diff_markdown(diff: Mapping[str, Any], *, max_listed: int = 10) -> li
         out.append("Flaky: " + ", ".join(code(f["id"]) for f in diff["flaky"][:max_listed]))
         out.append("")
     return out
+
+
+def flaky_text(f: Mapping[str, Any]) -> str:
+    """Why a diff's flaky entry is flaky: its flips over the recent runs, or (``--repeat K``) its
+    attempts in one run that disagreed."""
+    if f.get("attempts"):
+        return f"passed {f.get('passes', 0)} of {f['attempts']} attempts in run {f.get('within_run', '')}"
+    return f"{f.get('flips')} flips in {f.get('runs')} runs"

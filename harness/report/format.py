@@ -177,4 +177,10 @@ def tonight_sentence(d: Mapping[str, Any], diff: Mapping[str, Any] | None = None
         tail = ""
     if s.get("verdict") == "budget":
         bad.append("cost budget exceeded")
-    return "; ".join(x for x in (parts[0] + (f" ({', '.join(bad)})" if bad else ""), tail) if x)
+    run = d.get("run") if isinstance(d.get("run"), Mapping) else {}
+    kind = str(run.get("kind") or "nightly")  # results.json run.kind (harness/run/kind.py)
+    what = ""
+    if kind != "nightly":
+        chosen = " ".join(str(x) for x in run.get("selection") or ())
+        what = f"a {kind} run{f' ({chosen})' if chosen else ''}, not a night of the trends"
+    return "; ".join(x for x in (parts[0] + (f" ({', '.join(bad)})" if bad else ""), tail, what) if x)

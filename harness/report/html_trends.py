@@ -191,8 +191,12 @@ def render_diff_html(diff: Mapping[str, Any] | None) -> str:
     lists = [(title, _items(diff[key])) for key, title in (
         ("regressions", "New failures (regressions)"), ("fixed", "Fixed"), ("still_failing", "Still failing"),
         ("changed", "Other status changes"), ("new", "New cases"), ("removed", "Removed cases")) if diff.get(key)]
+    from harness.report.diff_text import flaky_text
+
     flaky = [{"link": _case_link(f.get("id")), "id": f.get("id"), "flips": f.get("flips"), "runs": f.get("runs"),
               "statuses": " ".join(s or "-" for s in f.get("statuses") or []),
+              "text": flaky_text(f) + ("" if f.get("attempts") else
+                                       ": " + " ".join(s or "-" for s in f.get("statuses") or [])),
               "quarantined": bool(f.get("quarantined"))} for f in (diff.get("flaky") or [])[:50]]
     drift = [{"scope": d.get("scope"), "metric": d.get("metric"), "direction": d.get("direction"),
               "before": _num(d.get("before")), "after": _num(d.get("after")), "ratio": d.get("ratio")}

@@ -3,7 +3,8 @@
 Agent output reaches the terminal through failure reasons, so it is always wrapped in
 ``rich.text.Text`` (never parsed as rich markup: a reply saying ``[red]`` stays literal).
 When the console is not a terminal (CI logs, pipes) a live bar would only produce noise,
-so ``Progress`` prints one line per finished case instead, and nothing is cut: ``make_console``
+so ``Progress`` prints the cases that did not pass as they finish and a count line every few
+seconds instead (``-v``: every case), and nothing is cut: ``make_console``
 gives such a console no width limit (a log is read later, in any width), lines are never
 wrapped and the table is as wide as its longest row; failure reasons keep up to
 ``FULL_REASON_CHARS`` characters instead of the terminal's ``REASON_CHARS``.
@@ -46,6 +47,11 @@ def make_console(**kwargs: Any) -> Console:
 def _reason_chars(console: Console) -> int:
     return REASON_CHARS if console.is_terminal else FULL_REASON_CHARS
 
+
+#: Off a terminal: a count line at most this often while cases finish ...
+COUNT_EVERY_S = 5.0
+#: ... and this often when none does (a long case, a stalled target: the log says the run lives).
+QUIET_EVERY_S = 30.0
 
 #: From this many not-passed cases on, cases that failed the same check the same way are one row.
 GROUP_FROM = 6
@@ -182,37 +188,91 @@ def _case_fields(result: CaseResult | Mapping[str, Any], limit: int = REASON_CHA
 
 
 class Progress:
-    """A live bar on a terminal; one line per finished case anywhere else.
+    """A live bar on a terminal; anywhere else (CI logs, pipes) the cases that did not pass as
+    they finish, a count line every ``COUNT_EVERY_S`` seconds while cases finish
+    (``[ 120/355 ] 118 passed · 2 failed · 41 s``; every ``QUIET_EVERY_S`` when none does, so a
+    log never falls silent) and one at the end. ``every_case`` (``-v``): a line for every case.
 
     ``enabled`` forces the choice (tests, ``--no-progress``); by default the bar is used
-    exactly when ``console.is_terminal``.
+    exactly when ``console.is_terminal``. ``interval`` None: no count-line thread (tests call
+    ``tick``); ``clock``: the monotonic clock the elapsed time is read from.
     """
 
-    def __init__(self, console: Console, *, enabled: bool | None = None, every_case: bool = False):
+    def __init__(self, console: Console, *, enabled: bool | None = None, every_case: bool = False,
+                 interval: float | None = None, clock: Any = None):
+        import time
+
         self.console = console
         self.live = console.is_terminal if enabled is None else enabled
         self.every_case = every_case
-        """``-v``: on the live bar too, a line for every case (not only those that did not pass)."""
+        """``-v``: a line for every case (not only those that did not pass)."""
         self.total = 0
         self.done = 0
         self.not_passed = 0
+        self.by_status: dict[str, int] = {}
+        self._skips: set[str] = set()
         self._bar: RichProgress | None = None
         self._task: Any = None
+        self._clock = clock or time.monotonic
+        self._interval = COUNT_EVERY_S if interval is None and clock is None else interval
+        self._started = self._last_line = 0.0
+        self._last_done = -1
+        self._stop_event: Any = None
+        self._thread: Any = None
 
     def start(self, total: int) -> None:
         """Begin counting towards ``total`` cases."""
-        self.total, self.done, self.not_passed = total, 0, 0
+        self.total, self.done, self.not_passed, self.by_status = total, 0, 0, {}
+        self._skips: set[str] = set()
+        self._started = self._last_line = self._clock()
+        self._last_done = 0
         if self.live:
             self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                      TimeElapsedColumn(), console=self.console, transient=True)
             self._bar.start()
             self._task = self._bar.add_task("cases", total=total)
+        elif self._interval and self._thread is None:
+            import threading
+
+            self._stop_event = threading.Event()
+            self._thread = threading.Thread(target=self._beat, name="harness-progress", daemon=True)
+            self._thread.start()
+
+    def _beat(self) -> None:
+        while not self._stop_event.wait(min(self._interval, 1.0)):  # tick decides when a line is due
+            self.tick()
+
+    def count_line(self) -> str:
+        """``[ 120/355 ] 118 passed · 2 failed · 41 s``: where the run is, off a terminal."""
+        width = len(str(self.total))
+        order = ("pass", "fail", "error", "soft", "unavailable", "skipped")
+        words = {"pass": "passed", "fail": "failed", "error": "errored", "soft": "soft"}
+        parts = [f"{self.by_status.get(s, 0)} {words.get(s, s)}" for s in order
+                 if self.by_status.get(s) or s == "pass"]
+        parts += [f"{n} {st}" for st, n in self.by_status.items() if st not in order]
+        return (f"[ {self.done:>{width}}/{self.total} ] " + " · ".join(parts)
+                + f" · {self._clock() - self._started:.0f} s")
+
+    def tick(self) -> None:
+        """Off a terminal: the count line when cases finished since the last one and
+        ``COUNT_EVERY_S`` passed, or when ``QUIET_EVERY_S`` passed without any."""
+        if self.live or not self.total:
+            return
+        now = self._clock()
+        since = now - self._last_line
+        if (self.done != self._last_done and since >= COUNT_EVERY_S) or since >= QUIET_EVERY_S:
+            self._count()
+
+    def _count(self) -> None:
+        self._last_line, self._last_done = self._clock(), self.done
+        self.console.print(self.count_line(), markup=False, highlight=False, soft_wrap=True)
 
     def advance(self, case_result: CaseResult | Mapping[str, Any]) -> None:
         """One case finished."""
         self.done += 1
         limit = _reason_chars(self.console)
         status, case_id, duration, why = _case_fields(case_result, limit)
+        self.by_status[status] = self.by_status.get(status, 0) + 1
         if status != "pass":
             self.not_passed += 1
         width = len(str(self.total))
@@ -221,14 +281,25 @@ class Progress:
         line.append(f" {case_id} {format_ms(duration)}")
         if status != "pass" and why:
             line.append(f"  {one_line(why, limit)}", style="dim")
+        shown = status != "pass" or self.every_case  # failures as they happen; -v: every case
+        if shown and status == "skipped" and not self.every_case:  # a budget stop skips 300 cases one way:
+            import re                                               # its first line says why, the count the rest
+
+            shape = re.sub(r"\d+(?:\.\d+)?", "#", why or "")
+            shown = shape not in self._skips
+            if shown:
+                self._skips.add(shape)
+                line.append("  (more cases skipped so are counted, not listed)", style="dim")
         if self._bar is not None:
             # On the live bar only the interesting cases scroll by above it.
-            if status != "pass" or self.every_case:
+            if shown:
                 self._bar.console.print(line)
             self._bar.update(self._task, advance=1,
                              description=f"cases ({self.not_passed} not passed)" if self.not_passed else "cases")
         else:
-            self.console.print(line, soft_wrap=True, highlight=False)
+            if shown:
+                self.console.print(line, soft_wrap=True, highlight=False)
+            self.tick()
 
     def note(self, text: str) -> None:
         """One line for the user now, above the bar when there is one."""
@@ -238,10 +309,16 @@ class Progress:
             self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def stop(self) -> None:
-        """Remove the bar (idempotent)."""
+        """Remove the bar, or off a terminal print the last count line (idempotent)."""
+        if self._thread is not None:
+            self._stop_event.set()
+            self._thread.join()
+            self._thread = None
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
+        elif self.total and self.done != self._last_done:
+            self._count()
 
     def __enter__(self) -> "Progress":
         return self

@@ -43,6 +43,7 @@ from typing import Any, Mapping
 
 from harness.checks.provider import ProviderCalls, call_durations, explained, observed_durations, profile
 from harness.types import CaseResult, Evidence
+from harness.run.kind import NIGHTLY, kind_of
 
 log = logging.getLogger("harness.run.anomaly")
 EVAL = "anomaly@2"
@@ -172,6 +173,8 @@ def load_history(reports: Path, target_name: str, exclude_run: str = "", window:
             continue
         if not isinstance(data, dict) or (data.get("target") or {}).get("name") != target_name:
             continue
+        if kind_of(data) != NIGHTLY:  # a --case, -k or --repeat run is no night (harness.run.kind)
+            continue
         run_basis = (data.get("summary") or {}).get("anomaly_basis")
         passed = {str(c["id"]): case_figures(c) for c in data.get("cases") or ()
                   if isinstance(c, dict) and c.get("status") == "pass" and c.get("id")}
@@ -205,9 +208,12 @@ def comparable(history: History, tonight: Mapping[str, Any], min_runs: int) -> t
 
 
 def _current(result: CaseResult) -> dict[str, float]:
-    out = {"tokens": float(result.tokens.input + result.tokens.output), "llm_calls": float(result.llm_calls)}
+    """Tonight's figures per attempt: a ``--repeat K`` case's spend is the sum of its K attempts
+    (run/cost.combine), the nights' are one attempt's; its latency is the last attempt's."""
+    k = float(max(int(result.attempts or 1), 1))
+    out = {"tokens": float(result.tokens.input + result.tokens.output) / k, "llm_calls": float(result.llm_calls) / k}
     if result.cost_usd is not None:
-        out["cost_usd"] = float(result.cost_usd)
+        out["cost_usd"] = float(result.cost_usd) / k
     if result.latency_ms is not None:
         out["latency_ms"] = float(result.latency_ms)
     return out

@@ -67,11 +67,11 @@ _KINDS = {
 }
 
 
-def _fix(err: dict, key: str) -> str:
+def _fix(err: dict, key: str, docs: str = "docs/CONFIG.md") -> str:
     kind = err["type"]
     ctx = err.get("ctx") or {}
     if kind == "extra_forbidden":
-        return f"remove {key!r} or correct its spelling (docs/CASES.md and docs/CONFIG.md list every key)"
+        return f"remove {key!r} or correct its spelling ({docs} lists every key)"
     if kind == "missing":
         return f"add {key}"
     if kind == "finite_number":
@@ -93,8 +93,9 @@ def _fix(err: dict, key: str) -> str:
     return f"write {wanted} for {key}" if wanted else "correct the value"
 
 
-def problems(exc: ValidationError, data: Any) -> list[Problem]:
-    """Every error of ``exc`` (raised validating ``data``) as a Problem, one per value."""
+def problems(exc: ValidationError, data: Any, docs: str = "docs/CONFIG.md") -> list[Problem]:
+    """Every error of ``exc`` (raised validating ``data``) as a Problem, one per value. ``docs``: the
+    page an unknown key's fix points at (docs/CASES.md for a case file, docs/CONFIG.md for harness.toml)."""
     grouped: dict[tuple, list[tuple[dict, bool]]] = {}
     for err in exc.errors(include_url=False):
         loc, skipped = _data_loc(tuple(err["loc"]), data, err["type"])
@@ -135,7 +136,7 @@ def problems(exc: ValidationError, data: Any) -> list[Problem]:
                 message = msg.removeprefix("Value error, ")
             else:
                 message = f"{msg[0].lower()}{msg[1:]}, got {_shown(err.get('input'))}"
-            fix = _fix(err, key)
+            fix = _fix(err, key, docs)
             if " | fix: " in message:  # a validator's own fix (harness.schema.models.FIX)
                 message, fix = message.split(" | fix: ", 1)
         out.append(Problem(loc=loc, message=message, fix=fix))

@@ -38,7 +38,7 @@ def test_accepted_noisy_nights_hold_and_regressions_fail(tmp_path):
     assert first["summary"]["baseline"]["checked"] is False  # nothing accepted yet: no baseline checks at all
     assert not baseline_evidence(first)
     accepted = first["run_id"]
-    assert harness("baseline", "--reports", str(out), "accept", accepted).returncode == 0
+    assert harness("baseline", "--out", str(out), "accept", accepted).returncode == 0
 
     done = harness("run", *CASES, "--out", str(out), "--quiet", env={"DOCBOT_REGRESSION": ""})
     clean = latest(out)

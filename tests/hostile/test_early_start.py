@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
+from harness.cli import process as cli_process, suite as cli_suite
 from harness.targets import procs
 from harness.targets.http import HttpTarget
 from tests.hostile._project import ROOT, bot_config, kill_all, read_pids, write_cases
@@ -62,7 +63,7 @@ def project(tmp_path, monkeypatch):
     pids = tmp_path / "pids"
     cfg = bot_config(tmp_path, "worker", name="early", ready_timeout_s=20, env={"HOSTILE_PIDS": str(pids)})
     started: list[tuple[int, str]] = []
-    spawn, validate = HttpTarget.spawn, cli._validate_suite
+    spawn, validate = HttpTarget.spawn, cli_suite.validate_suite
 
     def recording_spawn(self, placeholders):
         again = self._spawned  # start() calls it too: a no-op once spawned
@@ -76,7 +77,7 @@ def project(tmp_path, monkeypatch):
         return validate(args, config)
 
     monkeypatch.setattr(HttpTarget, "spawn", recording_spawn)
-    monkeypatch.setattr(cli, "_validate_suite", held_validate)
+    monkeypatch.setattr(cli_suite, "validate_suite", held_validate)
     yield cfg, started, pids
     kill_all(read_pids(pids).values())
 
@@ -97,12 +98,12 @@ def test_a_refused_run_stops_the_early_target_and_leaves_no_files(tmp_path, proj
     write_cases(tmp_path, "cases.yaml", BROKEN if refusal == "broken case file" else GOOD)
     extra = ["--case", "nothing-*"] if refusal == "no case selected" else []
     if refusal == "interrupted":  # Ctrl-C / SIGTERM while the cases load
-        validate = cli._validate_suite
+        validate = cli_suite.validate_suite
 
         def interrupted(args, config):
             validate(args, config)
             raise KeyboardInterrupt
-        monkeypatch.setattr(cli, "_validate_suite", interrupted)
+        monkeypatch.setattr(cli_suite, "validate_suite", interrupted)
     before = _files(tmp_path)
     code = cli.main(["run", "--config", str(cfg), "--quiet", "--no-upload", *extra])
     err = capsys.readouterr().err
@@ -139,7 +140,7 @@ def test_a_run_ended_before_the_runner_took_the_target_over_leaves_nothing(tmp_p
     def interrupted() -> None:
         _wait_for(lambda: {"bot", "worker"} <= set(read_pids(pids)), "the bot and its worker")
         raise KeyboardInterrupt
-    monkeypatch.setattr(cli, "_loaded", interrupted)
+    monkeypatch.setattr(cli_process, "loaded", interrupted)
     before = _files(tmp_path)
     assert cli.main(["run", "--config", str(cfg), "--quiet", "--no-upload"]) == 130
     _assert_no_trace(tmp_path, before, started, pids)

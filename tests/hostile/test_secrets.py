@@ -238,6 +238,7 @@ def test_binary_and_split_secret(tmp_path):
 
 def test_a_crash_prints_one_line_and_writes_a_redacted_crash_log(tmp_path, monkeypatch, capsys):
     import harness.cli as cli
+    import harness.cli.tools as cli_tools
 
     secret = "sk-" + "c" * 30
     monkeypatch.setenv("HARNESS_CRITIC_KEY_PINNED_TOKEN", "pinned-token-value-1")
@@ -245,7 +246,7 @@ def test_a_crash_prints_one_line_and_writes_a_redacted_crash_log(tmp_path, monke
     def boom(args):
         raise RuntimeError(f"unexpected: {secret} and pinned-token-value-1")
 
-    monkeypatch.setattr(cli, "_cmd_init", boom)
+    monkeypatch.setattr(cli_tools, "cmd_init", boom)
     redact.install(redact.from_environ())
     code = cli.main(["init", str(tmp_path / "p")])
     err = capsys.readouterr().err
@@ -265,6 +266,7 @@ def test_upload_refuses_a_folder_outside_the_reports_folder(tmp_path, s3, monkey
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
     import harness.cli as cli
+    import harness.cli.tools as cli_tools
 
     reports = tmp_path / "reports"
     reports.mkdir()

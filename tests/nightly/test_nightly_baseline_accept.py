@@ -25,7 +25,7 @@ def _setup(tmp_path, make_run, make_case, save_run, storage: str = ""):
     save_run(reports, make_run(R2, [make_case("url-a", "fail", reply="a2"), make_case("url-b", "fail", reply="b2"),
                                     make_case("cmd-help", reply="h2")]))
     (tmp_path / "harness.toml").write_text("[target]\nname = 'x'\n" + storage, encoding="utf-8")
-    return reports, ["--config", str(tmp_path / "harness.toml"), "--reports", str(reports)]
+    return reports, ["--config", str(tmp_path / "harness.toml"), "--out", str(reports)]
 
 
 def test_accept_cases_replaces_only_those_records(tmp_path, make_run, make_case, save_run, capsys, monkeypatch):
@@ -115,7 +115,7 @@ def test_accept_over_object_storage(tmp_path, make_run, make_case, save_run, cap
         laptop = tmp_path / "laptop"
         laptop.mkdir()
         (laptop / "harness.toml").write_text("[target]\nname = 'x'\n" + storage, encoding="utf-8")
-        opts = ["--config", str(laptop / "harness.toml"), "--reports", str(laptop / "reports")]
+        opts = ["--config", str(laptop / "harness.toml"), "--out", str(laptop / "reports")]
         monkeypatch.setenv("USER", "carol")
         assert main(["baseline", *opts, "accept", R1, "--reason", "night 1"]) == 0
         assert main(["baseline", *opts, "accept", R2, "--case", "url-a", "--reason", "on purpose"]) == 0

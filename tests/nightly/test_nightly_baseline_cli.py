@@ -14,7 +14,7 @@ def _setup(tmp_path, make_run, make_case, save_run):
     save_run(reports, make_run("20240102-020000-bbbb", [make_case("a"), make_case("b", "fail")]))
     save_run(reports, make_run("20240103-020000-cccc", [make_case("a", "fail"), make_case("b", "fail")]))
     (tmp_path / "harness.toml").write_text("[target]\nname = 'x'\n", encoding="utf-8")
-    return reports, ["--config", str(tmp_path / "harness.toml"), "--reports", str(reports)]
+    return reports, ["--config", str(tmp_path / "harness.toml"), "--out", str(reports)]
 
 
 def test_diff_defaults_to_the_previous_run_then_the_baseline(tmp_path, make_run, make_case, save_run, capsys,
@@ -47,7 +47,7 @@ def test_usage_errors_exit_2(tmp_path, make_run, make_case, save_run, capsys):
     reports, opts = _setup(tmp_path, make_run, make_case, save_run)
     assert main(["baseline", *opts, "accept", "nope"]) == 2
     assert "no such run" in capsys.readouterr().err
-    empty = ["--config", opts[1], "--reports", str(tmp_path / "none")]
+    empty = ["--config", opts[1], "--out", str(tmp_path / "none")]
     assert main(["diff", *empty]) == 2
     assert main(["history", *empty]) == 0
 

@@ -11,11 +11,11 @@ from harness.night.history import (
     cases_frame,
     load_history,
     p95,
-    render_history,
     run_record,
     runs_frame,
     write_parquet,
 )
+from harness.night.history_text import render_history
 
 
 def test_local_source_lists_runs_oldest_first_and_skips_unreadable(tmp_path, make_run, make_case, save_run, caplog):

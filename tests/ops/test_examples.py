@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.cli import _parser
+from harness.cli.parser import build_parser as _parser
 from harness.night.crontab import make_trigger
 
 OPS = Path(__file__).resolve().parents[2] / "examples" / "ops"

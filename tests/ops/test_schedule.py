@@ -78,7 +78,7 @@ def test_schedule_options_become_harness_run_options(tmp_path):
 
     sc = schedule_config(load_config(cfg, environ={}))
     assert (sc.cron, sc.tz) == ("15 1 * * *", "Europe/Madrid")
-    assert run_argv(str(cfg), sc, "r1", True) == ["run", "--run-id", "r1", "--config", str(cfg), "--layer",
+    assert run_argv(str(cfg), sc, "r1", True) == ["run", "--run-id", "r1", "--kind", "nightly", "--config", str(cfg), "--layer",
                                                   "robustness", "--concurrency", "2", "--out", "nightly",
                                                   "--upload", "--quiet"]
     assert schedule_config(load_config(cfg, environ={}), "0 3 * * *", "UTC").cron == "0 3 * * *"
@@ -127,6 +127,8 @@ def test_schedule_once_runs_a_full_nightly_cycle(tmp_path, s3, webhook, capsys):
     runs = sorted(p.name for p in (tmp_path / "reports").iterdir() if not p.name.startswith("."))
     assert len(runs) == 2
     assert f"diff vs {runs[0]}: 3 regression(s) (echo-0, echo-1, echo-2)" in out
+    first = json.loads((tmp_path / "reports" / runs[0] / "results.json").read_text())
+    assert first["run"]["kind"] == "nightly"  # [schedule] layers select, yet the scheduled run is the night
     assert "alert regression via webhook: sent" in out
     assert len(received) == 1 and "3 case(s) regressed" in received[0]["text"]
     diff = json.loads((tmp_path / "reports" / runs[1] / "diff.json").read_text())

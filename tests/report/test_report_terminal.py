@@ -91,27 +91,64 @@ def test_from_dict_form(report):
     assert output(a) == output(b)
 
 
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @pytest.mark.parametrize("index, line", [
     (0, r"\[1/6\] pass url-ok 2000ms$"),  # the duration (started..finished), not the latency 820ms
     (1, r"\[2/6\] fail url-malformed-scheme 2000ms  reply\.regex \(turn 0\): no match"),  # duration, not latency
     (4, r"\[5/6\] error cancel-mid-task -  timeout after 30s"),
 ])
-def test_progress_off_a_terminal_prints_one_line_per_case(report, index, line):
+def test_progress_off_a_terminal_with_v_prints_one_line_per_case(report, index, line):
     console = plain_console()
-    progress = Progress(console)
+    progress = Progress(console, every_case=True, clock=FakeClock())
     assert progress.live is False  # not a TTY: no live bar
     progress.start(len(report.cases))
     for result in report.cases:
         progress.advance(result)
     progress.stop()
     lines = output(console).splitlines()
-    assert len(lines) == len(report.cases)
+    assert len(lines) == len(report.cases) + 1  # and the count line at the end
     assert re.search(line, lines[index]), lines[index]
+
+
+def test_progress_off_a_terminal_prints_failures_as_they_happen_and_counts(report):
+    """Issue 25 item 4: off a TTY the passes are counted, not listed; a count line every few seconds."""
+    clock = FakeClock()
+    console = plain_console()
+    progress = Progress(console, clock=clock)
+    progress.start(len(report.cases))
+    progress.advance(report.cases[0])  # url-ok passes: no line of its own
+    assert output(console) == ""
+    progress.advance(report.cases[1])  # a failure: at once
+    assert output(console).splitlines() == [output(console).splitlines()[0]]
+    assert "fail url-malformed-scheme" in output(console)
+    clock.now += 6  # a few seconds later the next case finishes: a count line
+    progress.advance(report.cases[2])
+    last = output(console).splitlines()[-1]
+    assert re.fullmatch(r"\[ 3/6 \] 1 passed · 1 failed · .* · 6 s", last), last
+    n = len(output(console).splitlines())
+    clock.now += 10
+    progress.tick()  # nothing finished since: no line yet ...
+    assert len(output(console).splitlines()) == n
+    clock.now += 25
+    progress.tick()  # ... until the log would fall silent for half a minute
+    assert len(output(console).splitlines()) == n + 1
+    for result in report.cases[3:]:
+        progress.advance(result)
+    progress.stop()
+    lines = output(console).splitlines()
+    assert lines[-1].startswith("[ 6/6 ] ") and "url-ok" not in output(console)
 
 
 def test_progress_accepts_journal_dicts(report):
     console = plain_console()
-    with Progress(console) as progress:
+    with Progress(console, clock=FakeClock()) as progress:
         progress.start(1)
         progress.advance(case_to_dict(report.cases[3]))
     assert output(console).startswith("[1/1] unavailable critic-facts -")
@@ -185,3 +222,24 @@ def test_replay_misses_get_a_line_at_the_end_of_the_run(report):
     console = plain_console(width=400)
     print_table(replace(report, notes=("some other note",)), console)
     assert "REPLAY MISSES" not in output(console) and "some other note" not in output(console)
+
+
+def test_a_budget_stop_says_why_once_and_counts_the_rest(report):
+    """341 identical skip lines were one cause (issue 25): its first line, then the count."""
+    skipped = [replace(report.cases[0], id=f"s{i}", status="skipped", evidence=(),
+                       error=f"not started: budget $0.10 reached (projected ${i}.5)") for i in range(5)]
+    console = plain_console()
+    progress = Progress(console, clock=FakeClock())
+    progress.start(len(skipped))
+    for r in skipped:
+        progress.advance(r)
+    progress.stop()
+    lines = output(console).splitlines()
+    assert sum(" skipped " in x and "not started" in x for x in lines) == 1
+    assert "counted, not listed" in lines[0] and lines[-1].startswith("[ 5/5 ] 0 passed · 5 skipped")
+    verbose = plain_console()
+    progress = Progress(verbose, clock=FakeClock(), every_case=True)
+    progress.start(len(skipped))
+    for r in skipped:
+        progress.advance(r)
+    assert sum("not started" in x for x in output(verbose).splitlines()) == 5  # -v: every case
