@@ -87,7 +87,7 @@ def test_override_rule_and_secret_variables_are_documented():
 
 
 def test_placeholders_are_documented():
-    from harness.cases import GENERATORS, PLACEHOLDERS
+    from harness.cases.keys import GENERATORS, PLACEHOLDERS
 
     config = (DOCS / "CONFIG.md").read_text(encoding="utf-8")
     cases = (DOCS / "CASES.md").read_text(encoding="utf-8")

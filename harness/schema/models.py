@@ -463,7 +463,7 @@ TURN_FIELDS: dict[str, Any] = {
     "edit": (str | None, Field(None, description="edits the previous text (Telegram only)")),
     "callback": (str | dict[str, Any] | None, Field(None, description="presses an inline button with this data "
                                                                       "({data, turn} for an older keyboard)")),
-    # issue 15 (validated in detail by harness.cases._action_options; docs/CASES.md)
+    # issue 15 (validated in detail by harness.cases.turns._action_options; docs/CASES.md)
     "location": (dict[str, Any] | None, Field(None, description="shares a location {latitude, longitude}")),
     "contact": (dict[str, Any] | None, Field(None, description="shares a contact {phone_number, first_name}")),
     "audio": (dict[str, Any] | None, Field(None, description="sends an audio file")),

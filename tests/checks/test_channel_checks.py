@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cases import _Collector, _expect
+from harness.cases.keys import _Collector
+from harness.cases.turns import _expect
 from harness.checks import REGISTRY
 from harness.types import Case, Event, Observation, Reply, Turn, TurnObservation
 
