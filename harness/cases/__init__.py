@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from harness.cases.case import _case
 from harness.cases.keys import CASE_KEYS, FILE_KEYS, MAX_USERS, TURN_KEYS, _Collector, _strip, did_you_mean, unknown_check_fix
 from harness.checks import GROUPED, REGISTRY
+from harness.checks.params import example, known_keys
 from harness.errors import FixtureError, FixtureErrors
 from harness import layer as layer_registry
 from harness.schema.files import InputProblem
@@ -31,7 +32,7 @@ from harness.types import Case
 def file_model():
     """The pydantic model of a case file for the checks and layers installed now (harness.schema)."""
     grouped = {g: [n.split(".", 1)[1] for n in REGISTRY if n.startswith(g + ".")] for g in GROUPED}
-    return case_file_model(list(REGISTRY), grouped, layer_registry.names())
+    return case_file_model({name: d.params for name, d in REGISTRY.items()}, grouped, layer_registry.names())
 
 
 #: The loader's own words for lists of the wrong length.
@@ -55,15 +56,39 @@ def _schema_message(problem: Problem, data: dict) -> tuple[str, str]:
                 "use lowercase letters, digits and dashes, e.g. url-malformed-scheme")
     if problem.message.startswith("must have") and loc and loc[-1] in _LIST_MESSAGES:
         return _LIST_MESSAGES[loc[-1]].format(value=problem.message.rsplit(", got ", 1)[-1]), problem.fix
-    if problem.message.startswith("unknown key") and "expect" in loc[:-1]:
-        family = loc[-2] if loc[-2] != "expect" else ""
-        name = f"{family}.{loc[-1]}" if family else str(loc[-1])
-        return f"unknown check {name!r}", unknown_check_fix(name)
+    if "expect" in loc[:-1]:
+        return _check_message(problem)
     if problem.message.startswith("unknown key") and loc:
         guess = did_you_mean(str(loc[-1]), sorted(CASE_KEYS | TURN_KEYS))
         if guess:
             return problem.message, f"did you mean {guess!r}? ({problem.fix})" if problem.fix else f"did you mean {guess!r}?"
     return problem.message, problem.fix
+
+
+def _check_message(problem: Problem) -> tuple[str, str]:
+    """A problem under ``expect``: an unknown check, or a check's parameters that its type
+    (``CheckDef.params``) refuses; the fix ends with the check's example."""
+    loc = problem.loc
+    at = loc.index("expect")
+    key = str(loc[at + 1])
+    grouped = key in GROUPED and len(loc) > at + 2
+    name = f"{key}.{loc[at + 2]}" if grouped else key
+    rest = loc[at + (3 if grouped else 2):]
+    definition = REGISTRY.get(name)
+    if problem.message.startswith("unknown key") and not rest:
+        return f"unknown check {name!r}", unknown_check_fix(name)
+    if definition is None:
+        return problem.message, problem.fix
+    shown = example(definition.params)
+    sample = f"e.g. {key}: {{{name.split('.', 1)[1]}: {shown}}}" if grouped else f"e.g. {name}: {shown}"
+    if problem.message.startswith("unknown key"):
+        keys = known_keys(definition.params) if len(rest) == 1 else []
+        guess = did_you_mean(str(rest[-1]), keys) if keys else None
+        takes = f"{name} takes {', '.join(keys)}" if keys else f"see {name} in docs/CASES.md"
+        return problem.message, (f"did you mean {guess!r}? ({takes})" if guess else takes)
+    if not shown or "e.g." in problem.fix:
+        return problem.message, problem.fix or sample
+    return problem.message, f"{problem.fix}; {sample}" if problem.fix else sample
 
 
 def _validate_schema(data: dict, file: str, out: _Collector) -> set[int] | None:

@@ -79,8 +79,9 @@ def _expect(raw: Any, *, file: str, case: str, line: int | None, turn: int,
             except Exception as exc:  # a validator that trips over a wrong type still means "bad parameters"
                 problem = f"has parameters of the wrong shape ({type(exc).__name__}: {exc})"
             if problem:
-                out.add(f"turn {turn}: {name} {problem}", file=file, case=case, line=raw.get(LINE, line),
-                        fix=f"correct the {name} parameters (docs/CASES.md lists every check with an example)")
+                problem, _, fix = problem.partition("; fix: ")
+                out.add(f"turn {turn}: {name}: {problem}", file=file, case=case, line=raw.get(LINE, line),
+                        fix=fix or f"correct the {name} parameters (docs/CASES.md lists every check with an example)")
                 continue
             specs.append(CheckSpec(name=name, params=params))
     return tuple(specs), tuple(dict.fromkeys(off))

@@ -6,10 +6,11 @@ files named by the config exist (relative to the config file; ``context={"root":
 ``harness.config`` and ``harness.cases`` validate the raw data with them first, then build
 their own frozen objects; ``harness schema`` exports them as JSON Schema (``export.py``).
 
-The case model is built per suite (``case_file_model``) from the names the caller knows:
-the checks of the dispatch table and the installed layers, so a plugin's checks and layers
-are part of the schema without this module importing either. The parameters of each check
-are validated by the check's own validator (``harness.checks``), not here.
+The case model is built per suite (``case_file_model``) from what the caller knows: the
+checks of the dispatch table with their parameters' types (``CheckDef.params``,
+harness/checks/params.py) and the installed layers, so a plugin's checks and layers are
+part of the schema without this module importing either, and a check's parameters are
+validated, exported and documented from one type.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence
 
-from pydantic import (BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationInfo,
+                      create_model, field_validator, model_validator)
+from pydantic_core import core_schema
 
 from harness.types import CASE_ID_RE
 
@@ -488,17 +490,35 @@ TURN_FIELDS: dict[str, Any] = {
 }
 
 
+class _SwitchOff:
+    """``<check>: false`` passes the schema unvalidated (the loader says whether that check is a
+    default one may switch off); the JSON Schema offers ``false`` beside the parameters."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_wrap_validator_function(lambda v, inner: v if v is False else inner(v),
+                                                           handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> Any:
+        return {"anyOf": [handler(schema), {"const": False, "description": "switches a default check off"}]}
+
+
 @functools.lru_cache(maxsize=8)
-def _case_models(checks: tuple[str, ...], grouped: tuple[tuple[str, tuple[str, ...]], ...],
+def _case_models(checks: tuple[tuple[str, Any], ...], grouped: tuple[tuple[str, tuple[str, ...]], ...],
                  layers: tuple[str, ...]) -> type[BaseModel]:
     groups = dict(grouped)
+    params = dict(checks)
+
+    def described(name: str) -> Any:
+        return params.get(name, Any)
+
     group_models = {
         family: create_model(f"{family.capitalize()}Checks", __config__=STRICT,
-                             **{f"c_{sub}": (Any, Field(None, alias=sub)) for sub in subs})
+                             **{f"c_{sub}": (described(f"{family}.{sub}"), Field(None, alias=sub)) for sub in subs})
         for family, subs in groups.items()
     }
     expect_fields: dict[str, Any] = {name: (group_models[name] | None, None) for name in groups}
-    expect_fields.update({name: (Any, None) for name in checks if "." not in name and name not in groups})
+    expect_fields.update({name: (Annotated[described(name), _SwitchOff()], None)
+                          for name in params if "." not in name and name not in groups})
     # anomaly.* are added by the nightly history; a case may only switch them off (harness.cases)
     expect_fields["anomaly"] = (bool | dict[str, bool] | None, None)
     expect = create_model("Expect", __config__=STRICT, **expect_fields)
@@ -529,9 +549,9 @@ def _case_models(checks: tuple[str, ...], grouped: tuple[tuple[str, tuple[str, .
                         cases=(list[case], Field(..., min_length=1)))
 
 
-def case_file_model(checks: Sequence[str], grouped: Mapping[str, Sequence[str]],
+def case_file_model(checks: Mapping[str, Any], grouped: Mapping[str, Sequence[str]],
                     layers: Sequence[str]) -> type[BaseModel]:
-    """The model of one case file for a suite with these checks (dotted names are the grouped
-    families' sub-checks), these grouped families and these layers."""
-    return _case_models(tuple(sorted(checks)), tuple(sorted((k, tuple(sorted(v))) for k, v in grouped.items())),
+    """The model of one case file for a suite with these checks (name -> the parameters' type;
+    dotted names are the grouped families' sub-checks), these grouped families and these layers."""
+    return _case_models(tuple(sorted(checks.items())), tuple(sorted((k, tuple(sorted(v))) for k, v in grouped.items())),
                         tuple(layers))

@@ -9,6 +9,7 @@ saying what it may be), and a fix.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -67,6 +68,12 @@ _KINDS = {
 }
 
 
+def _yaml_words(text: str) -> str:
+    """Python's spelling of the constants in pydantic's enumerations, as YAML and TOML write them."""
+    return re.sub(r"\b(True|False|None)\b", lambda m: {"True": "true", "False": "false", "None": "null"}[m.group(1)],
+                  text)
+
+
 def _fix(err: dict, key: str) -> str:
     kind = err["type"]
     ctx = err.get("ctx") or {}
@@ -82,7 +89,7 @@ def _fix(err: dict, key: str) -> str:
         return f"write a number {'>' if 'gt' in ctx else '>='} {lo}" if lo is not None else \
             f"write a number {'<' if 'lt' in ctx else '<='} {hi}"
     if kind == "literal_error":
-        return f"write one of {ctx.get('expected', '')}"
+        return f"write one of {_yaml_words(str(ctx.get('expected', '')))}"
     if kind == "string_pattern_mismatch":
         return f"match the pattern {ctx.get('pattern', '')}"
     if kind in ("too_short", "too_long"):
@@ -112,7 +119,7 @@ def problems(exc: ValidationError, data: Any) -> list[Problem]:
             for err, _ in errs:
                 kind = _KINDS.get(err["type"])
                 if kind is None:
-                    kind = err["msg"].replace("Input should be ", "")
+                    kind = _yaml_words(err["msg"].replace("Input should be ", ""))
                 if kind not in kinds:
                     kinds.append(kind)
             message = f"must be {' or '.join(kinds)}, got {_shown(first.get('input'))}"
@@ -134,6 +141,7 @@ def problems(exc: ValidationError, data: Any) -> list[Problem]:
             elif err["type"] == "value_error":
                 message = msg.removeprefix("Value error, ")
             else:
+                msg = _yaml_words(msg) if err["type"] == "literal_error" else msg
                 message = f"{msg[0].lower()}{msg[1:]}, got {_shown(err.get('input'))}"
             fix = _fix(err, key)
             if " | fix: " in message:  # a validator's own fix (harness.schema.models.FIX)
