@@ -143,10 +143,6 @@ def as_list(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def is_str_list(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, list) and value != [] and all(isinstance(v, str) for v in value))
-
-
 def probed_state(name: str, turn: int, obs: Observation, expected: str, evaluator: str, what: str):
     """The turn's state snapshot, or the evidence to return instead: the turn never ran
     (fails) or the target has no probe / the probe failed (unavailable, never passed)."""

@@ -74,7 +74,7 @@ class _Entities(AtLeastOne):
 
 Entities = create_model(
     "Entities", __base__=_Entities, __doc__="Per entity type: the text(s) it must cover in the turn's replies.",
-    **{kind: (Texts, Field(None, description=f"texts covered by a {kind} entity")) for kind in TYPES})
+    **{kind: (Texts, Field(None)) for kind in TYPES})
 
 
 CHECKS = (CheckDef("reply.entities", entities, Entities, EVAL),)

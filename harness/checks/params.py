@@ -166,52 +166,71 @@ def examples(*values: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------- docs
 
 
-def _describe(schema: dict[str, Any], defs: Mapping[str, Any]) -> str:
+def _node(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
+    while "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    return schema
+
+
+def _describe(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> str:
     """A short type text of one JSON Schema node ("whole number >= 0", "one of en, es")."""
-    if "$ref" in schema:
-        return _describe(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    schema = _node(schema, defs)
     if "anyOf" in schema:
-        return " or ".join(dict.fromkeys(_describe(s, defs) for s in schema["anyOf"] if s.get("type") != "null"))
+        return " or ".join(dict.fromkeys(_describe(s, defs) for s in schema["anyOf"]))
     if "const" in schema:
         return flow(schema["const"])
     if "enum" in schema:
         return "one of " + ", ".join(flow(v) for v in schema["enum"])
     kind = schema.get("type")
-    bounds = [f"{op} {schema[k]:g}" for k, op in (("minimum", ">="), ("exclusiveMinimum", ">"),
-                                                  ("maximum", "<="), ("exclusiveMaximum", "<")) if k in schema]
-    if kind == "integer":
-        return " ".join(["whole number", *bounds])
-    if kind == "number":
-        return " ".join(["number", *bounds])
+    lo = schema.get("minimum", schema.get("exclusiveMinimum"))
+    hi = schema.get("maximum", schema.get("exclusiveMaximum"))
+    bounds = (f" {lo:g} to {hi:g}" if lo is not None and hi is not None else
+              f" >= {lo:g}" if lo is not None else f" <= {hi:g}" if hi is not None else "")
+    if kind in ("integer", "number"):
+        return ("whole number" if kind == "integer" else "number") + bounds
     if kind == "boolean":
         return "true/false"
+    if kind == "null":
+        return "null"
     if kind == "string":
-        return "regex" if schema.get("format") == "regex" else "text"
+        return "regex" if schema.get("format") == "regex" else "non-empty text" if schema.get("minLength") else "text"
     if kind == "array":
-        return f"list of {_describe(schema.get('items', {}), defs)}"
+        return f"list of {_describe(schema.get('items', {}), defs)}" + (
+            f" (at least {schema['minItems']})" if schema.get("minItems", 0) > 1 else "")
     if kind == "object":
+        if not schema.get("properties") and schema.get("description") and schema.get("additionalProperties") is True:
+            return schema["description"]  # a free table (a partial JSON): what it means says more than "any"
         if schema.get("properties"):
-            return "table: " + ", ".join(schema["properties"])
-        return "table"
-    return "any value"
+            return "{" + ", ".join(schema["properties"]) + "}"
+        values = list((schema.get("patternProperties") or {}).values()) or [schema.get("additionalProperties")]
+        keys = (schema.get("propertyNames") or {}).get("description", "key")
+        value = values[0] if isinstance(values[0], Mapping) and values[0] else None
+        return f"table of {keys}: " + (_describe(value, defs) if value and ("type" in value or "anyOf" in value
+                                                                          or "$ref" in value) else
+                                       (value or {}).get("description", "any value"))
+    return schema.get("description", "any value")
 
 
 def describe(params: Any) -> str:
-    """One docs cell: the parameters' keys with their types, or the value's type."""
+    """One docs cell: the parameters' keys with their types and meaning, or the value's type."""
     schema = _holder(params).model_json_schema(mode="validation")
     defs = schema.get("$defs", {})
-    node = schema["properties"]["value"]
-    while "$ref" in node:
-        node = defs[node["$ref"].rsplit("/", 1)[-1]]
-    if node.get("type") == "object" and node.get("properties"):
-        required = set(node.get("required", ()))
-        return "; ".join(f"`{k}`{' (required)' if k in required else ''}: {_describe(v, defs)}"
-                         for k, v in node["properties"].items())
-    if node.get("type") == "object" and "additionalProperties" in node:
-        keys = node.get("propertyNames", {})
-        what = "key" if not keys else ("key matching " + keys["pattern"] if "pattern" in keys else _describe(keys, defs))
-        return f"table of {what}: {_describe(node['additionalProperties'], defs)}"
-    return _describe(node, defs)
+    node = _node(schema["properties"]["value"], defs)
+    members = [_node(m, defs) for m in node.get("anyOf", [node])]
+    tables = [m for m in members if m.get("type") == "object" and m.get("properties")]
+    if len(tables) != 1:
+        return _describe(node, defs)
+    others = [_describe(m, defs) for m in members if m is not tables[0]]
+    required = set(tables[0].get("required", ()))
+    props = tables[0]["properties"]
+    kinds = {_describe(v, defs) for v in props.values()}
+    if len(props) > 6 and len(kinds) == 1 and not required and len(
+            {_node(v, defs).get("description") for v in props.values()}) == 1:  # many keys of one kind (entities)
+        return f"any of {', '.join(f'`{k}`' for k in props)}: {kinds.pop()}"
+    keys = "; ".join(f"`{k}` ({_describe(v, defs)}{', required' if k in required else ''})"
+                     + (f": {_node(v, defs).get('description')}" if _node(v, defs).get("description") else "")
+                     for k, v in props.items())
+    return (" or ".join(others) + ", or a table: " if others else "") + keys
 
 
 BEGIN = "<!-- check parameters: generated from harness/checks (tests/test_docs.py) -->"

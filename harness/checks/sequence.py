@@ -26,7 +26,7 @@ from pydantic import ConfigDict, Field
 from harness.checks.base import (as_list, own_replies, turn_never_ran, turn_obs, unattributed_reason,
                                  unavailable, verdict)
 from harness.checks.params import Count, Flag, Params, Regex, Text, ToolNames, examples
-from harness.checks.tools import Want, args_match, call_args
+from harness.checks.tools import ToolName, Want, args_match, call_args
 from harness.checks.trajectory import tool_matches
 from harness.types import Case, Event, Evidence, Observation
 
@@ -150,11 +150,11 @@ def _turn_of(obs: Observation, event: Event) -> int:
 # -- parameters -------------------------------------------------------------------------
 
 
-ToolOrder = Annotated[list[Text | Annotated[dict[str, Want], Field(min_length=1, max_length=1)]],
+ToolOrder = Annotated[list[Text | Annotated[dict[ToolName, Want], Field(min_length=1, max_length=1)]],
                       Field(min_length=2, description="tools in the order of their first calls; an item "
                                                       "{tool: {arguments}} is the tool's first call holding them",
                             json_schema_extra=examples(["fetch_document", "llm"]))]
-MaxCalls = Annotated[dict[str, Count], Field(min_length=1, description="per tool: at most this many calls",
+MaxCalls = Annotated[dict[ToolName, Count], Field(min_length=1, description="per tool: at most this many calls",
                                              json_schema_extra=examples({"llm": 2, "fetch_document": 1}))]
 
 

@@ -214,10 +214,11 @@ def _paths(want: dict[str, Any]) -> dict[str, Any]:
 
 
 #: The partial JSON one call's arguments must hold.
-Want = Annotated[dict[str, Any], Field(min_length=1, description="a partial JSON of the call's arguments; "
-                                                                  "$ keys are JSON paths ($.a.b, $.items[0])"),
+Want = Annotated[dict[Annotated[str, Field(description="an argument name or a $ path")], Any], Field(min_length=1, description="a partial JSON of the call's arguments; "
+                                                                  "$ keys: JSON paths)"),
                  AfterValidator(_paths)]
-ToolArgs = Annotated[dict[str, Want | Annotated[list[Want], Field(min_length=1)]],
+ToolName = Annotated[str, Field(description="a tool name")]
+ToolArgs = Annotated[dict[ToolName, Want | Annotated[list[Want], Field(min_length=1)]],
                      Field(min_length=1, description="per tool: the arguments of a call (a list: its first calls, "
                                                      "in order)",
                            json_schema_extra=examples({"create_order": {"quantity": 3}}))]
