@@ -216,6 +216,16 @@ def test_every_check_has_a_parameter_type_that_the_exported_schema_describes(sch
             assert set(props) == {f.alias or k for k, f in model.model_fields.items()}, name
             assert all(p.get("description") for p in props.values()) or name == "reply.entities", (
                 f"{name}: a key without a description")
+    # the baseline.* checks take their parameters from the case's baseline: key
+    case = defs["Case"]["properties"]["baseline"]
+    def members(node):
+        node = _resolve(node, defs)
+        return [m for sub in node["anyOf"] for m in members(sub)] if "anyOf" in node else [node]
+
+    kinds = next(m for m in members(case) if m.get("properties"))
+    from harness.checks.baseline import KINDS
+
+    assert set(KINDS) <= set(kinds["properties"])
 
 
 @pytest.mark.parametrize("expect,valid", [

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from harness.cases.case import _case
 from harness.cases.keys import CASE_KEYS, FILE_KEYS, MAX_USERS, TURN_KEYS, _Collector, _strip, did_you_mean, unknown_check_fix
-from harness.checks import GROUPED, REGISTRY
+from harness.checks import GROUPED, KEY_PARAMS, REGISTRY
 from harness.checks.params import example, known_keys
 from harness.errors import FixtureError, FixtureErrors
 from harness import layer as layer_registry
@@ -32,7 +32,8 @@ from harness.types import Case
 def file_model():
     """The pydantic model of a case file for the checks and layers installed now (harness.schema)."""
     grouped = {g: [n.split(".", 1)[1] for n in REGISTRY if n.startswith(g + ".")] for g in GROUPED}
-    return case_file_model({name: d.params for name, d in REGISTRY.items()}, grouped, layer_registry.names())
+    return case_file_model({name: d.params for name, d in REGISTRY.items()}, grouped, layer_registry.names(),
+                           baseline=KEY_PARAMS["baseline"])
 
 
 #: The loader's own words for lists of the wrong length.

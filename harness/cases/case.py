@@ -175,9 +175,10 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
 
         problem = case_setting_error(baseline)
         if problem:
-            out.add(problem, file=file, case=cid, line=line,
-                    fix="baseline: false, or e.g. baseline: {facts: false, latency: false} (docs/CASES.md "
-                        "'Baseline checks' lists the kinds)")
+            problem, _, fix = problem.partition("; fix: ")
+            out.add(problem if problem.startswith("baseline") else f"baseline: {problem}", file=file, case=cid,
+                    line=line, fix=fix or "baseline: false, or e.g. baseline: {facts: false, latency: false} "
+                                          "(docs/CASES.md 'Baseline checks' lists the kinds)")
             return None
     return Case(id=cid, layer=layer, channel=channel, turns=tuple(turns), tags=tuple(str(t) for t in tags),
                 file=file, timeout_s=float(timeout) if timeout else None,

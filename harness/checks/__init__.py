@@ -7,6 +7,8 @@ sub-key (``reply.regex``, ``reply.max_chars``); the other keys are one check eac
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.checks import budget, cost, form, text, trajectory
 from harness.checks.base import CheckDef
 
@@ -46,6 +48,13 @@ REGISTRY: dict[str, CheckDef] = {
         CheckDef("error_rate", cost.error_rate, cost.ErrorRate, cost.EVAL),
     )
 }
+
+
+#: Case keys that parameterise checks outside REGISTRY, by their type: ``baseline:`` says which
+#: ``baseline.*`` checks (checks/baseline) hold the case.
+from harness.checks.baseline.settings import PARAMS as _BASELINE_PARAMS  # noqa: E402
+
+KEY_PARAMS: dict[str, Any] = {"baseline": _BASELINE_PARAMS}
 
 
 def register(definition: CheckDef) -> None:

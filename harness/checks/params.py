@@ -222,14 +222,12 @@ def describe(params: Any) -> str:
         return _describe(node, defs)
     others = [_describe(m, defs) for m in members if m is not tables[0]]
     required = set(tables[0].get("required", ()))
-    props = tables[0]["properties"]
-    kinds = {_describe(v, defs) for v in props.values()}
-    if len(props) > 6 and len(kinds) == 1 and not required and len(
-            {_node(v, defs).get("description") for v in props.values()}) == 1:  # many keys of one kind (entities)
-        return f"any of {', '.join(f'`{k}`' for k in props)}: {kinds.pop()}"
-    keys = "; ".join(f"`{k}` ({_describe(v, defs)}{', required' if k in required else ''})"
-                     + (f": {_node(v, defs).get('description')}" if _node(v, defs).get("description") else "")
-                     for k, v in props.items())
+    groups: dict[tuple[str, str], list[str]] = {}  # keys of one type and meaning are listed together
+    for k, v in tables[0]["properties"].items():
+        kind = _describe(v, defs) + (", required" if k in required else "")
+        groups.setdefault((kind, _node(v, defs).get("description") or ""), []).append(f"`{k}`")
+    keys = "; ".join(f"{', '.join(names)} ({kind})" + (f": {meaning}" if meaning else "")
+                     for (kind, meaning), names in groups.items())
     return (" or ".join(others) + ", or a table: " if others else "") + keys
 
 
@@ -237,15 +235,18 @@ BEGIN = "<!-- check parameters: generated from harness/checks (tests/test_docs.p
 END = "<!-- end of check parameters -->"
 
 
-def docs_table(registry: Mapping[str, Any]) -> str:
-    """The "Check parameters" table of docs/CASES.md, one row a check, from the registry's types."""
+def docs_table(registry: Mapping[str, Any], keys: Mapping[str, Any] | None = None) -> str:
+    """The "Check parameters" table of docs/CASES.md, one row a check, from the registry's types;
+    ``keys``: case keys that parameterise checks outside the registry (``baseline``), by type."""
     rows = ["| check | parameters | e.g. |", "| --- | --- | --- |"]
-    for name in sorted(registry):
-        params = registry[name].params
+    items = [(f"`{name}`", registry[name].params) for name in sorted(registry)]
+    items += [(f"`{name}:` (case key)", params) for name, params in sorted((keys or {}).items())]
+    for label, params in items:
         shown = example(params)
-        rows.append(f"| `{name}` | {describe(params).replace('|', '&#124;')} | "
+        rows.append(f"| {label} | {describe(params).replace('|', '&#124;')} | "
                     f"{('`' + shown + '`') if shown else ''} |")
     return "\n".join([BEGIN, *rows, END])
+
 
 
 __all__ = ["AtLeastOne", "BEGIN", "END", "Count", "FIX", "Flag", "Millis", "Of", "Params", "Regex", "STRICT", "Score", "Seconds",

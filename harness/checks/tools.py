@@ -214,9 +214,10 @@ def _paths(want: dict[str, Any]) -> dict[str, Any]:
 
 
 #: The partial JSON one call's arguments must hold.
-Want = Annotated[dict[Annotated[str, Field(description="an argument name or a $ path")], Any], Field(min_length=1, description="a partial JSON of the call's arguments; "
-                                                                  "$ keys: JSON paths)"),
+Want = Annotated[dict[Annotated[str, Field(description="an argument name or a $ path")], Any],
+                 Field(min_length=1, description="a partial JSON of the call's arguments ($ keys: JSON paths)"),
                  AfterValidator(_paths)]
+
 ToolName = Annotated[str, Field(description="a tool name")]
 ToolArgs = Annotated[dict[ToolName, Want | Annotated[list[Want], Field(min_length=1)]],
                      Field(min_length=1, description="per tool: the arguments of a call (a list: its first calls, "

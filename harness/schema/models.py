@@ -504,7 +504,7 @@ class _SwitchOff:
 
 @functools.lru_cache(maxsize=8)
 def _case_models(checks: tuple[tuple[str, Any], ...], grouped: tuple[tuple[str, tuple[str, ...]], ...],
-                 layers: tuple[str, ...]) -> type[BaseModel]:
+                 layers: tuple[str, ...], baseline: Any) -> type[BaseModel]:
     groups = dict(grouped)
     params = dict(checks)
 
@@ -536,8 +536,7 @@ def _case_models(checks: tuple[tuple[str, Any], ...], grouped: tuple[tuple[str, 
         "variants": (list[str] | Literal["none", "all"] | None, None),
         "source": (str, Field("", description="the document the case is about (in the docs folder)")),
         "judges": (dict[str, Any] | None, None),
-        "baseline": (bool | BaselineKinds | None, Field(None, description="baseline.* checks: false, or kinds "
-                                                                           "on/off (docs/CASES.md)")),
+        "baseline": (baseline | None, Field(None, description="baseline.* checks: false, or kinds on/off (docs/CASES.md)")),
     }
     defaults = create_model("Defaults", __config__=STRICT, **case_fields)
     case = create_model("Case", __config__=STRICT,
@@ -550,8 +549,9 @@ def _case_models(checks: tuple[tuple[str, Any], ...], grouped: tuple[tuple[str, 
 
 
 def case_file_model(checks: Mapping[str, Any], grouped: Mapping[str, Sequence[str]],
-                    layers: Sequence[str]) -> type[BaseModel]:
+                    layers: Sequence[str], baseline: Any = bool | BaselineKinds) -> type[BaseModel]:
     """The model of one case file for a suite with these checks (name -> the parameters' type;
-    dotted names are the grouped families' sub-checks), these grouped families and these layers."""
+    dotted names are the grouped families' sub-checks), these grouped families and these layers;
+    ``baseline``: the type of a case's ``baseline:`` key (harness.checks.baseline.PARAMS)."""
     return _case_models(tuple(sorted(checks.items())), tuple(sorted((k, tuple(sorted(v))) for k, v in grouped.items())),
-                        tuple(layers))
+                        tuple(layers), baseline)

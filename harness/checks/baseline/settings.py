@@ -8,7 +8,11 @@ Precedence: the case's ``baseline:`` key, then ``[baseline.layers.<layer>]``, th
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
+
+from pydantic import BeforeValidator, Field, create_model
+
+from harness.checks.params import FIX, Params, examples, problem
 
 #: Kinds learned from the code path: one accepted night says what they are.
 STRUCTURE = ("replies", "post", "tools", "llm_calls", "state")
@@ -81,16 +85,26 @@ def baseline_settings(config: Any) -> BaselineSettings:
     return BaselineSettings(enabled=bool(raw.get("enabled", True)), kinds=kinds, layers=layers, **numbers)
 
 
+def _known_kinds(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        unknown = sorted(set(map(str, value)) - set(KINDS) - {"enabled"})
+        if unknown:
+            raise ValueError(f"unknown kind(s) {', '.join(map(repr, unknown))} (kinds: {', '.join(KINDS)}){FIX}baseline: false, "
+                             "or e.g. baseline: {facts: false, latency: false} (docs/CASES.md 'Baseline checks')")
+    return value
+
+
+#: A case's ``baseline:`` key, the parameters of its ``baseline.*`` checks (harness/checks/params.py).
+CaseBaseline = create_model(
+    "CaseBaseline", __base__=Params, __doc__="The baseline.* kinds a case is held to: each on (true) or off (false).",
+    enabled=(bool, Field(None, description="false: no baseline check for the case")),
+    **{k: (bool, Field(None, description="that baseline.<kind> on (true) or off (false); absent: as configured"))
+       for k in KINDS})
+PARAMS = Annotated[bool | CaseBaseline, BeforeValidator(_known_kinds),
+                   Field(description="the baseline.* checks: false (none), true (all, where the layer switched them "
+                                     "off) or kinds on/off", json_schema_extra=examples({"facts": False}))]
+
+
 def case_setting_error(value: Any) -> str | None:
     """What is wrong with a case's ``baseline:`` value (None when it is fine)."""
-    if isinstance(value, bool):
-        return None
-    if not isinstance(value, Mapping):
-        return f"baseline must be true, false or a table of kinds, got {value!r}"
-    unknown = sorted(set(map(str, value)) - set(KINDS) - {"enabled"})
-    if unknown:
-        return f"baseline: unknown kind(s) {', '.join(unknown)} (kinds: {', '.join(KINDS)})"
-    bad = sorted(str(k) for k, v in value.items() if not isinstance(v, bool))
-    if bad:
-        return f"baseline: {', '.join(bad)} must be true or false"
-    return None
+    return problem(PARAMS, value, "baseline")
