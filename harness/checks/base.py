@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from harness.checks.params import problem
 from harness.types import SOURCE_DOUBLE, Case, Evidence, Observation, Reply, TurnObservation
 
 CheckFn = Callable[[Case, Observation, int, Any], Evidence]
@@ -34,8 +35,6 @@ class CheckDef:
 
     def validate(self, value: Any) -> str | None:
         """What is wrong with ``value`` as this check's parameters (None when it holds)."""
-        from harness.checks.params import problem
-
         return problem(self.params, value, self.name)
 
 

@@ -36,28 +36,29 @@ class Factuality(Params):
     of: Of = Field(None, description="reply (default) or post")
 
 
-class Rubric(Params):
+class _Scored(Factuality):
+    """A verdict scored from 0 to 1 and banded: pass at ``min``, fail below ``fail_below``, soft between."""
+
+    min: Score = Field(None, description="passes at or above (default 0.8)")
+    fail_below: Score = Field(None, description="fails below; soft between (default [critic] fail_below)")
+
+
+class Rubric(_Scored):
     """A question about the text, answered with a score from 0 to 1."""
 
     model_config = ConfigDict(json_schema_extra=examples({"question": "Does the post name the paper's main finding?",
                                                           "min": 0.8}))
     question: Question = Field(..., description="what the critic is asked")
-    min: Score = Field(None, description="passes at or above (default 0.8)")
-    fail_below: Score = Field(None, description="fails below; soft between (default [critic] fail_below)")
-    of: Of = Field(None, description="reply (default) or post")
     about: Terms = Field(None, description="the offline critic's hint: terms a good answer holds")
     not_about: Terms = Field(None, description="the offline critic's hint: terms a good answer does not hold")
 
 
-class Answer(Params):
+class Answer(_Scored):
     """The text's similarity to an expected answer, scored from 0 to 1."""
 
     model_config = ConfigDict(json_schema_extra=examples({"expected": "The study followed 1,200 children.",
                                                           "min": 0.8}))
     expected: Question = Field(..., description="the expected answer")
-    min: Score = Field(None, description="passes at or above (default 0.8)")
-    fail_below: Score = Field(None, description="fails below; soft between")
-    of: Of = Field(None, description="reply (default) or post")
 
 
 FactualityParams = Annotated[Literal[True] | Factuality | None, Field(description="true, null or {of: post}")]
