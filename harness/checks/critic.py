@@ -20,13 +20,13 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 
 from harness.checks.base import CheckDef, clip, joined_text, unavailable
-from harness.checks.params import Of, Params, Score, Text, examples
+from harness.checks.params import Of, Params, Score, Text, Words, examples
 from harness.checks.similarity import band
 from harness.types import Case, Evidence, Observation
 
 EVAL = "critic@1"
 Terms = Annotated[Text | Annotated[list[Text], Field(min_length=1)], Field(description="a term or a list of terms")]
-Question = Annotated[str, Field(min_length=1, pattern=r"\S")]
+Question = Words
 
 
 class Factuality(Params):

@@ -44,6 +44,14 @@ def _compiles(value: str) -> str:
     return value
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError(f"must not be blank, got {value!r}{FIX}write it in words")
+    return value
+
+
+#: Text with a letter in it (a question, a reason): spaces alone say nothing.
+Words = Annotated[str, AfterValidator(_not_blank), Field(json_schema_extra={"pattern": r"\S"})]
 Regex = Annotated[str, AfterValidator(_compiles),
                   Field(description="a Python regular expression (re.search; (?i) ignores case)",
                         json_schema_extra={"format": "regex"})]
@@ -193,7 +201,8 @@ def _describe(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> str:
     if kind == "null":
         return "null"
     if kind == "string":
-        return "regex" if schema.get("format") == "regex" else "non-empty text" if schema.get("minLength") else "text"
+        return ("regex" if schema.get("format") == "regex" else "non-blank text" if schema.get("pattern") == r"\S"
+                else "non-empty text" if schema.get("minLength") else "text")
     if kind == "array":
         return f"list of {_describe(schema.get('items', {}), defs)}" + (
             f" (at least {schema['minItems']})" if schema.get("minItems", 0) > 1 else "")
@@ -250,5 +259,6 @@ def docs_table(registry: Mapping[str, Any], keys: Mapping[str, Any] | None = Non
 
 
 __all__ = ["AtLeastOne", "BEGIN", "END", "Count", "FIX", "Flag", "Millis", "Of", "Params", "Regex", "STRICT", "Score", "Seconds",
-           "Strings", "Text", "Texts", "ToolNames", "describe", "docs_table", "example", "examples", "flow",
+           "Strings", "Text", "Texts", "ToolNames", "Words", "describe", "docs_table", "example", "examples", "flow",
            "known_keys", "ordered", "problem"]
+

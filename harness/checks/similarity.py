@@ -25,7 +25,7 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field, model_validator
 
 from harness.checks.base import CheckDef, clip, joined_text, unavailable
-from harness.checks.params import FIX, Of, Params, Score, Text, examples
+from harness.checks.params import FIX, Of, Params, Score, Text, Words, examples
 from harness.types import Case, Evidence, Observation
 
 NAME = "similarity"
@@ -57,7 +57,7 @@ class Similarity(Params):
     contrast: list[Text] = Field(None, min_length=1, description="case ids whose goldens are negative references")
     margin: float = Field(None, ge=-1, le=1, description=f"how much closer to the golden than to a contrast "
                                                           f"(default {MARGIN})")
-    reason: Text = Field(None, pattern=r"\S", description="why the threshold is what it is")
+    reason: Words = Field(None, description="why the threshold is what it is")
 
     @model_validator(mode="after")
     def _bands(self):

@@ -116,7 +116,7 @@ def _operators(value: Any) -> Any:
                 raise ValueError(f"bad regex {value['regex']!r}: {exc}{FIX}correct the pattern (Python re)") from None
         for flag in ("exists", "absent"):
             if flag in value and not isinstance(value[flag], bool):
-                raise ValueError(f"{flag} takes true or false, got {value[flag]!r}")
+                raise ValueError(f"{flag} takes true or false, got {value[flag]!r}{FIX}write {flag}: true or {flag}: false")
     return value
 
 

@@ -38,6 +38,8 @@ def path_text(loc: Iterable[Any]) -> str:
 def _shown(value: Any) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
+    if value is True or value is False or value is None:  # as the YAML / TOML said it
+        return {True: "true", False: "false", None: "null"}[value]
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -112,7 +114,12 @@ def problems(exc: ValidationError, data: Any) -> list[Problem]:
             del grouped[loc]
     out: list[Problem] = []
     for loc, errs in grouped.items():
-        key = str(loc[-1]) if loc else "the file"
+        key = (f"{loc[-2]}[{loc[-1]}]" if len(loc) > 1 and isinstance(loc[-1], int) else str(loc[-1])) if loc \
+            else "the file"
+        # a union member of the right type that refused the value (a bound, a validator) says why
+        specific = [(err, skipped) for err, skipped in errs if err["type"] not in _KINDS
+                    and not err["type"].endswith("_type")] if len(errs) > 1 else []
+        errs = specific[:1] or errs
         first = errs[0][0]
         if len(errs) > 1 and all(skipped for _, skipped in errs):  # a union: say what it may be
             kinds = []
