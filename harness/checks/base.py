@@ -8,10 +8,12 @@ JSON Schema and the docs' table.
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from harness.checks.params import problem
+from harness.checks.params import legacy, problem
 from harness.types import SOURCE_DOUBLE, Case, Evidence, Observation, Reply, TurnObservation
 
 CheckFn = Callable[[Case, Observation, int, Any], Evidence]
@@ -32,6 +34,12 @@ class CheckDef:
     uses_services: bool = False
     """True: an async check called with the run's Services as a fifth argument (similarity,
     critic); it runs after the case's pure checks, and only if they all passed."""
+
+    def __post_init__(self) -> None:
+        if inspect.isfunction(self.params):  # a plugin's validator, as CheckDef took before the types
+            warnings.warn(f"check {self.name!r}: pass the parameters' type to CheckDef (harness/checks/params.py), "
+                          "not a validator function", DeprecationWarning, stacklevel=3)
+            object.__setattr__(self, "params", legacy(self.params))
 
     def validate(self, value: Any) -> str | None:
         """What is wrong with ``value`` as this check's parameters (None when it holds)."""

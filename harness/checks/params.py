@@ -30,7 +30,7 @@ STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class Params(BaseModel):
-    """A check's table of parameters; ``model_config["title"]`` names it in the schema."""
+    """A check's table of parameters: its name and docstring describe it in the schema."""
 
     model_config = STRICT
 
@@ -50,7 +50,7 @@ def _not_blank(value: str) -> str:
     return value
 
 
-#: Text with a letter in it (a question, a reason): spaces alone say nothing.
+#: Text that is not blank (a question, a reason): spaces alone say nothing.
 Words = Annotated[str, AfterValidator(_not_blank), Field(json_schema_extra={"pattern": r"\S"})]
 Regex = Annotated[str, AfterValidator(_compiles),
                   Field(description="a Python regular expression (re.search; (?i) ignores case)",
@@ -69,7 +69,7 @@ ToolNames = Annotated[str | Annotated[list[str], Field(min_length=1)],
                       Field(description="a tool name or a non-empty list of tool names (llm, fetch_document, "
                                         "telegram.sendMessage, a tool double's name...)")]
 #: A flag check is written ``<name>: true``.
-Flag = Annotated[Literal[True], Field(description="true (a default check: false switches it off)",
+Flag = Annotated[Literal[True], Field(description="true (false switches off a check a layer adds by default)",
                                       json_schema_extra={"examples": [True]})]
 Of = Annotated[Literal["reply", "post"], Field(description="reply: the replies to the user; post: the "
                                                            "messages sent to anyone else")]
@@ -100,6 +100,19 @@ def ordered(lo: str, hi: str):
         return self
 
     return model_validator(mode="after")(check)
+
+
+def legacy(validator: Any) -> Any:
+    """The type of a check registered with a validator ``(params) -> str | None`` (the form
+    before the parameters' types): validated by it, described as any value."""
+
+    def check(value: Any) -> Any:
+        problem = validator(value)
+        if problem:
+            raise ValueError(f"{problem}{FIX}see the check's documentation")
+        return value
+
+    return Annotated[Any, AfterValidator(check)]
 
 
 # --------------------------------------------------------------------------- validation
@@ -260,5 +273,5 @@ def docs_table(registry: Mapping[str, Any], keys: Mapping[str, Any] | None = Non
 
 __all__ = ["AtLeastOne", "BEGIN", "END", "Count", "FIX", "Flag", "Millis", "Of", "Params", "Regex", "STRICT", "Score", "Seconds",
            "Strings", "Text", "Texts", "ToolNames", "Words", "describe", "docs_table", "example", "examples", "flow",
-           "known_keys", "ordered", "problem"]
+           "known_keys", "legacy", "ordered", "problem"]
 

@@ -126,3 +126,27 @@ def test_a_check_validates_one_value_with_the_same_type(name, good, bad):
     assert REGISTRY[name].validate(good) is None
     problem = REGISTRY[name].validate(bad)
     assert problem and "; fix: " in problem, problem
+
+
+def test_a_plugin_check_registered_with_a_validator_still_loads_with_a_warning(tmp_path):
+    """A third-party check written before the types (``CheckDef(name, fn, validator, ...)``) keeps
+    working: its validator refuses what it refused, the schema takes its value as any value."""
+    from harness.checks import register
+    from harness.checks.base import CheckDef
+
+    def validator(value):
+        return None if value in ("left", "right") else f"takes left or right, got {value!r}"
+
+    with pytest.warns(DeprecationWarning, match="parameters' type"):
+        definition = CheckDef("test_plugin_switch", lambda *a: None, validator, "plugin@1")
+    assert definition.validate("left") is None and "takes left or right" in definition.validate("maybe")
+    register(definition)
+    try:
+        path, load = _load(tmp_path, "test_plugin_switch: maybe")
+        with pytest.raises(FixtureError) as info:
+            load()
+        assert "expect.test_plugin_switch: takes left or right, got 'maybe'" in info.value.render()
+        path.write_text(path.read_text().replace("maybe", "left"), encoding="utf-8")
+        assert [c.id for c in load()] == ["first", "the-case"]
+    finally:
+        REGISTRY.pop("test_plugin_switch")
