@@ -26,7 +26,6 @@ from harness.types import Case, Evidence, Observation
 
 EVAL = "critic@1"
 Terms = Annotated[Text | Annotated[list[Text], Field(min_length=1)], Field(description="a term or a list of terms")]
-Question = Words
 
 
 class Factuality(Params):
@@ -48,7 +47,7 @@ class Rubric(_Scored):
 
     model_config = ConfigDict(json_schema_extra=examples({"question": "Does the post name the paper's main finding?",
                                                           "min": 0.8}))
-    question: Question = Field(..., description="what the critic is asked")
+    question: Words = Field(..., description="what the critic is asked")
     about: Terms = Field(None, description="the offline critic's hint: terms a good answer holds")
     not_about: Terms = Field(None, description="the offline critic's hint: terms a good answer does not hold")
 
@@ -58,7 +57,7 @@ class Answer(_Scored):
 
     model_config = ConfigDict(json_schema_extra=examples({"expected": "The study followed 1,200 children.",
                                                           "min": 0.8}))
-    expected: Question = Field(..., description="the expected answer")
+    expected: Words = Field(..., description="the expected answer")
 
 
 FactualityParams = Annotated[Literal[True] | Factuality | None, Field(description="true, null or {of: post}")]

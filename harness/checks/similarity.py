@@ -30,7 +30,6 @@ from harness.types import Case, Evidence, Observation
 
 NAME = "similarity"
 EVAL = "similarity@1"
-KEYS = ("min", "golden", "of", "fail_below", "contrast", "margin", "reason")
 #: How much closer to its golden than to any negative reference a reply must be.
 MARGIN = 0.02
 #: The default threshold a case may go below only with a reason (``[embeddings] threshold``).
