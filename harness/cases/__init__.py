@@ -16,7 +16,8 @@ from typing import Any, Iterable, Mapping
 from pydantic import ValidationError
 
 from harness.cases.case import _case
-from harness.cases.keys import CASE_KEYS, FILE_KEYS, MAX_USERS, TURN_KEYS, _Collector, _strip, did_you_mean, unknown_check_fix
+from harness.cases.keys import (CASE_KEYS, FILE_KEYS, MAX_USERS, TURN_KEYS, _Collector, _strip, did_you_mean,
+                                unknown_check_fix)
 from harness.checks import GROUPED, KEY_PARAMS, REGISTRY
 from harness.checks.params import example, known_keys
 from harness.errors import FixtureError, FixtureErrors

@@ -271,7 +271,6 @@ def docs_table(registry: Mapping[str, Any], keys: Mapping[str, Any] | None = Non
 
 
 
-__all__ = ["AtLeastOne", "BEGIN", "END", "Count", "FIX", "Flag", "Millis", "Of", "Params", "Regex", "STRICT", "Score", "Seconds",
-           "Strings", "Text", "Texts", "ToolNames", "Words", "describe", "docs_table", "example", "examples", "flow",
-           "known_keys", "legacy", "ordered", "problem"]
-
+__all__ = ["AtLeastOne", "BEGIN", "END", "Count", "FIX", "Flag", "Millis", "Of", "Params", "Regex", "STRICT", "Score",
+           "Seconds", "Strings", "Text", "Texts", "ToolNames", "Words", "describe", "docs_table", "example",
+           "examples", "flow", "known_keys", "legacy", "ordered", "problem"]

@@ -116,13 +116,15 @@ def _operators(value: Any) -> Any:
                 raise ValueError(f"bad regex {value['regex']!r}: {exc}{FIX}correct the pattern (Python re)") from None
         for flag in ("exists", "absent"):
             if flag in value and not isinstance(value[flag], bool):
-                raise ValueError(f"{flag} takes true or false, got {value[flag]!r}{FIX}write {flag}: true or {flag}: false")
+                raise ValueError(f"{flag} takes true or false, got {value[flag]!r}"
+                                 f"{FIX}write {flag}: true or {flag}: false")
     return value
 
 
 def _path(path: str) -> str:
     if not _PATH_RE.match(path):
-        raise ValueError(f"path {path!r} is not a simple JSON path ($, $.a.b, $.a[0]){FIX}write the path from the state's root, e.g. \"$.{path.lstrip('$.')}\"")
+        raise ValueError(f"path {path!r} is not a simple JSON path ($, $.a.b, $.a[0])"
+                         f"{FIX}write the path from the state's root, e.g. \"$.{path.lstrip('$.')}\"")
     return path
 
 

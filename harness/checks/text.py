@@ -129,5 +129,6 @@ class Replies(AtLeastOne):
     @model_validator(mode="after")
     def _exact_alone(self):
         if self.exact is not None and (self.min is not None or self.max is not None):
-            raise ValueError(f"use either exact or min/max{FIX}e.g. replies: {{exact: 1}} or replies: {{min: 1, max: 2}}")
+            raise ValueError(f"use either exact or min/max"
+                             f"{FIX}e.g. replies: {{exact: 1}} or replies: {{min: 1, max: 2}}")
         return self

@@ -536,7 +536,8 @@ def _case_models(checks: tuple[tuple[str, Any], ...], grouped: tuple[tuple[str, 
         "variants": (list[str] | Literal["none", "all"] | None, None),
         "source": (str, Field("", description="the document the case is about (in the docs folder)")),
         "judges": (dict[str, Any] | None, None),
-        "baseline": (baseline | None, Field(None, description="baseline.* checks: false, or kinds on/off (docs/CASES.md)")),
+        "baseline": (baseline | None, Field(None, description="baseline.* checks: false, or kinds on/off "
+                                                             "(docs/CASES.md)")),
     }
     defaults = create_model("Defaults", __config__=STRICT, **case_fields)
     case = create_model("Case", __config__=STRICT,

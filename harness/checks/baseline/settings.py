@@ -89,7 +89,8 @@ def _known_kinds(value: Any) -> Any:
     if isinstance(value, Mapping):
         unknown = sorted(set(map(str, value)) - set(KINDS) - {"enabled"})
         if unknown:
-            raise ValueError(f"unknown kind(s) {', '.join(map(repr, unknown))} (kinds: {', '.join(KINDS)}){FIX}baseline: false, "
+            raise ValueError(f"unknown kind(s) {', '.join(map(repr, unknown))} (kinds: {', '.join(KINDS)})"
+                             f"{FIX}baseline: false, "
                              "or e.g. baseline: {facts: false, latency: false} (docs/CASES.md 'Baseline checks')")
     return value
 
