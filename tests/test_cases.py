@@ -144,7 +144,7 @@ BAD = [
           - id: a
             send: hi
             expect: {tool_args: {create_order: 3}}
-        """, "create_order: expects a table of arguments"),
+        """, "expect.tool_args.create_order: must be a table or a list, got 3"),
     ("tools fault on the llm", """
         layer: robustness
         cases:
@@ -213,7 +213,8 @@ def test_error_names_case_and_line(tmp_path):
     with pytest.raises(FixtureError) as info:
         load_cases(tmp_path)
     rendered = info.value.render()
-    assert f"{path}:9: case 'broken'" in rendered  # the line of the bad regex (issue 25), not the case's
+    # the line of the key whose value is wrong (the case starts at 7, its expect is at 9)
+    assert f"{path}:9: case 'broken': expect.reply.regex: invalid regular expression" in rendered
 
 
 def test_duplicate_ids_across_files(tmp_path):

@@ -10,7 +10,8 @@ import textwrap
 import pytest
 
 from harness import layer as layer_registry
-from harness.cases import ANOMALY_METRICS, ENGINE_DEFAULTS, load_cases
+from harness.cases import load_cases
+from harness.cases.keys import ANOMALY_METRICS, ENGINE_DEFAULTS
 from harness.config import load_config
 from harness.errors import FixtureErrors
 from harness.run.anomaly import METRICS

@@ -68,7 +68,7 @@ def test_override_rule_and_secret_variables_are_documented():
 
 
 def test_placeholders_are_documented():
-    from harness.cases import GENERATORS, PLACEHOLDERS
+    from harness.cases.keys import GENERATORS, PLACEHOLDERS
 
     config = (DOCS / "CONFIG.md").read_text(encoding="utf-8")
     cases = (DOCS / "CASES.md").read_text(encoding="utf-8")
@@ -103,3 +103,20 @@ def test_changelog_keeps_unreleased_on_top_and_a_migration_for_every_change():
     assert headings and headings[0] == "Unreleased"
     bullets = re.split(r"\n(?=- \*\*)", text.split("## Unreleased", 1)[1])[1:]
     assert bullets and all("**Migration:**" in b for b in bullets), [b[:80] for b in bullets if "**Migration:**" not in b]
+
+
+def test_the_check_parameters_table_is_generated_from_the_registry():
+    """docs/CASES.md "Check parameters" is exactly what the checks' own types say (one row a check)."""
+    from harness.checks import KEY_PARAMS
+    from harness.checks.params import BEGIN, END, docs_table
+
+    text = (DOCS / "CASES.md").read_text(encoding="utf-8")
+    assert BEGIN in text and END in text, "docs/CASES.md lost its generated check-parameters table"
+    written = text[text.index(BEGIN):text.index(END) + len(END)]
+    generated = docs_table(REGISTRY, KEY_PARAMS)
+    assert written == generated, (
+        "docs/CASES.md's check-parameters table differs from the registry: regenerate it with "
+        "python -c \"from harness.checks import KEY_PARAMS, REGISTRY; from harness.checks.params import docs_table; "
+        "print(docs_table(REGISTRY, KEY_PARAMS))\"")
+    named = {line.split("`")[1].rstrip(":") for line in generated.splitlines() if line.startswith("| `")}
+    assert named == set(REGISTRY) | {"baseline"}

@@ -172,3 +172,67 @@ def test_the_issue_21_keys_validate_in_the_exported_schemas(schemas, tmp_path):
     for good in ('[robustness]\nvariants = "none"\n', '[robustness]\nvariants = ["typos", "case"]\n'):
         assert not list(schemas[CONFIG_FILE].iter_errors(tomllib.loads(good))), good
     assert list(schemas[CONFIG_FILE].iter_errors(tomllib.loads('[robustness]\nvariant = "none"\n')))
+
+
+def _resolve(node: dict, defs: dict) -> dict:
+    while "$ref" in node:
+        node = defs[node["$ref"].rsplit("/", 1)[-1]]
+    return node
+
+
+def test_every_check_has_a_parameter_type_that_the_exported_schema_describes(schemas):
+    """`harness schema` says what each registered check takes: its parameters' own type (no
+    check is left as "any value"), every key of a table of parameters with its description."""
+    from typing import Any
+
+    from pydantic import BaseModel
+
+    from harness.checks import GROUPED, REGISTRY
+
+    schema = schemas[CASE_FILE].schema
+    defs = schema["$defs"]
+    expect = defs["Expect"]["properties"]
+    for name, definition in sorted(REGISTRY.items()):
+        assert definition.params is not None and definition.params is not Any, f"{name} has no parameter type"
+        family, _, sub = name.partition(".")
+        if sub and family in GROUPED:
+            node = _resolve(expect[family], defs)
+            node = _resolve(next(m for m in node.get("anyOf", [node]) if "$ref" in m or "properties" in m), defs)
+            node = node["properties"][sub]
+        else:
+            node = expect[name]
+        members = [_resolve(m, defs) for m in node.get("anyOf", [node])]
+        described = [m for m in members if m.get("const") is not False]
+        assert described and all(m for m in described), f"{name}: the schema says nothing of its parameters"
+        model = definition.params if isinstance(definition.params, type) and issubclass(
+            definition.params, BaseModel) else None
+        if model is not None:
+            props = next(m for m in described if m.get("properties"))["properties"]
+            assert set(props) == {f.alias or k for k, f in model.model_fields.items()}, name
+            assert all(p.get("description") for p in props.values()) or name == "reply.entities", (
+                f"{name}: a key without a description")
+    # the baseline.* checks take their parameters from the case's baseline: key
+    case = defs["Case"]["properties"]["baseline"]
+    def members(node):
+        node = _resolve(node, defs)
+        return [m for sub in node["anyOf"] for m in members(sub)] if "anyOf" in node else [node]
+
+    kinds = next(m for m in members(case) if m.get("properties"))
+    from harness.checks.baseline import KINDS
+
+    assert set(KINDS) <= set(kinds["properties"])
+
+
+@pytest.mark.parametrize("expect,valid", [
+    ({"replies": {"min": 1}}, True), ({"replies": {"min": -1}}, False), ({"replies": {"mni": 1}}, False),
+    ({"reply": {"regex": "(?i)ok"}}, True), ({"reply": {"regex": 3}}, False),
+    ({"reply": {"language": "en"}}, True), ({"reply": {"language": "english"}}, False),
+    ({"error_rate": {"max": 0.5}}, True), ({"error_rate": {"max": 2}}, False),
+    ({"tool_order": ["a", "b"]}, True), ({"tool_order": ["a"]}, False),
+    ({"answered": False}, True), ({"answered": "yes"}, False),
+    ({"state": {"$.a": None}}, True), ({"slots": {"document": "x.pdf"}}, True),
+])
+def test_the_exported_schema_checks_check_parameters(schemas, expect, valid):
+    """An editor with the schema sees a wrong parameter as the loader does (its right twin passes)."""
+    data = {"layer": "robustness", "cases": [{"id": "a", "send": "hi", "expect": expect}]}
+    assert (not list(schemas[CASE_FILE].iter_errors(data))) is valid

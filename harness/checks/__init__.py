@@ -7,45 +7,54 @@ sub-key (``reply.regex``, ``reply.max_chars``); the other keys are one check eac
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.checks import budget, cost, form, text, trajectory
 from harness.checks.base import CheckDef
 
 #: ``expect`` keys whose table holds several sub-checks.
 GROUPED = ("reply", "post", "critic", "reply_raw")  # critic: factuality, rubric, answer
 
-# Text comparisons and their parameter validators; each is offered on the replies to the
+# Text comparisons and their parameters' types; each is offered on the replies to the
 # user (``reply.*``: the text as the user sees it, Telegram markup parsed away), on the same
 # replies as the agent sent them, markup included (``reply_raw.*``), and on the posts the
 # agent sent elsewhere (``post.*``).
 _TEXT = {
-    "regex": (text.regex, text._regex_error),
-    "not_regex": (text.not_regex, text._regex_error),
-    "contains": (text.contains, text._strings_error),
-    "contains_all": (text.contains_all, text._strings_error),
-    "not_contains": (text.not_contains, text._strings_error),
-    "max_chars": (text.max_chars, text._int_error),
-    "min_chars": (text.min_chars, text._int_error),
-    "bullets": (form.bullets, form.bullets_error),
-    "language": (form.language, form.language_error),
-    "json": (form.json_check, form.json_error),
+    "regex": (text.regex, text.RegexParam),
+    "not_regex": (text.not_regex, text.RegexParam),
+    "contains": (text.contains, text.StringsParam),
+    "contains_all": (text.contains_all, text.StringsParam),
+    "not_contains": (text.not_contains, text.StringsParam),
+    "max_chars": (text.max_chars, text.CharsParam),
+    "min_chars": (text.min_chars, text.CharsParam),
+    "bullets": (form.bullets, form.Bullets),
+    "language": (form.language, form.Language),
+    "json": (form.json_check, form.Json),
 }
 
 REGISTRY: dict[str, CheckDef] = {
     d.name: d
     for d in (
-        *(CheckDef(f"{of}.{key}", text.text_check(f"{of}.{key}", compare, of), validate, text.EVAL)
-          for of in ("reply", "post", "reply_raw") for key, (compare, validate) in _TEXT.items()),
-        CheckDef("replies", text.replies, text.replies_error, "count@1"),
-        CheckDef("tools_called", trajectory.tools_called, trajectory.tools_error, trajectory.EVAL),
-        CheckDef("tools_not_called", trajectory.tools_not_called, trajectory.tools_error, trajectory.EVAL),
-        CheckDef("llm_calls", trajectory.llm_calls, trajectory.llm_calls_error, trajectory.EVAL),
-        CheckDef("delivery", trajectory.delivery, trajectory.delivery_error, trajectory.EVAL),
-        CheckDef("latency_ms", budget.latency_ms, budget.latency_error, budget.EVAL),
-        CheckDef("tokens", cost.tokens, cost.tokens_error, cost.EVAL),
-        CheckDef("cost_usd", cost.cost_usd, cost.cost_error, cost.EVAL),
-        CheckDef("error_rate", cost.error_rate, cost.error_rate_error, cost.EVAL),
+        *(CheckDef(f"{of}.{key}", text.text_check(f"{of}.{key}", compare, of), params, text.EVAL)
+          for of in ("reply", "post", "reply_raw") for key, (compare, params) in _TEXT.items()),
+        CheckDef("replies", text.replies, text.Replies, "count@1"),
+        CheckDef("tools_called", trajectory.tools_called, trajectory.Tools, trajectory.EVAL),
+        CheckDef("tools_not_called", trajectory.tools_not_called, trajectory.Tools, trajectory.EVAL),
+        CheckDef("llm_calls", trajectory.llm_calls, trajectory.LlmCalls, trajectory.EVAL),
+        CheckDef("delivery", trajectory.delivery, trajectory.Delivery, trajectory.EVAL),
+        CheckDef("latency_ms", budget.latency_ms, budget.Latency, budget.EVAL),
+        CheckDef("tokens", cost.tokens, cost.Tokens, cost.EVAL),
+        CheckDef("cost_usd", cost.cost_usd, cost.CostUsd, cost.EVAL),
+        CheckDef("error_rate", cost.error_rate, cost.ErrorRate, cost.EVAL),
     )
 }
+
+
+#: Case keys that parameterise checks outside REGISTRY, by their type: ``baseline:`` says which
+#: ``baseline.*`` checks (checks/baseline) hold the case.
+from harness.checks.baseline.settings import PARAMS as _BASELINE_PARAMS  # noqa: E402
+
+KEY_PARAMS: dict[str, Any] = {"baseline": _BASELINE_PARAMS}
 
 
 def register(definition: CheckDef) -> None:

@@ -1,19 +1,22 @@
 """What every check shares: its signature, its registry entry and evidence helpers.
 
-A check is a pure function ``(case, observation, turn, params) -> Evidence``; a
-validator ``(params) -> str | None`` runs at load time and returns what is wrong with the
-parameters (a fixture error), so a bad case never reaches the run.
+A check is a pure function ``(case, observation, turn, params) -> Evidence``; its
+parameters' type (``CheckDef.params``, a pydantic model or an annotated type: harness/checks/params.py)
+validates them at load time, so a bad case never reaches the run; the same type gives the
+JSON Schema and the docs' table.
 """
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from harness.checks.params import legacy, problem
 from harness.types import SOURCE_DOUBLE, Case, Evidence, Observation, Reply, TurnObservation
 
 CheckFn = Callable[[Case, Observation, int, Any], Evidence]
-Validator = Callable[[Any], "str | None"]
 
 OBSERVED_MAX = 400
 
@@ -24,12 +27,23 @@ class CheckDef:
 
     name: str
     fn: CheckFn
-    validate: Validator
+    params: Any
+    """The parameters' type (harness/checks/params.py): what ``<name>: ...`` may say."""
     evaluator: str
     """Name@version recorded in the evidence."""
     uses_services: bool = False
     """True: an async check called with the run's Services as a fifth argument (similarity,
     critic); it runs after the case's pure checks, and only if they all passed."""
+
+    def __post_init__(self) -> None:
+        if inspect.isfunction(self.params):  # a plugin's validator, as CheckDef took before the types
+            warnings.warn(f"check {self.name!r}: pass the parameters' type to CheckDef (harness/checks/params.py), "
+                          "not a validator function", DeprecationWarning, stacklevel=3)
+            object.__setattr__(self, "params", legacy(self.params))
+
+    def validate(self, value: Any) -> str | None:
+        """What is wrong with ``value`` as this check's parameters (None when it holds)."""
+        return problem(self.params, value, self.name)
 
 
 def clip(text: str, limit: int = OBSERVED_MAX) -> str:
@@ -134,28 +148,6 @@ def turn_never_ran(name: str, turn: int, obs: Observation, evaluator: str, expec
 
 def as_list(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
-
-
-def is_str_list(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, list) and value != [] and all(isinstance(v, str) for v in value))
-
-
-def bounds_error(value: Any, keys: tuple[str, ...], *, allow_float: bool = False) -> str | None:
-    """Validate ``{min: n, max: n, exact: n}``-style tables."""
-    if not isinstance(value, dict) or not value:
-        return f"expects a table with any of {', '.join(keys)}"
-    for k, v in value.items():
-        if k not in keys:
-            return f"unknown key {k!r} (known: {', '.join(keys)})"
-        ok_types = (int, float) if allow_float else (int,)
-        if isinstance(v, bool) or not isinstance(v, ok_types) or v < 0:
-            return f"{k} must be a non-negative {'number' if allow_float else 'integer'}, got {v!r}"
-    return None
-
-
-def takes_true(value: Any) -> str | None:
-    """Validator of flag checks written as ``check: true``."""
-    return None if value is True else "takes true"
 
 
 def probed_state(name: str, turn: int, obs: Observation, expected: str, evaluator: str, what: str):

@@ -28,13 +28,13 @@ from harness.checks.base import (
     messages,
     probed_state,
     refused_note,
-    takes_true,
     turn_never_ran,
     turn_obs,
     unattributed_reason,
     unavailable,
     verdict,
 )
+from harness.checks.params import Flag
 from harness.types import Case, Evidence, Observation
 
 EVAL = "basics@1"
@@ -187,9 +187,9 @@ def _metered(name: str, turn: int, expected: str, llm: list) -> Evidence:
 
 
 CHECKS = (
-    CheckDef("webhook_2xx", webhook_2xx, takes_true, EVAL),
-    CheckDef("answered", answered, takes_true, EVAL),
-    CheckDef("no_leak", no_leak, takes_true, EVAL),
-    CheckDef("state_probed", state_probed, takes_true, EVAL),
-    CheckDef("metered", metered, takes_true, EVAL),
+    CheckDef("webhook_2xx", webhook_2xx, Flag, EVAL),
+    CheckDef("answered", answered, Flag, EVAL),
+    CheckDef("no_leak", no_leak, Flag, EVAL),
+    CheckDef("state_probed", state_probed, Flag, EVAL),
+    CheckDef("metered", metered, Flag, EVAL),
 )

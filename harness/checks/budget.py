@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.base import bounds_error, own_replies, turn_never_ran, turn_obs, verdict
+from pydantic import ConfigDict, Field
+
+from harness.checks.base import own_replies, turn_never_ran, turn_obs, verdict
+from harness.checks.params import AtLeastOne, Millis, examples
 from harness.types import Case, Evidence, Observation
 
 EVAL = "latency@1"
@@ -41,5 +44,10 @@ def _want(params: dict) -> str:
     return ", ".join(f"{k} {v}ms" for k, v in params.items())
 
 
-def latency_error(value: Any) -> str | None:
-    return bounds_error(value, ("first_reply_max", "total_max", "llm_call_max"), allow_float=True)
+class Latency(AtLeastOne):
+    """How long the user waited in the turn, in milliseconds."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"first_reply_max": 3000, "total_max": 10000}))
+    first_reply_max: Millis = Field(None, description="the first reply at most this late (no reply fails)")
+    total_max: Millis = Field(None, description="the last reply at most this late")
+    llm_call_max: Millis = Field(None, description="the turn's slowest LLM call (as the gateway timed it)")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.base import CheckDef, takes_true, turn_never_ran, turn_obs, verdict
+from harness.checks.base import CheckDef, turn_never_ran, turn_obs, verdict
+from harness.checks.params import Flag
 from harness.types import Case, Evidence, Observation
 
 EVAL = "callbacks@1"
@@ -46,4 +47,4 @@ def callbacks_answered(case: Case, obs: Observation, turn: int, params: Any) -> 
                            "the user's button keeps spinning"), evaluator=EVAL)
 
 
-CHECKS = (CheckDef("callbacks_answered", callbacks_answered, takes_true, EVAL),)
+CHECKS = (CheckDef("callbacks_answered", callbacks_answered, Flag, EVAL),)

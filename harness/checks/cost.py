@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.base import (bounds_error, llm_sourced, turn_never_ran, turn_obs, unattributed_reason,
-                                 unavailable, verdict)
+from pydantic import ConfigDict, Field
+
+from harness.checks.base import llm_sourced, turn_never_ran, turn_obs, unattributed_reason, unavailable, verdict
+from harness.checks.params import AtLeastOne, Count, Params, examples
 from harness.types import Case, Event, Evidence, Observation
 
 EVAL = "cost@1"
@@ -96,18 +98,24 @@ def _want(params: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in params.items())
 
 
-def tokens_error(value: Any) -> str | None:
-    return bounds_error(value, ("input_max", "output_max", "total_max"))
+class Tokens(AtLeastOne):
+    """The turn's LLM tokens (provider usage, else tiktoken's estimate)."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"input_max": 18000, "output_max": 600}))
+    input_max: Count = Field(None, description="input tokens at most")
+    output_max: Count = Field(None, description="output tokens at most")
+    total_max: Count = Field(None, description="input + output tokens at most")
 
 
-def cost_error(value: Any) -> str | None:
-    return bounds_error(value, ("max",), allow_float=True) or (None if "max" in value else "expects {max: <usd>}")
+class CostUsd(Params):
+    """What the turn's LLM calls cost (harness/data/prices.toml)."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"max": 0.03}))
+    max: float = Field(..., ge=0, description="US dollars at most")
 
 
-def error_rate_error(value: Any) -> str | None:
-    problem = bounds_error(value, ("max",), allow_float=True)
-    if problem:
-        return problem
-    if "max" not in value or value["max"] > 1:
-        return "expects {max: <rate between 0 and 1>}"
-    return None
+class ErrorRate(Params):
+    """The share of the turn's boundary calls (fetch, LLM, Bot/Graph API, tools) answered non-2xx."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"max": 0}))
+    max: float = Field(..., ge=0, le=1, description="a rate from 0 to 1")

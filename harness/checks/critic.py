@@ -15,47 +15,52 @@ checks all passed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field
 
 from harness.checks.base import CheckDef, clip, joined_text, unavailable
+from harness.checks.params import Of, Params, Score, Text, Words, examples
 from harness.checks.similarity import band
 from harness.types import Case, Evidence, Observation
 
 EVAL = "critic@1"
-KEYS = {
-    "critic.factuality": ("of",),
-    "critic.rubric": ("question", "min", "of", "about", "not_about", "fail_below"),
-    "critic.answer": ("expected", "min", "of", "fail_below"),
-}
-REQUIRED = {"critic.rubric": "question", "critic.answer": "expected"}
+Terms = Annotated[Text | Annotated[list[Text], Field(min_length=1)], Field(description="a term or a list of terms")]
 
 
-def _validator(name: str):
-    keys = KEYS[name]
+class Factuality(Params):
+    """Every claim sentence of the text, judged against the case's source document."""
 
-    def validate(params: Any) -> str | None:
-        if params in (None, True, {}) and name not in REQUIRED:
-            return None
-        if not isinstance(params, dict):
-            return f"expects a table with {', '.join(keys)}"
-        for k, v in params.items():
-            if k not in keys:
-                return f"unknown key {k!r} (known: {', '.join(keys)})"
-            if k in ("min", "fail_below") and (isinstance(v, bool) or not isinstance(v, (int, float))
-                                              or not 0 <= v <= 1):
-                return f"{k} must be a number from 0 to 1, got {v!r}"
-            if k == "of" and v not in ("reply", "post"):
-                return f"of must be reply or post, got {v!r}"
-            if k in ("question", "expected") and (not isinstance(v, str) or not v.strip()):
-                return f"{k} must be a non-empty string"
-            if k in ("about", "not_about") and not (isinstance(v, str) or (
-                    isinstance(v, list) and v and all(isinstance(t, str) and t for t in v))):
-                return f"{k} must be a term or a list of terms"
-        if name in REQUIRED and REQUIRED[name] not in params:
-            return f"needs {REQUIRED[name]}: ..."
-        return None
+    model_config = ConfigDict(json_schema_extra=examples({"of": "post"}))
+    of: Of = Field(None, description="reply (default) or post")
 
-    return validate
+
+class _Scored(Factuality):
+    """A verdict scored from 0 to 1 and banded: pass at ``min``, fail below ``fail_below``, soft between."""
+
+    min: Score = Field(None, description="passes at or above (default 0.8)")
+    fail_below: Score = Field(None, description="fails below; soft between (default [critic] fail_below)")
+
+
+class Rubric(_Scored):
+    """A question about the text, answered with a score from 0 to 1."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"question": "Does the post name the paper's main finding?",
+                                                          "min": 0.8}))
+    question: Words = Field(..., description="what the critic is asked")
+    about: Terms = Field(None, description="the offline critic's hint: terms a good answer holds")
+    not_about: Terms = Field(None, description="the offline critic's hint: terms a good answer does not hold")
+
+
+class Answer(_Scored):
+    """The text's similarity to an expected answer, scored from 0 to 1."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"expected": "The study followed 1,200 children.",
+                                                          "min": 0.8}))
+    expected: Words = Field(..., description="the expected answer")
+
+
+FactualityParams = Annotated[Literal[True] | Factuality | None, Field(description="true, null or {of: post}")]
 
 
 def _params(params: Any) -> dict:
@@ -164,7 +169,7 @@ async def answer(case: Case, obs: Observation, turn: int, params: Any, services)
 
 
 CHECKS = (
-    CheckDef("critic.factuality", factuality, _validator("critic.factuality"), EVAL, uses_services=True),
-    CheckDef("critic.rubric", rubric, _validator("critic.rubric"), EVAL, uses_services=True),
-    CheckDef("critic.answer", answer, _validator("critic.answer"), EVAL, uses_services=True),
+    CheckDef("critic.factuality", factuality, FactualityParams, EVAL, uses_services=True),
+    CheckDef("critic.rubric", rubric, Rubric, EVAL, uses_services=True),
+    CheckDef("critic.answer", answer, Answer, EVAL, uses_services=True),
 )

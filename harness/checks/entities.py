@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ConfigDict, Field, create_model
+
 from harness.checks.base import CheckDef, as_list, own_replies, turn_never_ran, turn_obs, verdict
+from harness.checks.params import AtLeastOne, Texts, examples
 from harness.types import Case, Evidence, Observation, Reply
 
 EVAL = "entities@1"
@@ -65,16 +68,13 @@ def entities(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
                    evaluator=EVAL)
 
 
-def entities_error(value: Any) -> str | None:
-    if not isinstance(value, dict) or not value:
-        return "expects a table of entity type -> text(s), e.g. {bold: Tuesday, text_link: https://example.com}"
-    for kind, wanted in value.items():
-        if kind not in TYPES:
-            return f"unknown entity type {kind!r} (known: {', '.join(TYPES)})"
-        if not (isinstance(wanted, str) and wanted) and not (
-                isinstance(wanted, list) and wanted and all(isinstance(w, str) and w for w in wanted)):
-            return f"{kind} expects a text or a list of texts, got {wanted!r}"
-    return None
+class _Entities(AtLeastOne):
+    model_config = ConfigDict(json_schema_extra=examples({"bold": "Tuesday", "text_link": "https://example.com"}))
 
 
-CHECKS = (CheckDef("reply.entities", entities, entities_error, EVAL),)
+Entities = create_model(
+    "Entities", __base__=_Entities, __doc__="Per entity type: the text(s) it must cover in the turn's replies.",
+    **{kind: (Texts, Field(None)) for kind in TYPES})
+
+
+CHECKS = (CheckDef("reply.entities", entities, Entities, EVAL),)

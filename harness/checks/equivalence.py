@@ -25,6 +25,9 @@ import unicodedata
 from collections import Counter
 from typing import Any, Iterable
 
+from pydantic import ConfigDict, Field
+
+from harness.checks.params import Count, Params, Score, examples
 from harness.checks.base import CheckDef, clip, joined_text, posts, turn_never_ran, turn_obs, unavailable, verdict
 from harness.errors import MissingExtra
 from harness.types import Case, Evidence, Observation
@@ -51,21 +54,13 @@ def normalised(text: str, chats: tuple[str, ...] = ()) -> str:
     return _SPACE.sub(" ", text.casefold()).strip()
 
 
-def validate(params: Any) -> str | None:
-    if not isinstance(params, dict) or "to" not in params:
-        return "expects a table such as {to: 0, min: 0.85}"
-    for k, v in params.items():
-        if k not in ("to", "min", "trajectory"):
-            return f"unknown key {k!r} (known: to, min, trajectory)"
-    to = params["to"]
-    if isinstance(to, bool) or not isinstance(to, int) or to < 0:
-        return f"to must be an earlier turn's index, got {to!r}"
-    m = params.get("min", DEFAULT_MIN)
-    if isinstance(m, bool) or not isinstance(m, (int, float)) or not 0 <= m <= 1:
-        return f"min must be a number from 0 to 1, got {m!r}"
-    if not isinstance(params.get("trajectory", True), bool):
-        return "trajectory must be true or false"
-    return None
+class Equivalent(Params):
+    """The turn's answer is the same as an earlier turn's (the metamorphic variants)."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"to": 0, "min": 0.85}))
+    to: Count = Field(..., description="the earlier turn's index")
+    min: Score = Field(DEFAULT_MIN, description="the least cosine of the joined replies")
+    trajectory: bool = Field(True, description="compare the calls made too")
 
 
 def trajectory(obs: Observation, turn: int) -> Counter:
@@ -146,4 +141,4 @@ def decided_by(evidence: Iterable[Evidence]) -> dict[str, int]:
     return out
 
 
-CHECKS = (CheckDef(NAME, equivalent, validate, EVAL, uses_services=True),)
+CHECKS = (CheckDef(NAME, equivalent, Equivalent, EVAL, uses_services=True),)

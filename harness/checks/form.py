@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from harness.checks.base import bounds_error
+from pydantic import ConfigDict, Field
+
+from harness.checks.params import AtLeastOne, Count, Params, examples
 
 BULLET_RE = re.compile(r"^\s*(?:[-*•‣◦]|\d{1,3}[.)])\s+\S", re.M)
 WORD_RE = re.compile(r"[^\W\d_]+", re.U)
@@ -62,8 +64,12 @@ def bullets(text: str, params: dict, _messages):
     return ok, want, f"{n} bullet lines, wanted {want}"
 
 
-def bullets_error(value: Any) -> str | None:
-    return bounds_error(value, ("min", "max"))
+class Bullets(AtLeastOne):
+    """How many bullet lines (``- ``, ``* ``, ``•``, ``1.`` / ``1)`` at a line start)."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"min": 3, "max": 6}))
+    min: Count = Field(None, description="at least this many (default 1)")
+    max: Count = Field(None, description="at most this many")
 
 
 def language(text: str, code: str, _messages):
@@ -75,10 +81,8 @@ def language(text: str, code: str, _messages):
         "" if ok else f", wanted {code}")
 
 
-def language_error(value: Any) -> str | None:
-    if value not in LANGUAGES:
-        return f"expects a language code, one of {', '.join(sorted(LANGUAGES))}; got {value!r}"
-    return None
+Language = Annotated[Literal[LANGUAGES], Field(description="the language code (ISO 639-1) the text is written in",
+                                               json_schema_extra=examples("en"))]
 
 
 FENCE_RE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.S)
@@ -111,10 +115,12 @@ def json_check(text: str, params: Any, _messages):
     return True, want, "valid JSON" + (f" with keys {required}" if required else "")
 
 
-def json_error(value: Any) -> str | None:
-    if value is True:
-        return None
-    if isinstance(value, dict) and set(value) <= {"required"} and all(
-            isinstance(k, str) for k in value.get("required", [])):
-        return None
-    return "expects true or {required: [key, ...]}"
+class JsonKeys(Params):
+    """The reply is a JSON object holding these keys."""
+
+    required: list[str] = Field(default_factory=list, description="keys the JSON object must hold")
+
+
+Json = Annotated[Literal[True] | JsonKeys, Field(description="true: valid JSON; {required: [...]}: an object with "
+                                                             "those keys", json_schema_extra=examples(
+                                                                 True, {"required": ["summary", "platform"]}))]

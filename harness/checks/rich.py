@@ -16,10 +16,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
+
+from pydantic import ConfigDict, Field
 
 from harness.channels.telegram_entities import utf16_len  # not .telegram: that imports aiohttp
-from harness.checks.base import as_list, is_str_list, own_replies, turn_never_ran, turn_obs, verdict
+from harness.checks.base import as_list, own_replies, turn_never_ran, turn_obs, verdict
+from harness.checks.params import AtLeastOne, Count, Flag, Params, Strings, examples
 from harness.types import Case, Event, Evidence, Observation
 
 EVAL = "rich@1"
@@ -132,38 +135,32 @@ def channel_limits(case: Case, obs: Observation, turn: int, params: Any) -> Evid
                    evaluator=EVAL)
 
 
-# -- validators -------------------------------------------------------------------------
+# -- parameters -------------------------------------------------------------------------
 
 
-def buttons_error(value: Any) -> str | None:
-    if not isinstance(value, Mapping) or not value or set(value) - {"contains", "exact", "min"}:
-        return ("expects {contains: [parts of labels]}, {exact: [whole labels]} and/or {min: n}")
-    for key in ("contains", "exact"):
-        if key in value and not is_str_list(value[key]):
-            return f"{key} takes a label or a list of labels"
-    m = value.get("min", 0)
-    if isinstance(m, bool) or not isinstance(m, int) or m < 0:
-        return "min must be a non-negative integer"
-    return None
+class Buttons(AtLeastOne):
+    """The inline-keyboard / interactive buttons of the turn's replies."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"contains": ["twitter", "linkedin"], "min": 2}))
+    contains: Strings = Field(None, description="parts of labels (a substring, case ignored)")
+    exact: Strings = Field(None, description="whole labels (case and emoji included)")
+    min: Count = Field(None, description="at least this many buttons")
 
 
-def attachments_error(value: Any) -> str | None:
-    if not isinstance(value, Mapping) or set(value) - {"kind", "min", "max"}:
-        return "expects {kind: document|photo, min: n, max: n}"
-    if value.get("kind") not in (None, "document", "photo"):
-        return "kind is document or photo"
-    for k in ("min", "max"):
-        v = value.get(k, 0)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            return f"{k} must be a non-negative integer"
-    return None
+class Attachments(Params):
+    """Documents / photos sent to the user in the turn."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"kind": "document", "min": 1}))
+    kind: Literal["document", "photo"] | None = Field(None, description="which kind (absent: both)")
+    min: Count = Field(None, description="at least this many")
+    max: Count = Field(None, description="at most this many")
 
 
-from harness.checks.base import CheckDef, takes_true  # noqa: E402
+from harness.checks.base import CheckDef  # noqa: E402
 
 CHECKS = (
-    CheckDef("buttons", buttons, buttons_error, EVAL),
-    CheckDef("attachments", attachments, attachments_error, EVAL),
-    CheckDef("typing_before_reply", typing_before_reply, takes_true, EVAL),
-    CheckDef("channel_limits", channel_limits, takes_true, EVAL),
+    CheckDef("buttons", buttons, Buttons, EVAL),
+    CheckDef("attachments", attachments, Attachments, EVAL),
+    CheckDef("typing_before_reply", typing_before_reply, Flag, EVAL),
+    CheckDef("channel_limits", channel_limits, Flag, EVAL),
 )

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
 
-from harness.checks.base import (as_list, is_str_list, own_replies, turn_never_ran, turn_obs, unattributed_reason,
+from pydantic import ConfigDict, Field
+
+from harness.checks.base import (as_list, own_replies, turn_never_ran, turn_obs, unattributed_reason,
                                  unavailable, verdict)
-from harness.checks.tools import args_match, call_args, tool_args_error
+from harness.checks.params import Count, Flag, Params, Regex, Text, ToolNames, examples
+from harness.checks.tools import ToolName, Want, args_match, call_args
 from harness.checks.trajectory import tool_matches
 from harness.types import Case, Event, Evidence, Observation
 
@@ -144,57 +147,33 @@ def _turn_of(obs: Observation, event: Event) -> int:
     return -1
 
 
-# -- validators -------------------------------------------------------------------------
+# -- parameters -------------------------------------------------------------------------
 
 
-def tool_order_error(value: Any) -> str | None:
-    fix = "expects a list of at least two tools, e.g. [fetch_document, llm] or [{create_order: {quantity: 3}}, confirm]"
-    if not isinstance(value, list) or len(value) < 2:
-        return fix
-    for item in value:
-        if isinstance(item, str) and item:
-            continue
-        if not (isinstance(item, Mapping) and len(item) == 1):
-            return f"{fix}; an item is a tool name or a one-key table tool: {{arguments}}, got {item!r}"
-        problem = tool_args_error(item)
-        if problem or isinstance(next(iter(item.values())), list):
-            return problem or f"{fix}; {next(iter(item))}: one table of arguments (not a list)"
-    return None
+ToolOrder = Annotated[list[Text | Annotated[dict[ToolName, Want], Field(min_length=1, max_length=1)]],
+                      Field(min_length=2, description="tools in the order of their first calls; an item "
+                                                      "{tool: {arguments}} is the tool's first call holding them",
+                            json_schema_extra=examples(["fetch_document", "llm"]))]
+MaxCalls = Annotated[dict[ToolName, Count], Field(min_length=1, description="per tool: at most this many calls",
+                                             json_schema_extra=examples({"llm": 2, "fetch_document": 1}))]
 
 
-def max_calls_error(value: Any) -> str | None:
-    if not isinstance(value, Mapping) or not value:
-        return "expects a table of tool: limit, e.g. {llm: 2}"
-    for tool, n in value.items():
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            return f"limit for {tool} must be a non-negative integer, got {n!r}"
-    return None
+class CallsAfter(Params):
+    """Calls after the agent said something (a refusal, a cancel)."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"reply_regex": "(?i)cancel", "max": 0,
+                                                          "tools": ["llm", "post"]}))
+    reply_regex: Regex = Field(None, description="from the turn's first reply matching this")
+    max: Count = Field(0, description="at most this many calls")
+    tools: ToolNames = Field(None, description="the tools counted (post: any message to someone else); "
+                                                      "default llm, fetch_document, post")
 
 
-def calls_after_error(value: Any) -> str | None:
-    if not isinstance(value, Mapping):
-        return "expects {reply_regex: ..., max: 0, tools: [...]}"
-    unknown = set(value) - {"reply_regex", "max", "tools"}
-    if unknown:
-        return f"unknown key(s) {sorted(unknown)} (known: reply_regex, max, tools)"
-    if "reply_regex" in value:
-        try:
-            re.compile(value["reply_regex"])
-        except (re.error, TypeError) as exc:
-            return f"bad reply_regex: {exc}"
-    m = value.get("max", 0)
-    if isinstance(m, bool) or not isinstance(m, int) or m < 0:
-        return "max must be a non-negative integer"
-    if "tools" in value and not is_str_list(value["tools"]):
-        return "tools must be a tool name or a list of tool names"
-    return None
-
-
-from harness.checks.base import CheckDef, takes_true  # noqa: E402
+from harness.checks.base import CheckDef  # noqa: E402
 
 CHECKS = (
-    CheckDef("tool_order", tool_order, tool_order_error, EVAL),
-    CheckDef("max_calls", max_calls, max_calls_error, EVAL),
-    CheckDef("calls_after", calls_after, calls_after_error, EVAL),
-    CheckDef("no_call_after_refusal", no_call_after_refusal, takes_true, EVAL),
+    CheckDef("tool_order", tool_order, ToolOrder, EVAL),
+    CheckDef("max_calls", max_calls, MaxCalls, EVAL),
+    CheckDef("calls_after", calls_after, CallsAfter, EVAL),
+    CheckDef("no_call_after_refusal", no_call_after_refusal, Flag, EVAL),
 )

@@ -20,14 +20,16 @@ measures what the threshold should be).
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field, model_validator
 
 from harness.checks.base import CheckDef, clip, joined_text, unavailable
+from harness.checks.params import FIX, Of, Params, Score, Text, Words, examples
 from harness.types import Case, Evidence, Observation
 
 NAME = "similarity"
 EVAL = "similarity@1"
-KEYS = ("min", "golden", "of", "fail_below", "contrast", "margin", "reason")
 #: How much closer to its golden than to any negative reference a reply must be.
 MARGIN = 0.02
 #: The default threshold a case may go below only with a reason (``[embeddings] threshold``).
@@ -43,29 +45,29 @@ def band(score: float, minimum: float, fail_below: float) -> bool | None:
     return None
 
 
-def validate(params: Any) -> str | None:
-    if params is None or params == {}:
-        return None
-    if not isinstance(params, dict):
-        return "expects a table such as {min: 0.75, of: post}"
-    for k, v in params.items():
-        if k not in KEYS:
-            return f"unknown key {k!r} (known: {', '.join(KEYS)})"
-        if k in ("min", "fail_below") and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1):
-            return f"{k} must be a number from 0 to 1, got {v!r}"
-        if k == "golden" and (not isinstance(v, str) or not v):
-            return "golden must be a case id"
-        if k == "of" and v not in ("reply", "post"):
-            return f"of must be reply or post, got {v!r}"
-        if k == "margin" and (isinstance(v, bool) or not isinstance(v, (int, float)) or not -1 <= v <= 1):
-            return f"margin must be a number from -1 to 1, got {v!r}"
-        if k == "contrast" and not (isinstance(v, list) and v and all(isinstance(c, str) and c for c in v)):
-            return "contrast must be a list of case ids whose goldens are negative references"
-        if k == "reason" and (not isinstance(v, str) or not v.strip()):
-            return "reason must say why the threshold is what it is"
-    if params.get("fail_below", 0) > params.get("min", 1):
-        return "fail_below must not exceed min"
-    return None
+class Similarity(Params):
+    """Closeness of the text to the case's golden answers (embeddings)."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"min": 0.75, "of": "post"}))
+    min: Score = Field(None, description="passes at or above (default [embeddings] threshold, 0.75)")
+    fail_below: Score = Field(None, description="fails below; soft between (default [embeddings] fail_below)")
+    golden: Text = Field(None, description="the case id whose golden answers to compare with (default: this case)")
+    of: Of = Field(None, description="reply (default) or post")
+    contrast: list[Text] = Field(None, min_length=1, description="case ids whose goldens are negative references")
+    margin: float = Field(None, ge=-1, le=1, description=f"how much closer to the golden than to a contrast "
+                                                          f"(default {MARGIN})")
+    reason: Words = Field(None, description="why the threshold is what it is")
+
+    @model_validator(mode="after")
+    def _bands(self):
+        low = self.fail_below if self.fail_below is not None else 0
+        high = self.min if self.min is not None else 1
+        if low > high:
+            raise ValueError(f"fail_below must not exceed min{FIX}make fail_below <= min")
+        return self
+
+
+SimilarityParams = Annotated[Similarity | None, Field(description="null or {}: the defaults")]
 
 
 async def similarity(case: Case, obs: Observation, turn: int, params: Any, services) -> Evidence:
@@ -157,4 +159,4 @@ def below_default_without_reason(params: Any, default: float = DEFAULT_MIN) -> b
     return float(p.get("min", default)) < default and not str(p.get("reason", "")).strip()
 
 
-CHECKS = (CheckDef(NAME, similarity, validate, EVAL, uses_services=True),)
+CHECKS = (CheckDef(NAME, similarity, SimilarityParams, EVAL, uses_services=True),)

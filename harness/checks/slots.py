@@ -22,10 +22,13 @@ recomputed from results.json or the journal alone.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from typing import Annotated, Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
+from pydantic import AfterValidator, Field
+
 from harness.checks.base import probed_state
+from harness.checks.params import FIX, examples
 from harness.checks.state import MISSING, _PATH_RE, resolve
 from harness.types import CaseResult, Case, Evidence, Observation
 
@@ -82,15 +85,20 @@ def slots(case: Case, obs: Observation, turn: int, params: Mapping[str, Any]) ->
                     reason=reason, evaluator=EVAL)
 
 
-def slots_error(value: Any) -> str | None:
-    if not isinstance(value, Mapping) or not value:
-        return "expects a table such as {document: paper.pdf, platform: linkedin}"
-    for slot, want in value.items():
-        if slot not in SLOT_PATHS and not (isinstance(slot, str) and _PATH_RE.match(slot)):
-            return f"unknown slot {slot!r} (known: {', '.join(SLOT_PATHS)}, or a path like $.x)"
-        if want is not None and not isinstance(want, (str, int, float, bool)):
-            return f"slot {slot} expects a plain value or null"
-    return None
+def _slot(slot: str) -> str:
+    if slot not in SLOT_PATHS and not _PATH_RE.match(slot):
+        raise ValueError(f"unknown slot {slot!r} (known: {', '.join(SLOT_PATHS)}, or a path like $.x)"
+                         f"{FIX}name a known slot or the state's JSON path, e.g. \"$.{slot}\"")
+    return slot
+
+
+SlotName = Annotated[str, AfterValidator(_slot),
+                     Field(description=f"{', '.join(SLOT_PATHS)}, or a JSON path like $.x",
+                           json_schema_extra={"pattern": "^(" + "|".join(SLOT_PATHS) + ")$|" + _PATH_RE.pattern})]
+SlotValue = Annotated[str | int | float | bool | None, Field(description="the slot's value; null: empty")]
+Slots = Annotated[dict[SlotName, SlotValue],
+                  Field(min_length=1, description="per slot: the value the agent's state holds",
+                        json_schema_extra=examples({"document": "paper.pdf", "platform": "linkedin"}))]
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -130,7 +138,7 @@ def slot_metrics(results: Iterable[CaseResult]) -> dict[str, Any] | None:
 
 from harness.checks.base import CheckDef  # noqa: E402
 
-CHECKS = (CheckDef("slots", slots, slots_error, EVAL),)
+CHECKS = (CheckDef("slots", slots, Slots, EVAL),)
 
 
 def layer_slot_metrics(results: Iterable[CaseResult]) -> dict[str, dict[str, Any]]:

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
+
+from pydantic import AfterValidator, Field
 
 from harness.checks.base import probed_state, verdict
+from harness.checks.params import FIX, examples
 from harness.types import Case, Evidence, Observation
 
 EVAL = "state@1"
@@ -101,24 +104,41 @@ def _show_expect(expect: Any) -> str:
     return ", ".join(f"{op} {_show(v)}" for op, v in ops.items())
 
 
-def state_error(value: Any) -> str | None:
-    if not isinstance(value, Mapping) or not value:
-        return 'expects a table of JSON paths, e.g. {"$.task": null}'
-    for path, expect in value.items():
-        if not isinstance(path, str) or not _PATH_RE.match(path):
-            return f"path {path!r} is not a simple JSON path ($, $.a.b, $.a[0])"
-        if isinstance(expect, Mapping) and expect and set(expect) <= set(OPS):
-            if "regex" in expect:
-                try:
-                    re.compile(expect["regex"])
-                except (re.error, TypeError) as exc:
-                    return f"{path}: bad regex: {exc}"
-            for flag in ("exists", "absent"):
-                if flag in expect and not isinstance(expect[flag], bool):
-                    return f"{path}: {flag} takes true or false"
-    return None
+def _operators(value: Any) -> Any:
+    """A table of operators (its keys all among OPS) is checked; any other value is compared as is."""
+    if isinstance(value, Mapping) and value and set(value) <= set(OPS):
+        if "regex" in value:
+            if not isinstance(value["regex"], str):
+                raise ValueError(f"regex takes a regular expression, got {value['regex']!r}{FIX}quote the pattern")
+            try:
+                re.compile(value["regex"])
+            except re.error as exc:
+                raise ValueError(f"bad regex {value['regex']!r}: {exc}{FIX}correct the pattern (Python re)") from None
+        for flag in ("exists", "absent"):
+            if flag in value and not isinstance(value[flag], bool):
+                raise ValueError(f"{flag} takes true or false, got {value[flag]!r}"
+                                 f"{FIX}write {flag}: true or {flag}: false")
+    return value
+
+
+def _path(path: str) -> str:
+    if not _PATH_RE.match(path):
+        raise ValueError(f"path {path!r} is not a simple JSON path ($, $.a.b, $.a[0])"
+                         f"{FIX}write the path from the state's root, e.g. \"$.{path.lstrip('$.')}\"")
+    return path
+
+
+StatePath = Annotated[str, AfterValidator(_path), Field(description="a JSON path: $, $.a.b, $.a[0]",
+                                                        json_schema_extra={"pattern": _PATH_RE.pattern})]
+Expectation = Annotated[Any, AfterValidator(_operators),
+                        Field(description="a value (equals; null included) or a table of operators: "
+                                          + ", ".join(OPS))]
+StateParams = Annotated[dict[StatePath, Expectation],
+                        Field(min_length=1, description="per JSON path of the state probe: what its value holds",
+                              json_schema_extra=examples({"$.document.url": {"contains": "paper.pdf"},
+                                                          "$.task": None}))]
 
 
 from harness.checks.base import CheckDef  # noqa: E402
 
-CHECKS = (CheckDef("state", state, state_error, EVAL),)
+CHECKS = (CheckDef("state", state, StateParams, EVAL),)

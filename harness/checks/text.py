@@ -7,34 +7,23 @@ turns one into a check over the replies to the user or over the posts sent elsew
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from harness.checks.base import (as_list, bounds_error, clip, is_str_list, joined_text, messages, own_replies,
+from pydantic import ConfigDict, Field, model_validator
+
+from harness.checks.base import (as_list, clip, joined_text, messages, own_replies,
                                  refused_note, turn_never_ran, turn_obs, verdict)
 from harness.checks.compat import raw_hint
+from harness.checks.params import FIX, AtLeastOne, Count, Regex, Strings, examples, ordered
 from harness.types import Case, Evidence, Observation
 
 EVAL = "text@1"
 
 
-def _regex_error(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return f"expects a regular expression string, got {value!r}"
-    try:
-        re.compile(value)
-    except re.error as exc:
-        return f"invalid regular expression {value!r}: {exc}"
-    return None
-
-
-def _strings_error(value: Any) -> str | None:
-    return None if is_str_list(value) else f"expects a string or a non-empty list of strings, got {value!r}"
-
-
-def _int_error(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return f"expects a non-negative integer, got {value!r}"
-    return None
+#: The parameters of the text comparisons (``reply.*``, ``reply_raw.*``, ``post.*``).
+RegexParam = Annotated[Regex, Field(json_schema_extra=examples("(?i)invalid"))]
+StringsParam = Annotated[Strings, Field(json_schema_extra=examples(["Summary", "Source:"]))]
+CharsParam = Annotated[Count, Field(description="characters", json_schema_extra=examples(280))]
 
 
 def text_check(name: str, compare, of: str = "reply"):
@@ -127,10 +116,19 @@ def replies(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
                    reason=reason, evaluator="count@1")
 
 
-def replies_error(value: Any) -> str | None:
-    err = bounds_error(value, ("min", "max", "exact"))
-    if err is None and "exact" in value and len(value) > 1:
-        return "use either exact or min/max"
-    if err is None and "min" in value and "max" in value and value["min"] > value["max"]:
-        return f"min {value['min']} is greater than max {value['max']}"
-    return err
+class Replies(AtLeastOne):
+    """How many replies reach the user's chat in the turn."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"min": 1, "max": 1}, {"exact": 0}))
+    min: Count = Field(None, description="at least this many")
+    max: Count = Field(None, description="at most this many")
+    exact: Count = Field(None, description="exactly this many ({exact: 0}: silence); excludes min/max")
+
+    check_order = ordered("min", "max")
+
+    @model_validator(mode="after")
+    def _exact_alone(self):
+        if self.exact is not None and (self.min is not None or self.max is not None):
+            raise ValueError(f"use either exact or min/max"
+                             f"{FIX}e.g. replies: {{exact: 1}} or replies: {{min: 1, max: 2}}")
+        return self

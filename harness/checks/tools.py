@@ -19,10 +19,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
+
+from pydantic import AfterValidator, ConfigDict, Field
 
 from harness.checks.base import (CheckDef, clip, turn_never_ran, turn_obs, unattributed_reason, unavailable,
                                  verdict)
+from harness.checks.params import FIX, Params, Seconds, Text, examples
 from harness.checks.trajectory import tool_matches
 from harness.types import SOURCE_DOUBLE, SOURCE_REAL, Case, Event, Evidence, Observation
 
@@ -203,46 +206,34 @@ def _labelled(ev: Evidence, judged: list[Event]) -> Evidence:
 # --------------------------------------------------------------------------- validators
 
 
-def _want_error(tool: str, want: Any) -> str | None:
-    if not isinstance(want, Mapping) or not want:
-        return f"{tool}: expects a table of arguments, e.g. {{quantity: 3}} or {{\"$.items[0].sku\": W-1}}"
+def _paths(want: dict[str, Any]) -> dict[str, Any]:
     for key in want:
-        if not isinstance(key, str):
-            return f"{tool}: argument names are strings, got {key!r}"
         if key.startswith("$") and not PATH_RE.match(key):
-            return f"{tool}: {key!r} is not a JSON path (write $.a.b or $.items[0].sku)"
-    return None
+            raise ValueError(f"{key!r} is not a JSON path{FIX}write $.a.b or $.items[0].sku")
+    return want
 
 
-def tool_args_error(value: Any) -> str | None:
-    if not isinstance(value, Mapping) or not value:
-        return "expects a table of tool: arguments, e.g. {create_order: {quantity: 3}}"
-    for tool, want in value.items():
-        items = want if isinstance(want, list) else [want]
-        if not items:
-            return f"{tool}: an empty list (give the first calls' arguments)"
-        for w in items:
-            problem = _want_error(str(tool), w)
-            if problem:
-                return problem
-    return None
+#: The partial JSON one call's arguments must hold.
+Want = Annotated[dict[Annotated[str, Field(description="an argument name or a $ path")], Any],
+                 Field(min_length=1, description="a partial JSON of the call's arguments ($ keys: JSON paths)"),
+                 AfterValidator(_paths)]
+
+ToolName = Annotated[str, Field(description="a tool name")]
+ToolArgs = Annotated[dict[ToolName, Want | Annotated[list[Want], Field(min_length=1)]],
+                     Field(min_length=1, description="per tool: the arguments of a call (a list: its first calls, "
+                                                     "in order)",
+                           json_schema_extra=examples({"create_order": {"quantity": 3}}))]
 
 
-def retry_wait_error(value: Any) -> str | None:
-    if not isinstance(value, Mapping) or "of" not in value:
-        return "expects {of: llm | tools | <tool name>, min_s: 1}"
-    unknown = set(value) - {"of", "min_s"}
-    if unknown:
-        return f"unknown key(s) {sorted(unknown)} (known: of, min_s)"
-    if not isinstance(value["of"], str) or not value["of"]:
-        return "of must be llm, tools or a tool name"
-    m = value.get("min_s")
-    if m is not None and (isinstance(m, bool) or not isinstance(m, (int, float)) or m < 0):
-        return "min_s must be a non-negative number of seconds"
-    return None
+class RetryWait(Params):
+    """How long the agent waited before retrying a failed call."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"of": "llm"}, {"of": "create_order", "min_s": 1}))
+    of: Text = Field(..., description="llm, tools (any tool) or one tool's name")
+    min_s: Seconds = Field(None, description="the least wait (default: the Retry-After, else 1 s)")
 
 
 CHECKS = (
-    CheckDef("tool_args", tool_args, tool_args_error, EVAL),
-    CheckDef("retry_wait", retry_wait, retry_wait_error, EVAL),
+    CheckDef("tool_args", tool_args, ToolArgs, EVAL),
+    CheckDef("retry_wait", retry_wait, RetryWait, EVAL),
 )

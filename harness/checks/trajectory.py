@@ -5,10 +5,13 @@ Judged from the sandbox's records only, never from what the agent says it did.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from harness.checks.base import (as_list, bounds_error, is_str_list, llm_sourced, turn_never_ran, turn_obs,
-                                 unattributed_reason, unavailable, verdict)
+from pydantic import ConfigDict, Field
+
+from harness.checks.base import (as_list, llm_sourced, turn_never_ran, turn_obs, unattributed_reason, unavailable,
+                                 verdict)
+from harness.checks.params import AtLeastOne, Count, Params, ToolNames, examples
 from harness.types import Case, Event, Evidence, Observation
 
 EVAL = "trajectory@1"
@@ -85,15 +88,19 @@ def delivery(case: Case, obs: Observation, turn: int, params: dict) -> Evidence:
                    reason=f"webhook answered {observed}, wanted {want}", evaluator=EVAL)
 
 
-def tools_error(value: Any) -> str | None:
-    return None if is_str_list(value) else f"expects a tool name or a list of tool names, got {value!r}"
+Tools = Annotated[ToolNames, Field(json_schema_extra=examples(["fetch_document", "llm"]))]
 
 
-def llm_calls_error(value: Any) -> str | None:
-    return bounds_error(value, ("min", "max"))
+class LlmCalls(AtLeastOne):
+    """How many LLM calls the turn made."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"max": 2}))
+    min: Count = Field(None, description="at least this many")
+    max: Count = Field(None, description="at most this many")
 
 
-def delivery_error(value: Any) -> str | None:
-    if not isinstance(value, dict) or set(value) != {"status"} or not isinstance(value["status"], int):
-        return "expects {status: <HTTP status>}"
-    return None
+class Delivery(Params):
+    """The HTTP status the webhook answered the update with."""
+
+    model_config = ConfigDict(json_schema_extra=examples({"status": 200}))
+    status: int = Field(..., ge=100, le=599, description="the HTTP status, e.g. 200")

@@ -22,7 +22,7 @@ import aiohttp
 from harness import __version__
 from harness import layer as layer_registry
 from harness import redact
-from harness.cases import overlap_groups
+from harness.cases.case import overlap_groups
 from harness.run.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
 from harness.run.aggregate import apply_soft_budget
 from harness.models.settings import soft_budget

@@ -3,8 +3,10 @@
 Editors use them to validate and complete as you type: YAML through the yaml-language-server
 modeline (``# yaml-language-server: $schema=<path>/harness-case.schema.json`` on a case file's
 first line), TOML through Taplo's ``#:schema <path>/harness-config.schema.json`` (docs/CASES.md,
-docs/CONFIG.md). The schema says what shape values have; ``harness check`` also checks what a
-schema cannot (check parameters, placeholders, files that must exist, users and turns).
+docs/CONFIG.md). The schema says what shape values have, every check's parameters included
+(their types, enumerations, bounds, descriptions and examples, from ``CheckDef.params``);
+``harness check`` also checks what a schema cannot (a regex that compiles, placeholders,
+files that must exist, users and turns).
 """
 
 from __future__ import annotations

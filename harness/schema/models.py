@@ -11,10 +11,11 @@ validates harness.toml with ``config_model`` and hands the frozen section models
 A field's docstring is its description in the exported JSON Schema (editors show it).
 ``harness.cases`` validates case files with the case models first, then builds its own objects.
 
-The case model is built per suite (``case_file_model``) from the names the caller knows:
-the checks of the dispatch table and the installed layers, so a plugin's checks and layers
-are part of the schema without this module importing either. The parameters of each check
-are validated by the check's own validator (``harness.checks``), not here.
+The case model is built per suite (``case_file_model``) from what the caller knows: the
+checks of the dispatch table with their parameters' types (``CheckDef.params``,
+harness/checks/params.py) and the installed layers, so a plugin's checks and layers are
+part of the schema without this module importing either, and a check's parameters are
+validated, exported and documented from one type.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence
 
 import pydantic
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, create_model,
-                      field_validator, model_validator)
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler,
+                      PrivateAttr, ValidationInfo, create_model, field_validator, model_validator)
+from pydantic_core import core_schema
 
 from harness.types import CASE_ID_RE
 
@@ -661,7 +663,7 @@ TURN_FIELDS: dict[str, Any] = {
     "edit": (str | None, Field(None, description="edits the previous text (Telegram only)")),
     "callback": (str | dict[str, Any] | None, Field(None, description="presses an inline button with this data "
                                                                       "({data, turn} for an older keyboard)")),
-    # issue 15 (validated in detail by harness.cases._action_options; docs/CASES.md)
+    # issue 15 (validated in detail by harness.cases.turns._action_options; docs/CASES.md)
     "location": (dict[str, Any] | None, Field(None, description="shares a location {latitude, longitude}")),
     "contact": (dict[str, Any] | None, Field(None, description="shares a contact {phone_number, first_name}")),
     "audio": (dict[str, Any] | None, Field(None, description="sends an audio file")),
@@ -686,17 +688,35 @@ TURN_FIELDS: dict[str, Any] = {
 }
 
 
+class _SwitchOff:
+    """``<check>: false`` passes the schema unvalidated (the loader says whether that check is a
+    default one may switch off); the JSON Schema offers ``false`` beside the parameters."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_wrap_validator_function(lambda v, inner: v if v is False else inner(v),
+                                                           handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> Any:
+        return {"anyOf": [handler(schema), {"const": False, "description": "switches a default check off"}]}
+
+
 @functools.lru_cache(maxsize=8)
-def _case_models(checks: tuple[str, ...], grouped: tuple[tuple[str, tuple[str, ...]], ...],
-                 layers: tuple[str, ...]) -> type[BaseModel]:
+def _case_models(checks: tuple[tuple[str, Any], ...], grouped: tuple[tuple[str, tuple[str, ...]], ...],
+                 layers: tuple[str, ...], baseline: Any) -> type[BaseModel]:
     groups = dict(grouped)
+    params = dict(checks)
+
+    def described(name: str) -> Any:
+        return params.get(name, Any)
+
     group_models = {
         family: create_model(f"{family.capitalize()}Checks", __config__=STRICT,
-                             **{f"c_{sub}": (Any, Field(None, alias=sub)) for sub in subs})
+                             **{f"c_{sub}": (described(f"{family}.{sub}"), Field(None, alias=sub)) for sub in subs})
         for family, subs in groups.items()
     }
     expect_fields: dict[str, Any] = {name: (group_models[name] | None, None) for name in groups}
-    expect_fields.update({name: (Any, None) for name in checks if "." not in name and name not in groups})
+    expect_fields.update({name: (Annotated[described(name), _SwitchOff()], None)
+                          for name in params if "." not in name and name not in groups})
     # anomaly.* are added by the nightly history; a case may only switch them off (harness.cases)
     expect_fields["anomaly"] = (bool | dict[str, bool] | None, None)
     expect = create_model("Expect", __config__=STRICT, **expect_fields)
@@ -714,8 +734,8 @@ def _case_models(checks: tuple[str, ...], grouped: tuple[tuple[str, tuple[str, .
         "variants": (list[str] | Literal["none", "all"] | None, None),
         "source": (str, Field("", description="the document the case is about (in the docs folder)")),
         "judges": (dict[str, Any] | None, None),
-        "baseline": (bool | BaselineKinds | None, Field(None, description="baseline.* checks: false, or kinds "
-                                                                           "on/off (docs/CASES.md)")),
+        "baseline": (baseline | None, Field(None, description="baseline.* checks: false, or kinds on/off "
+                                                             "(docs/CASES.md)")),
     }
     defaults = create_model("Defaults", __config__=STRICT, **case_fields)
     case = create_model("Case", __config__=STRICT,
@@ -727,9 +747,10 @@ def _case_models(checks: tuple[str, ...], grouped: tuple[tuple[str, tuple[str, .
                         cases=(list[case], Field(..., min_length=1)))
 
 
-def case_file_model(checks: Sequence[str], grouped: Mapping[str, Sequence[str]],
-                    layers: Sequence[str]) -> type[BaseModel]:
-    """The model of one case file for a suite with these checks (dotted names are the grouped
-    families' sub-checks), these grouped families and these layers."""
-    return _case_models(tuple(sorted(checks)), tuple(sorted((k, tuple(sorted(v))) for k, v in grouped.items())),
-                        tuple(layers))
+def case_file_model(checks: Mapping[str, Any], grouped: Mapping[str, Sequence[str]],
+                    layers: Sequence[str], baseline: Any = bool | BaselineKinds) -> type[BaseModel]:
+    """The model of one case file for a suite with these checks (name -> the parameters' type;
+    dotted names are the grouped families' sub-checks), these grouped families and these layers;
+    ``baseline``: the type of a case's ``baseline:`` key (harness.checks.baseline.PARAMS)."""
+    return _case_models(tuple(sorted(checks.items())), tuple(sorted((k, tuple(sorted(v))) for k, v in grouped.items())),
+                        tuple(layers), baseline)

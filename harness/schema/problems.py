@@ -9,6 +9,7 @@ saying what it may be), and a fix.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -37,6 +38,8 @@ def path_text(loc: Iterable[Any]) -> str:
 def _shown(value: Any) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
+    if value is True or value is False or value is None:  # as the YAML / TOML said it
+        return {True: "true", False: "false", None: "null"}[value]
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -67,6 +70,12 @@ _KINDS = {
 }
 
 
+def _yaml_words(text: str) -> str:
+    """Python's spelling of the constants in pydantic's enumerations, as YAML and TOML write them."""
+    return re.sub(r"\b(True|False|None)\b", lambda m: {"True": "true", "False": "false", "None": "null"}[m.group(1)],
+                  text)
+
+
 def _fix(err: dict, key: str, docs: str = "docs/CONFIG.md") -> str:
     kind = err["type"]
     ctx = err.get("ctx") or {}
@@ -82,7 +91,7 @@ def _fix(err: dict, key: str, docs: str = "docs/CONFIG.md") -> str:
         return f"write a number {'>' if 'gt' in ctx else '>='} {lo}" if lo is not None else \
             f"write a number {'<' if 'lt' in ctx else '<='} {hi}"
     if kind == "literal_error":
-        return f"write one of {ctx.get('expected', '')}"
+        return f"write one of {_yaml_words(str(ctx.get('expected', '')))}"
     if kind == "string_pattern_mismatch":
         return f"match the pattern {ctx.get('pattern', '')}"
     if kind in ("too_short", "too_long"):
@@ -106,14 +115,19 @@ def problems(exc: ValidationError, data: Any, docs: str = "docs/CONFIG.md") -> l
             del grouped[loc]
     out: list[Problem] = []
     for loc, errs in grouped.items():
-        key = str(loc[-1]) if loc else "the file"
+        key = (f"{loc[-2]}[{loc[-1]}]" if len(loc) > 1 and isinstance(loc[-1], int) else str(loc[-1])) if loc \
+            else "the file"
+        # a union member of the right type that refused the value (a bound, a validator) says why
+        specific = [(err, skipped) for err, skipped in errs if err["type"] not in _KINDS
+                    and not err["type"].endswith("_type")] if len(errs) > 1 else []
+        errs = specific[:1] or errs
         first = errs[0][0]
         if len(errs) > 1 and all(skipped for _, skipped in errs):  # a union: say what it may be
             kinds = []
             for err, _ in errs:
                 kind = _KINDS.get(err["type"])
                 if kind is None:
-                    kind = err["msg"].replace("Input should be ", "")
+                    kind = _yaml_words(err["msg"].replace("Input should be ", ""))
                 if kind not in kinds:
                     kinds.append(kind)
             message = f"must be {' or '.join(kinds)}, got {_shown(first.get('input'))}"
@@ -135,6 +149,7 @@ def problems(exc: ValidationError, data: Any, docs: str = "docs/CONFIG.md") -> l
             elif err["type"] == "value_error":
                 message = msg.removeprefix("Value error, ")
             else:
+                msg = _yaml_words(msg) if err["type"] == "literal_error" else msg
                 message = f"{msg[0].lower()}{msg[1:]}, got {_shown(err.get('input'))}"
             fix = _fix(err, key, docs)
             if " | fix: " in message:  # a validator's own fix (harness.schema.models.FIX)

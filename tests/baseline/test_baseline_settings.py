@@ -25,7 +25,7 @@ def test_precedence_case_over_layer_over_project():
 
 @pytest.mark.parametrize("value, error", [
     (False, None), (True, None), ({"facts": False, "latency": False}, None),
-    ({"fact": False}, "unknown kind"), ({"facts": "no"}, "true or false"), ("off", "true, false or a table"),
+    ({"fact": False}, "unknown kind"), ({"facts": "no"}, "true or false"), ("off", "must be true or false or a table"),
 ])
 def test_case_setting_error(value, error):
     got = case_setting_error(value)

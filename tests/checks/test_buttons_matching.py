@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from harness.checks import REGISTRY
-from harness.checks.rich import buttons_error
+from harness.checks import REGISTRY
+
+buttons_error = REGISTRY["buttons"].validate
 from tests.checks.test_multiturn_checks import ev, obs, reply, run, tobs
 
 LABELS = ("📅 Book an appointment", "Cancel")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cases import _Collector, _expect
+from harness.cases.keys import _Collector
+from harness.cases.turns import _expect
 from harness.checks import REGISTRY
 from harness.types import Case, Event, Observation, Reply, Turn, TurnObservation
 
@@ -87,11 +88,11 @@ def test_channel_checks(name, params, case, observation, passes, fragment):
 
 
 @pytest.mark.parametrize("expect,problem", [
-    ({"reply": {"entities": {"blink": "x"}}}, "unknown entity type 'blink'"),
-    ({"reply": {"entities": {"bold": 3}}}, "bold expects a text or a list of texts"),
-    ({"reply": {"entities": []}}, "expects a table of entity type"),
-    ({"reply_raw": {"contains": 3}}, "expects a string or a non-empty list"),
-    ({"callbacks_answered": "yes"}, "takes true"),
+    ({"reply": {"entities": {"blink": "x"}}}, "reply.entities: unknown key 'blink'"),
+    ({"reply": {"entities": {"bold": 3}}}, "reply.entities: bold: must be text or a list, got 3"),
+    ({"reply": {"entities": []}}, "reply.entities: must be a table"),
+    ({"reply_raw": {"contains": 3}}, "reply_raw.contains: must be text or a list, got 3"),
+    ({"callbacks_answered": "yes"}, "callbacks_answered: input should be true, got 'yes'"),
 ])
 def test_bad_parameters_are_fixture_errors(expect, problem):
     out = _Collector()

@@ -3,7 +3,10 @@
 import asyncio
 
 from harness.cases import load_cases
-from harness.checks.similarity import below_default_without_reason, validate
+from harness.checks import REGISTRY
+from harness.checks.similarity import below_default_without_reason
+
+validate = REGISTRY["similarity"].validate
 from harness.judges.evaluate import judge
 from harness.judges.run import JudgeOptions, make_services
 from tests.judges.test_judges_run import GOLDENS, setup

@@ -22,14 +22,15 @@ from harness.checks.baseline.evidence import case_evidence
 from harness.checks.baseline.learn import CaseInvariants, learn
 from harness.checks.baseline.samples import from_observation
 from harness.checks.provider import ProviderCalls
-from harness.checks.baseline.settings import KINDS, baseline_settings, case_setting_error
+from harness.checks.baseline.settings import KINDS, PARAMS, baseline_settings, case_setting_error
 from harness.types import Case, Evidence, Observation
 from harness.schema.models import BaselineModel
 
-#: Every evidence name this family produces (documented in docs/CASES.md; not case-file checks).
+#: Every evidence name this family produces (documented in docs/CASES.md; not case-file checks:
+#: a case's ``baseline:`` key, of type ``PARAMS``, says which of them hold it).
 CHECKS = tuple(f"baseline.{k}" for k in KINDS)
 
-__all__ = ["Baseline", "CHECKS", "KINDS", "attempt_evidence", "baseline_settings",
+__all__ = ["Baseline", "CHECKS", "KINDS", "PARAMS", "attempt_evidence", "baseline_settings",
            "case_setting_error", "learn"]
 
 
