@@ -75,6 +75,16 @@ def command_problem(command: list[str], cwd: Path, env: dict[str, str]) -> str |
     return None
 
 
+def _cmdline(pid: int, limit: int = 120) -> str:
+    try:
+        import psutil
+
+        text = " ".join(psutil.Process(pid).cmdline()) or "?"
+    except Exception:  # noqa: BLE001 - gone, or not ours to read
+        return "?"
+    return inert(text if len(text) <= limit else text[:limit] + "...")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -186,6 +196,7 @@ class HttpTarget:
         self.spawn(placeholders)
         if self.t.ready_url:
             version = await self._wait_ready(fill(self.t.ready_url, values))
+            await self._refuse_foreign_listener(fill(self.t.ready_url, values), "ready_url")
         else:
             version = ""
             if self.t.command:
@@ -193,6 +204,8 @@ class HttpTarget:
                 hook = fill(self.t.telegram_webhook or self.t.whatsapp_webhook, values)
                 if hook:
                     await self._wait_port(hook)
+                    await self._refuse_foreign_listener(hook, "telegram_webhook" if self.t.telegram_webhook
+                                                        else "whatsapp_webhook")
         return Endpoints(telegram_webhook=fill(self.t.telegram_webhook, values),
                          whatsapp_webhook=fill(self.t.whatsapp_webhook, values),
                          state_url=fill(self.t.state_url, values),
@@ -243,6 +256,59 @@ class HttpTarget:
         await self.stop()
         raise TargetError(f"nothing accepted connections at {host}:{port} within {self.t.ready_timeout_s:.0f}s"
                           f"\n{self.log_tail()}", fix="check the webhook URL and port, or set ready_url")
+
+    async def _refuse_foreign_listener(self, url: str, key: str) -> None:
+        """The port that answered must be the target's: a process that was listening there
+        before the target started (it bound the port between the harness's look and the
+        target's bind, the race ``_refuse_taken_ports`` cannot close) is refused, exit 4, and
+        so is a target that exited while something else answered. A listener the harness cannot
+        see (another user's, a container's proxy started with the target) is left alone."""
+        if self._proc is None or self.tree is None:
+            return
+        problem = await asyncio.to_thread(self._foreign_listener, url)
+        if problem is None:
+            return
+        await self.stop()
+        raise TargetError(f"{problem} ([target].{key} {url}): the harness would judge it instead of the target"
+                          f"\n{self.log_tail()}",
+                          fix="stop the other process (e.g. `ss -ltnp`), or set [target].port = 0 for a free port "
+                              "each run")
+
+    def _foreign_listener(self, url: str) -> str | None:
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(url)
+            host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            return None
+        if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
+            return None
+        if self._proc is not None and self._proc.poll() is not None:
+            return (f"the target exited with code {self._proc.returncode}, yet something answers on port {port}: "
+                    "another process holds it")
+        try:
+            import psutil
+
+            owners = {c.pid for c in psutil.net_connections(kind="inet")
+                      if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port}
+        except Exception:  # noqa: BLE001 - no permission, no /proc: nothing to tell
+            return None
+        if not owners or None in owners:
+            return None  # a listener of another user or namespace: cannot say whose it is
+        members = self.tree.scan() if procs.SUPPORTED else {}
+        if owners & set(members):
+            return None
+        since = members.get(self._proc.pid) if self._proc is not None else None
+        older = []
+        for pid in sorted(owners):
+            started = procs.start_time(pid)
+            if started is not None and since is not None and started < since:
+                older.append(pid)
+        if not older:
+            return None  # started with the target (a container's port proxy, say): not yesterday's bot
+        return (f"port {port} is answered by process {older[0]} ({_cmdline(older[0])}), which was running "
+                "before the target started: the target did not bind it (address in use?)")
 
     def alive(self) -> bool:
         return self._proc is None or self._proc.poll() is None
