@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import logging
 import math
 import os
@@ -341,6 +342,12 @@ def _cmd_run(args) -> int:
     config = load_config(args.config)
     redact.for_run(config)  # the run's redactor: every sink applies it (harness/redact.py)
     out = Path(args.out) if args.out else config.resolve("reports")
+    from harness.schema.files import output_dir_problem
+
+    problem = output_dir_problem(out)  # before anything looks at it (a name too long crashed the start)
+    if problem:
+        raise UsageError(problem, fix="--out names a folder for the runs (created if missing), with no folder named "
+                                      ".harness.lock in it")
     from harness.run.early import start_early
 
     # The target starts now, before the heavy imports below and the cases' validation: its own
@@ -494,9 +501,14 @@ def _cmd_report(args) -> int:
     from harness.report import render
 
     where = Path(args.run_dir)
-    if where.exists() and not where.is_dir():
-        raise UsageError(f"{where} is a file, not a run folder",
-                         fix="harness report RUN_DIR names a folder written by `harness run` (reports/<run_id>)")
+    fix = "harness report RUN_DIR names a folder written by `harness run` (reports/<run_id>)"
+    try:
+        if not where.exists():
+            raise UsageError(f"{where}: no such folder", fix=fix)
+        if not where.is_dir():
+            raise UsageError(f"{where} is a file, not a run folder", fix=fix)
+    except OSError as exc:  # a name too long, a link loop
+        raise UsageError(f"{where} cannot be read: {exc.strerror or exc}", fix=fix) from None
     path = render(where, args.format, context=nights_around)
     if args.format in ("md", "github"):
         sys.stdout.write(path.read_text(encoding="utf-8"))
@@ -625,8 +637,19 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted; finished cases are in the run's results.jsonl", file=sys.stderr)
         return 130
+    except OSError as exc:
+        if exc.errno in _PATH_ERRNOS and exc.filename:  # a path given that no file system takes: the input's
+            print(f"harness: {redact.inert(str(exc.filename))}: {exc.strerror}\n  fix: check the paths on the "
+                  "command line and in harness.toml (a name too long, a link loop, a file where a folder "
+                  "should be)", file=sys.stderr)
+            return UsageError.exit_code
+        return _crashed(exc, args)
     except Exception as exc:  # a bug of ours: one line and a crash log, never a bare traceback
         return _crashed(exc, args)
+
+
+#: OSError numbers that say a path given as input cannot be used, not that the harness is wrong.
+_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR})
 
 
 def _crashed(exc: BaseException, args) -> int:
@@ -643,7 +666,10 @@ def _crashed(exc: BaseException, args) -> int:
             + "".join(traceback.format_exception(exc)))
     where = "(the crash log could not be written)"
     for folder in (getattr(args, "out", None), tempfile.gettempdir()):
-        if not folder or not Path(folder).is_dir():
+        try:
+            if not folder or not Path(folder).is_dir():
+                continue
+        except (OSError, ValueError):  # a name too long, a NUL: not a folder to write to
             continue
         try:
             where = str(atomic_write_text(Path(folder) / f"harness-crash-{stamp}-{os.getpid()}.log",

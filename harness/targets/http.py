@@ -152,7 +152,8 @@ class HttpTarget:
                                           stderr=subprocess.STDOUT if self.log_path else subprocess.DEVNULL,
                                           start_new_session=True)
         except OSError as exc:
-            raise TargetError(f"could not start the target {cmd!r}: {exc}",
+            shown = repr(cmd) if len(repr(cmd)) <= 300 else repr(cmd)[:300] + "..."
+            raise TargetError(f"could not start the target {shown}: {exc.strerror or exc}",
                               fix="check [target].command and [target].cwd") from exc
         try:
             if self.log_path:

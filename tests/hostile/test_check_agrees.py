@@ -62,6 +62,10 @@ def test_documents_and_the_quarantine_file_are_not_case_files(tmp_path):
     (["--golden", "/nonexistent-golden"], "--golden /nonexistent-golden: no such folder"),
     (["--out", "/proc/harness-x"], "kernel's /proc file system"),
     (["--out", "/"], "is the root of the file system"),
+    (["--out", "/tmp/" + "a" * 300], "File name too long"),
+    (["--fixtures", "/tmp/" + "a" * 300], "File name too long"),
+    (["--golden", "/tmp/" + "a" * 300], "File name too long"),
+    (["--config", "/tmp/" + "a" * 300], "File name too long"),
 ])
 @pytest.mark.parametrize("command", ["check", "run"])
 def test_check_and_run_refuse_the_same_inputs(tmp_path, capsys, command, argv, says):
@@ -77,6 +81,8 @@ def test_check_and_run_refuse_the_same_inputs(tmp_path, capsys, command, argv, s
 @pytest.mark.parametrize("argv, says", [
     (["run", "--repeat", "100000000000000000000"], "is not between 1 and 1000"),
     (["report", "/etc/hostname"], "is a file, not a run folder"),
+    (["report", "/nonexistent-run"], "/nonexistent-run: no such folder"),
+    (["report", "/tmp/" + "a" * 300], "cannot be read: File name too long"),
     (["init", "/proc/harness-init"], "kernel's /proc file system"),
     (["schema", "--out", "/sys/harness-x"], "kernel's /sys file system"),
 ])
@@ -97,3 +103,18 @@ def test_inprocess_naming_any_callable_is_a_start_up_failure(tmp_path, capsys, s
     assert cli.main(["run", "--config", str(cfg), "--quiet"]) == 4
     err = capsys.readouterr().err
     assert says in err and "internal error" not in err, err
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda t: t + 'HUGE = "' + "a" * 200_000 + '"\n', "HUGE is over 128 KiB"),
+    (lambda t: t.replace('inprocess = "tests.agents.echo:make_app"',
+                         'command = ["python", "-c", "pass", "' + "a" * 200_000 + '"]\nport = 0'),
+     "a command argument ('aaaa"),
+])
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_what_execve_cannot_take_is_refused_by_check_and_run(tmp_path, capsys, command, edit, says):
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    cfg.write_text(edit(cfg.read_text()))
+    assert cli.main([command, "--config", str(cfg), *(["--quiet"] if command == "run" else [])]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "internal error" not in err and len(err) < 2000, err[:3000]
