@@ -146,8 +146,10 @@ class RunFlow:
         if not journal.exists():
             raise UsageError(f"no journal to resume: {journal} does not exist",
                              fix="--resume takes a run id from the --out folder (default reports/)")
+        from harness.fileio import read_regular_bytes
+
         try:
-            manifest = json.loads((run_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+            manifest = json.loads(read_regular_bytes(run_dir / MANIFEST_FILE))
         except (OSError, ValueError, RecursionError):
             manifest = {}
         manifest = _readable_manifest(manifest, run_dir / MANIFEST_FILE)
@@ -163,7 +165,12 @@ class RunFlow:
             args.repeat = int(selection["repeat"])
         if args.fixtures is None and selection.get("fixtures"):
             args.fixtures = selection["fixtures"]
-        for record in read_journal(journal):  # the last line of an id wins
+        try:
+            records = read_journal(journal)
+        except OSError as exc:  # a FIFO or a folder left in its place
+            raise UsageError(f"cannot resume: {journal} {exc.strerror or exc}",
+                             fix="a run's results.jsonl is a file the run wrote; start a new run") from None
+        for record in records:  # the last line of an id wins
             try:
                 result = case_from_dict(record)
             except ValueError:

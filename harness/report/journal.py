@@ -85,9 +85,11 @@ def read_journal(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     one left in the middle by a resume) is skipped: that case simply counts as not
     finished and is run again. A missing journal means no case finished: ``[]``.
     """
+    from harness.fileio import read_regular_bytes
+
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular_bytes(path)  # a FIFO left in its place raises instead of blocking
     except FileNotFoundError:
         return []
     records: list[dict[str, Any]] = []
