@@ -23,6 +23,7 @@ from harness import __version__
 from harness import layer as layer_registry
 from harness import redact
 from harness.cases import overlap_groups
+from harness.fileio import make_folder
 from harness.run.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
 from harness.run.aggregate import apply_soft_budget
 from harness.models.settings import soft_budget
@@ -384,7 +385,7 @@ class Runner:
     async def run(self, cases: Sequence[Case]) -> RunReport:
         started = datetime.now(timezone.utc)
         redact.for_run(self.config)  # the run's redactor (built by the CLI already; here for direct callers)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        make_folder(self.run_dir)  # a file an agent left in its place is moved aside (harness.fileio)
         journal = Journal(self.run_dir / "results.jsonl")
         results: list[CaseResult] = []
         cases_from = float("inf")
