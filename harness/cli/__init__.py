@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from harness import __version__
-from harness.errors import FixtureErrors, HarnessError, SandboxError, TargetError, UsageError
+from harness.errors import ConfigError, FixtureErrors, HarnessError, SandboxError, TargetError, UsageError
 from harness import layer as layer_registry
 from harness import redact
 
@@ -229,6 +229,10 @@ def _validate_suite(args, config):
     if getattr(args, "golden", None) and not golden_dir.is_dir():
         raise UsageError(f"--golden {args.golden}: {'no such folder' if not golden_dir.exists() else 'not a folder'}",
                          fix="--golden names the folder of approved answers (default: golden/ next to the config)")
+    if not getattr(args, "golden", None) and os.path.lexists(golden_dir) and not golden_dir.is_dir():
+        # a missing default folder is no golden yet; a file (or a dangling link) there is a mistake
+        raise ConfigError(f"[suite] golden = {str(golden_dir)!r} is not a folder", file=str(config.path or ""),
+                          fix="[suite] golden names the folder of approved answers (default: golden)")
     goldens = load_goldens(golden_dir)
     return cases, quarantine, golden_dir, goldens
 

@@ -118,3 +118,11 @@ def test_what_execve_cannot_take_is_refused_by_check_and_run(tmp_path, capsys, c
     assert cli.main([command, "--config", str(cfg), *(["--quiet"] if command == "run" else [])]) == 2
     err = capsys.readouterr().err
     assert says in err and "internal error" not in err and len(err) < 2000, err[:3000]
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_a_suite_golden_that_names_a_file_is_refused_by_both(tmp_path, capsys, command):
+    cfg = make_project(tmp_path, cases=echo_cases(1), extra='[suite]\ngolden = "harness.toml"\n')
+    assert cli.main([command, "--config", str(cfg), *(["--quiet"] if command == "run" else [])]) == 2
+    err = capsys.readouterr().err
+    assert "[suite] golden" in err and "is not a folder" in err and "fix:" in err, err
