@@ -260,6 +260,10 @@ def _validate_command(config) -> None:
     from harness.targets.http import command_problem
 
     t = config.target
+    if t.inprocess:  # imported as the run would: a module that fails, a name that is no factory
+        from harness.targets.inprocess import load_object
+
+        load_object(t.inprocess)
     if not t.command:
         return
     cwd = config.resolve(t.cwd) if t.cwd else config.root
@@ -641,6 +645,12 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted; finished cases are in the run's results.jsonl", file=sys.stderr)
         return 130
+    except SystemExit as exc:  # the harness never exits from inside a command: code it loaded did (an in-process agent)
+        print(f"harness: sys.exit({exc.code!r}) was called inside the harness's process before `harness "
+              f"{args.command}` finished (by the in-process target's code?): nothing was judged\n"
+              "  fix: an in-process agent must not call sys.exit; run it as [target].command instead",
+              file=sys.stderr)
+        return TargetError.exit_code
     except OSError as exc:
         if exc.errno in _PATH_ERRNOS and exc.filename:  # a path given that no file system takes: the input's
             print(f"harness: {redact.inert(str(exc.filename))}: {exc.strerror}\n  fix: check the paths on the "

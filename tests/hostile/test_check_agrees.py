@@ -94,15 +94,50 @@ def test_other_bad_paths_and_numbers_are_clear(tmp_path, capsys, monkeypatch, ar
     assert says in err and "internal error" not in err, err
 
 
-@pytest.mark.parametrize("spec, says", [("os:system", "is a builtin_function_or_method, not a factory"),
-                                        ("json:loads", "raised TypeError"),
-                                        ("collections:OrderedDict", "is a type, not a factory")])
-def test_inprocess_naming_any_callable_is_a_start_up_failure(tmp_path, capsys, spec, says):
+@pytest.mark.parametrize("spec, module, says, code", [
+    ("os:system", "", "is a builtin_function_or_method, not a factory", 2),
+    ("collections:OrderedDict", "", "is a type, not a factory", 2),
+    ("os:path", "", "is a module, not a factory", 2),
+    ("evilmod:make_app", "import sys\nsys.exit(0)\n", "importing 'evilmod' called sys.exit(0)", 2),
+    ("evilmod:make_app", "x = (\n", "importing 'evilmod' raised SyntaxError", 2),
+    ("evilmod:make_app", "raise ValueError('at import')\n", "raised ValueError: at import", 2),
+    ("json:loads", "", "raised TypeError", 4),  # only calling it tells: a start-up failure, run alone
+    ("evilmod:make_app", "def make_app(env):\n    import sys; sys.exit(0)\n", "make_app(env) called sys.exit(0)", 4),
+])
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_inprocess_naming_any_callable_is_refused_never_exit_0(tmp_path, capsys, monkeypatch, command, spec, module,
+                                                               says, code):
+    """Issue 24: an in-process agent whose module or factory calls sys.exit(0) made `harness run`
+    exit 0 with no results (a green CI job); `check` said 0 to every name that is no factory."""
+    if module:
+        (tmp_path / "evilmod.py").write_text(module)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.delitem(sys.modules, "evilmod", raising=False)
     cfg = make_project(tmp_path, cases=echo_cases(1))
     cfg.write_text(cfg.read_text().replace('inprocess = "tests.agents.echo:make_app"', f'inprocess = "{spec}"'))
-    assert cli.main(["run", "--config", str(cfg), "--quiet"]) == 4
+    got = cli.main([command, "--config", str(cfg), *(["--quiet"] if command == "run" else [])])
     err = capsys.readouterr().err
-    assert says in err and "internal error" not in err, err
+    if code == 4 and command == "check":
+        assert got == 0, err  # check does not call the factory
+        return
+    assert got == code and says in err and "internal error" not in err, (got, err)
+
+
+@pytest.mark.parametrize("body", [
+    "async def handle(channel, update):\n    import sys; sys.exit(0)\n",
+    "from aiohttp import web\ndef make_app(env):\n    async def h(request):\n        import sys; sys.exit(0)\n"
+    "    app = web.Application(); app.router.add_post('/telegram', h); return app\n",
+])
+def test_an_in_process_handler_that_calls_sys_exit_fails_its_cases(tmp_path, capsys, monkeypatch, body):
+    (tmp_path / "evilmod.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "evilmod", raising=False)
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    attr = "handle" if "async def handle" in body else "make_app"
+    cfg.write_text(cfg.read_text().replace('inprocess = "tests.agents.echo:make_app"', f'inprocess = "evilmod:{attr}"'))
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "r1"]) == 1
+    assert "internal error" not in capsys.readouterr().err
+    assert (tmp_path / "reports" / "r1" / "results.json").is_file()
 
 
 @pytest.mark.parametrize("edit, says", [
