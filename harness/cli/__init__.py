@@ -260,21 +260,24 @@ def _validate_command(config) -> None:
     from harness.targets.http import command_problem
 
     t = config.target
+    if t.command:
+        cwd = config.resolve(t.cwd) if t.cwd else config.root
+        env = {**os.environ, **{k: str(v) for k, v in t.env.items()}}
+        # placeholders ({port}, {run_dir}...) are only known at run time: a program named by one is not judged
+        cmd = python_command(t.command)
+        if cmd and "{" not in cmd[0]:
+            problem = command_problem(cmd, cwd, env)
+            if problem:
+                raise ConfigError(problem, file=str(config.path or ""),
+                                  fix='[target].command is the argv that starts your bot, e.g. ["python", "mybot.py"]')
     if t.inprocess:  # imported as the run would: a module that fails, a name that is no factory
         from harness.targets.inprocess import load_object
 
-        load_object(t.inprocess)
-    if not t.command:
-        return
-    cwd = config.resolve(t.cwd) if t.cwd else config.root
-    env = {**os.environ, **{k: str(v) for k, v in t.env.items()}}
-    # placeholders ({port}, {run_dir}...) are only known at run time: a program named by one is not judged
-    cmd = python_command(t.command)
-    if cmd and "{" not in cmd[0]:
-        problem = command_problem(cmd, cwd, env)
-        if problem:
-            raise ConfigError(problem, file=str(config.path or ""),
-                              fix='[target].command is the argv that starts your bot, e.g. ["python", "mybot.py"]')
+        try:
+            load_object(t.inprocess)
+        except ConfigError as exc:
+            exc.file = exc.file or str(config.path or "")
+            raise
 
 
 def _validate_files(config) -> None:

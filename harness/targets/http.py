@@ -68,10 +68,53 @@ def command_problem(command: list[str], cwd: Path, env: dict[str, str]) -> str |
             return f"[target].command {program!r} is a folder, not a program"
         if not os.access(path, os.X_OK):
             return f"[target].command {program!r} is not executable (chmod +x {path}, or start it with its interpreter)"
-        return None
+        return _program_problem(program, path) or _script_problem(command, cwd)
     found = shutil.which(program, path=env.get("PATH", os.environ.get("PATH")))
     if found is None:
         return f"[target].command {program!r} is not on PATH"
+    return _program_problem(program, Path(found)) or _script_problem(command, cwd)
+
+
+def _program_problem(program: str, path: Path) -> str | None:
+    """An executable file the kernel will not run: a ``#!`` line naming an interpreter that is
+    not there, or neither a ``#!`` line nor a binary (execve's ENOENT and ENOEXEC, which say
+    only "No such file or directory" and "Exec format error")."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return None
+    if head.startswith(b"#!"):
+        line = head[2:].split(b"\n", 1)[0].strip().split()
+        interp = line[0].decode("utf-8", "replace") if line else ""
+        if not interp:
+            return f"[target].command {program!r}: its #! line names no interpreter"
+        if os.path.isabs(interp) and not os.path.exists(interp):
+            return f"[target].command {program!r}: its #! line names {interp}, which does not exist"
+        return None
+    if head[:4] in (b"\x7fELF",) or head[:2] == b"MZ" or head[:4] in (b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe"):
+        return None
+    return (f"[target].command {program!r} is neither a program nor a script with a #! line "
+            "(start it with its interpreter, e.g. [\"sh\", ...] or [\"python\", ...])")
+
+
+def _script_problem(command: list[str], cwd: Path) -> str | None:
+    """``["python", "bot.py", ...]`` (or node, ruby...) whose script file is missing: said now,
+    not as the interpreter's own error after the target failed to start."""
+    if len(command) < 2 or command[1].startswith("-") or "{" in command[1]:
+        return None
+    name = os.path.basename(command[0]).lower()
+    suffixes = {"python": (".py",), "node": (".js", ".mjs", ".cjs"), "ruby": (".rb",), "php": (".php",),
+                "bash": (".sh",), "sh": (".sh",), "perl": (".pl",)}
+    kind = next((k for k in suffixes if name == k or (name.startswith(k) and name[len(k):].lstrip("0123456789.") == "")),
+                None)
+    if kind is None or not command[1].lower().endswith(suffixes[kind]):
+        return None
+    script = Path(command[1]) if os.path.isabs(command[1]) else cwd / command[1]
+    if not script.exists():
+        return f"[target].command: the script {command[1]!r} does not exist ({script})"
+    if script.is_dir():
+        return f"[target].command: the script {command[1]!r} is a folder"
     return None
 
 
@@ -200,11 +243,12 @@ class HttpTarget:
             await self._refuse_foreign_listener(fill(self.t.ready_url, values), "ready_url")
         else:
             version = ""
-            if self.t.command:
-                # No health endpoint: ready once a webhook's port accepts connections.
-                hook = fill(self.t.telegram_webhook or self.t.whatsapp_webhook, values)
-                if hook:
-                    await self._wait_port(hook)
+            # No health endpoint: ready once a webhook's port accepts connections (a target said to
+            # be already running too: nothing there is exit 4, not a night of failed cases)
+            hook = fill(self.t.telegram_webhook or self.t.whatsapp_webhook, values)
+            if hook:
+                await self._wait_port(hook)
+                if self.t.command:
                     await self._refuse_foreign_listener(hook, "telegram_webhook" if self.t.telegram_webhook
                                                         else "whatsapp_webhook")
         return Endpoints(telegram_webhook=fill(self.t.telegram_webhook, values),
@@ -255,6 +299,10 @@ class HttpTarget:
             except OSError:
                 await asyncio.sleep(0.02)  # start-up is on the clock: poll often
         await self.stop()
+        if not self.t.command:
+            raise TargetError(f"nothing accepted connections at {host}:{port} within {self.t.ready_timeout_s:.0f}s: "
+                              "[target] has no command, so the target must be running already, and it is not",
+                              fix="start the bot first, or set [target].command so the harness starts it")
         raise TargetError(f"nothing accepted connections at {host}:{port} within {self.t.ready_timeout_s:.0f}s"
                           f"\n{self.log_tail()}", fix="check the webhook URL and port, or set ready_url")
 
