@@ -363,6 +363,15 @@ _TERMINAL_SEQUENCES = re.compile(
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+def strip_sequences(text: str) -> str:
+    """``text`` without terminal control sequences (CSI, OSC, DCS..., their C1 forms) and C1
+    controls; other control characters are the caller's (``inert`` removes them too)."""
+    return _C1.sub("", _TERMINAL_SEQUENCES.sub("", text))
+
+
+_C1 = re.compile(r"[\x7f-\x9f]")
+
+
 def inert(text: str) -> str:
     """``text`` safe to echo on a terminal: control sequences and control characters removed
     (newlines and tabs kept). Whatever the agent printed cannot clear the screen, retitle the

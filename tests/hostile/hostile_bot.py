@@ -14,6 +14,8 @@ It answers Telegram webhooks on ``--port`` like a plain echo bot, and misbehaves
 - ``crash``: prints a traceback-like line and exits 3 before it listens;
 - ``garbage``: writes undecodable bytes and a 300 KB line without a newline to stdout;
 - ``hang``: never answers the webhook (the request stays open);
+- ``escapes``: its reply carries terminal control sequences (screen clear, window title, an
+  OSC 8 link, a cursor query, a C1 CSI);
 - ``bomb``: answers a message with one reply of 3 MB through sendMessage, and a document caption
   of 3 MB.
 
@@ -109,6 +111,8 @@ def main() -> None:
         if "leak" in MODES and "reply" in MODES:
             text = f"{text} (my token is {env['TELEGRAM_BOT_TOKEN']})"
             print(f"replying with {env['TELEGRAM_BOT_TOKEN']}", flush=True)
+        if "escapes" in MODES:  # terminal control sequences in the reply itself
+            text = f"{text} \x1b[2J\x1b]0;pwned\x07\x1b]8;;http://evil.example/\x07link\x1b]8;;\x07\x1b[6n\x9b2J end"
         async with s.post(f"{base}/sendMessage", json={"chat_id": chat_id, "text": text}) as r:
             await r.read()
 

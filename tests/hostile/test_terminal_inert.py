@@ -55,3 +55,29 @@ def test_the_log_tail_on_exit_4_is_inert(tmp_path: Path):
     assert "starting" in done.stderr  # the tail is still shown
     for seq in ("\x1b", "\x9b", "\x07", "\x08"):
         assert seq not in done.stderr + done.stdout, repr(done.stderr)
+
+
+def test_a_reply_full_of_control_sequences_reaches_no_terminal(tmp_path: Path):
+    """The bot's own replies (quoted by -v, summary.md, junit.xml, `report --format md`, diff and
+    history) carry no control sequence to the terminal either."""
+    from tests.hostile._project import bot_config, write_cases
+
+    write_cases(tmp_path, "a.yaml", 'layer: robustness\ncases:\n  - id: one\n    send: "hi"\n'
+                                    '    expect: {reply: {contains: "nope"}}\n')
+    bot_config(tmp_path, "escapes")
+    root = Path(__file__).resolve().parents[2]
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "HOME": str(tmp_path)}
+
+    def harness(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120, env=env)
+
+    done = harness("run", "-v", "--run-id", "r1")
+    assert done.returncode == 1, done.stderr  # the reply lacks "nope": a real failure
+    run = tmp_path / "reports" / "r1"
+    assert "pwned" in (run / "results.json").read_text()  # kept as evidence (JSON-escaped)
+    shown = [done.stdout + done.stderr, (run / "summary.md").read_text(), (run / "junit.xml").read_text(),
+             harness("report", str(run), "--format", "md").stdout, harness("history").stdout, harness("diff").stdout]
+    for text in shown:
+        for seq in ("\x1b", "\x9b", "\x07"):
+            assert seq not in text, repr(text[:2000])
