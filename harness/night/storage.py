@@ -423,7 +423,8 @@ def _spool_path(out_dir: Path, pending: Pending) -> Path:
 def _save_spool(out_dir: Path, pending: Pending) -> None:
     from harness.fileio import atomic_write_text
 
-    atomic_write_text(_spool_path(out_dir, pending), json.dumps(pending.to_dict(), indent=1))
+    # redacted like every sink: its last error may quote the endpoint URL with its userinfo password
+    atomic_write_text(_spool_path(out_dir, pending), active().text(json.dumps(pending.to_dict(), indent=1)))
 
 
 def list_pending(out_dir: Path) -> list[Pending]:

@@ -365,3 +365,29 @@ def test_text_that_only_looks_like_a_secret_is_kept(text):
     from harness.redact import Redactor
 
     assert Redactor({}).text(text) == text
+
+
+def test_the_pending_spool_holds_no_userinfo_password(tmp_path, capsys, monkeypatch):
+    """Issue 24: an unreachable storage endpoint written with user:password@ put the password in
+    clear into reports/.pending/<run>.json (its last error quotes the URL) though the console had it
+    redacted."""
+    import sys as _sys
+
+    _sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
+    from ops_support import echo_cases, make_project
+    from harness import cli
+
+    password = "Sup3rS3cretPw"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAABCDEFGHIJKLMNOP")  # with keys, the error is the connection's
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "abcdefgh12345678abcdefgh")
+    cfg = make_project(tmp_path, cases=echo_cases(1), extra=(
+        '[storage]\nurl = "s3://nightly-x/chat"\n'
+        f'endpoint_url = "http://admin:{password}@127.0.0.1:9"\nregion = "us-east-1"\nretries = 0\ntimeout_s = 1\n'))
+    assert cli.main(["run", "--config", str(cfg), "--quiet"]) == 0
+    out = capsys.readouterr()
+    spooled = list((tmp_path / "reports" / ".pending").glob("*.json"))
+    assert spooled, "the upload was not kept pending"
+    for path in spooled + list((tmp_path / "reports").glob("*/*")):
+        if path.is_file():
+            assert password not in path.read_text(errors="replace"), path
+    assert password not in out.out + out.err
