@@ -47,6 +47,20 @@ def test_yaml_where_no_layer_looks_is_reported(tmp_path, where, says):
     assert says in str(err.value) and where.split("/")[0] in str(err.value)
 
 
+def test_a_symlinked_sub_folder_is_loaded_and_a_link_loop_is_walked_once(tmp_path):
+    import os
+
+    (tmp_path / "robustness").mkdir()
+    (tmp_path / "robustness" / "ok.yaml").write_text(CASE.format(id="ok"))
+    elsewhere = tmp_path.parent / (tmp_path.name + "-shared")
+    elsewhere.mkdir()
+    (elsewhere / "shared.yaml").write_text(CASE.format(id="shared"))
+    os.symlink(elsewhere, tmp_path / "robustness" / "shared")  # skipped silently before
+    os.symlink("..", tmp_path / "robustness" / "up")  # a loop back to the fixtures folder
+    os.symlink(".", tmp_path / "robustness" / "self")
+    assert sorted(c.id for c in load_cases(tmp_path, derive=False)) == ["ok", "shared"]
+
+
 def test_documents_and_the_quarantine_file_are_not_case_files(tmp_path):
     (tmp_path / "robustness").mkdir()
     (tmp_path / "documents").mkdir()
