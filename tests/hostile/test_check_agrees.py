@@ -96,6 +96,8 @@ def test_check_and_run_refuse_the_same_inputs(tmp_path, capsys, command, argv, s
     (["run", "--repeat", "100000000000000000000"], "is not between 1 and 1000"),
     (["report", "/etc/hostname"], "is a file, not a run folder"),
     (["report", "/nonexistent-run"], "/nonexistent-run: no such folder"),
+    (["run", "-k", "not " * 5000 + "echo"], "the limit is 4,000"),
+    (["run", "-k", "(" * 990 + "echo" + ")" * 990], "is not an expression of words"),
     (["report", "/tmp/" + "a" * 300], "cannot be read: File name too long"),
     (["init", "/proc/harness-init"], "kernel's /proc file system"),
     (["schema", "--out", "/sys/harness-x"], "kernel's /sys file system"),
