@@ -32,6 +32,10 @@ from urllib.parse import quote
 #: A value shorter than this is not redacted by value (its shape may still be).
 MIN_SECRET_LEN = 8
 
+#: A secret this long is also known by its first and last ``PART_LEN`` characters.
+PART_FROM = 24
+PART_LEN = 16
+
 #: Words in an environment variable's name that make its value a secret.
 SECRET_NAME_WORDS = ("TOKEN", "SECRET", "PASSWORD", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL")
 #: Variables that hold keys whatever the config says.
@@ -128,6 +132,10 @@ class Redactor:
                 continue
             for variant in _forms(value):
                 by_value.setdefault(variant, name)
+            if len(value) >= PART_FROM:  # a message cut short (ours, ``[:200]``, or the agent's own
+                # ``token[:20]``) leaves a head or a tail of the secret: those are known too
+                for part in (value[:PART_LEN], value[-PART_LEN:]):
+                    by_value.setdefault(part, name)
         self.secrets: dict[str, str] = by_value
         """Each literal secret (and its URL-encoded forms) -> its name."""
         self.shapes = tuple(shapes)

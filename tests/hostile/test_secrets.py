@@ -391,3 +391,16 @@ def test_the_pending_spool_holds_no_userinfo_password(tmp_path, capsys, monkeypa
         if path.is_file():
             assert password not in path.read_text(errors="replace"), path
     assert password not in out.out + out.err
+
+
+@pytest.mark.parametrize("shown", [
+    lambda s: s[:20] + "...",  # an error message cut short, or the agent's own token[:20]
+    lambda s: "..." + s[-18:],
+    lambda s: s,
+])
+def test_a_cut_secret_is_redacted_too(shown):
+    from harness.redact import Redactor
+
+    secret = "tgAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    out = Redactor({"TELEGRAM_BOT_TOKEN": secret}).text(f"got {shown(secret)} back")
+    assert "[redacted:TELEGRAM_BOT_TOKEN]" in out and secret[:16] not in out and secret[-16:] not in out, out
