@@ -707,6 +707,16 @@ def rebuild_index(store: S3Store, write: bool = True) -> dict[str, Any]:
         else:
             _upsert(index, index_entry(results, where))
     index["updated_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    if write and not index["runs"]:
+        try:
+            kept = len(_parse_index(store, store.get(store.sc.key("index.json")))["runs"])
+        except StorageError:
+            kept = 0
+        if kept:  # a wrong prefix, an endpoint answering for another bucket: never an empty index over N runs
+            raise StorageError(f"--reindex found no stored run under {store.sc.url}/runs/, yet index.json lists "
+                               f"{kept}; refusing to replace it with an empty index",
+                               fix="check [storage] url and endpoint_url point at the bucket and prefix the runs "
+                                   "were uploaded to")
     if write:
         store.put(store.sc.key("index.json"), json.dumps(index, indent=1).encode("utf-8"),
                   "application/json; charset=utf-8")
