@@ -269,7 +269,8 @@ def _validate_command(config) -> None:
             problem = command_problem(cmd, cwd, env)
             if problem:
                 raise ConfigError(problem, file=str(config.path or ""),
-                                  fix='[target].command is the argv that starts your bot, e.g. ["python", "mybot.py"]')
+                                  fix='[target].command is the argv that starts your bot, e.g. ["python", "mybot.py"], '
+                                      "run in [target].cwd (default: the config's folder)")
     if t.inprocess:  # imported as the run would: a module that fails, a name that is no factory
         from harness.targets.inprocess import load_object
 

@@ -59,6 +59,9 @@ def command_problem(command: list[str], cwd: Path, env: dict[str, str]) -> str |
     for arg in command:
         if "\0" in arg:
             return f"[target].command argument {arg!r} holds a NUL character"
+    if not cwd.is_dir():  # execve's ENOENT/ENOTDIR would blame the program
+        return (f"[target].cwd {str(cwd)!r} " + ("is a file, not a folder" if cwd.exists() else "does not exist")
+                + ": the command is started there")
     program = command[0]
     if os.sep in program or (os.altsep and os.altsep in program):
         path = Path(program) if os.path.isabs(program) else cwd / program

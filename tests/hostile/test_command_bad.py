@@ -39,11 +39,18 @@ def _script(tmp_path: Path, text: bytes) -> str:
     (lambda d: [_script(d, b"not a program at all")], "is neither a program nor a script with a #! line"),
     (lambda d: [_script(d, b"#!\n")], "its #! line names no interpreter"),
     (lambda d: ["python", "missing_bot.py", "--port", "{port}"], "the script 'missing_bot.py' does not exist"),
+    (lambda d: ["python", "-c", "pass", "@cwd=nowhere"], "[target].cwd"),  # a cwd that does not exist
     (lambda d: ["python", str(d)], None),  # a folder as the script: python's own error, exit 4 (no traceback)
 ])
 @pytest.mark.parametrize("command", ["check", "run"])
 def test_a_command_that_cannot_start_is_named_by_check_and_run(tmp_path, capsys, command, make, says):
-    cfg = _project(tmp_path, make(tmp_path))
+    argv = make(tmp_path)
+    extra = ""
+    if argv[-1].startswith("@cwd="):
+        extra, argv = f'cwd = "{argv.pop()[5:]}"\n', argv
+    cfg = _project(tmp_path, argv)
+    if extra:
+        cfg.write_text(cfg.read_text().replace("port = 0\n", "port = 0\n" + extra))
     code = cli.main([command, "--config", str(cfg), *(["--quiet"] if command == "run" else [])])
     err = capsys.readouterr().err
     assert "Traceback" not in err and "internal error" not in err, err
