@@ -101,6 +101,9 @@ def test_check_and_run_refuse_the_same_inputs(tmp_path, capsys, command, argv, s
     (["report", "/tmp/" + "a" * 300], "cannot be read: File name too long"),
     (["init", "/proc/harness-init"], "kernel's /proc file system"),
     (["schema", "--out", "/sys/harness-x"], "kernel's /sys file system"),
+    (["judges", "--out", "/proc/harness-x"], "kernel's /proc file system"),
+    (["judges", "--out", "/"], "is the root of the file system"),
+    (["judges", "--fixtures", "/nonexistent-fixtures"], "--fixtures /nonexistent-fixtures: no such folder"),
 ])
 def test_other_bad_paths_and_numbers_are_clear(tmp_path, capsys, monkeypatch, argv, says):
     monkeypatch.chdir(tmp_path)
