@@ -7,6 +7,7 @@ appended to ``results.jsonl`` at once, so a killed run loses nothing it had fini
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import secrets
 import socket
@@ -812,9 +813,14 @@ class Runner:
             async with driver.session.get(url, timeout=aiohttp.ClientTimeout(total=5)) as resp:
                 if resp.status != 200:
                     return replace(t_obs, state_error=f"state probe answered HTTP {resp.status}")
-                data = await resp.json(content_type=None)
+                from harness.channels import read_capped
+
+                raw = await read_capped(resp, 4_000_000)  # an endless or nested-past-parsing answer: an error
+                if len(raw) > 4_000_000:
+                    return replace(t_obs, state_error="state probe answered over 4 MB")
+                data = json.loads(raw)
                 return replace(t_obs, state=data if isinstance(data, dict) else {"value": data})
-        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as exc:
+        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError, RecursionError) as exc:
             return replace(t_obs, state_error=f"state probe failed: {type(exc).__name__}: {exc}")
 
     def _report(self, cases: Sequence[Case], results: list[CaseResult], started: datetime) -> RunReport:

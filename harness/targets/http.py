@@ -6,6 +6,7 @@ it prints goes through the run's redactor into target.log (``LogPump``)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import secrets
@@ -272,10 +273,12 @@ class HttpTarget:
                 try:
                     async with session.get(url) as resp:
                         if resp.status == 200:
-                            try:
-                                data = await resp.json(content_type=None)
-                                return str(data.get("version", "")) if isinstance(data, dict) else ""
-                            except ValueError:
+                            from harness.channels import read_capped
+
+                            try:  # a health answer without end is not read into memory
+                                data = json.loads(await read_capped(resp, 1_000_000))
+                                return str(data.get("version", ""))[:200] if isinstance(data, dict) else ""
+                            except (ValueError, RecursionError):
                                 return ""
                         last = f"HTTP {resp.status}"
                 except (aiohttp.ClientError, asyncio.TimeoutError) as exc:

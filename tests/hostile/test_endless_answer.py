@@ -52,3 +52,39 @@ def test_an_endless_webhook_answer_is_read_up_to_a_cap(tmp_path, capsys, monkeyp
     assert sum(endless_bot.SENT) < 200_000_000  # the harness stopped reading near the 4 MB cap
     text = (tmp_path / "reports" / "r1" / "results.json").read_text()
     assert json.loads(text)["summary"]["failed"] == 1
+
+
+NESTED_STATE = '''
+from aiohttp import web
+
+
+def make_app(env):
+    async def telegram(request):
+        return web.Response(status=200)
+
+    async def state(request):
+        return web.Response(text="[" * 100_000 + "]" * 100_000, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post("/telegram", telegram)
+    app.router.add_get("/state/{chat}", state)
+    return app
+'''
+
+
+def test_a_state_probe_answer_nested_past_parsing_is_unavailable_not_a_crash(tmp_path, capsys, monkeypatch):
+    (tmp_path / "nested_state_bot.py").write_text(NESTED_STATE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "nested_state_bot", raising=False)
+    case = ('layer: robustness\ncases:\n  - id: st\n    send: "hi"\n'
+            '    expect: {state: {"$.task": {absent: true}}}\n')
+    cfg = make_project(tmp_path, cases=case)
+    cfg.write_text(cfg.read_text().replace('inprocess = "tests.agents.echo:make_app"',
+                                           'inprocess = "nested_state_bot:make_app"\nstate_url = "on"'))
+    code = cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "r1"])
+    assert "internal error" not in capsys.readouterr().err
+    results = json.loads((tmp_path / "reports" / "r1" / "results.json").read_text())
+    evidence = [e for t in results["cases"][0]["turns"] for e in t.get("evidence", [])] or \
+        results["cases"][0].get("evidence", [])
+    assert code in (0, 1, 3) and results["cases"][0]["status"] != "pass", results["cases"][0]["status"]
+    assert "state probe failed: RecursionError" in json.dumps(results), evidence
