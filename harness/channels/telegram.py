@@ -82,7 +82,7 @@ def _webhook_call(status: int, text: str) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser: not a method call
         return None
     if isinstance(data, dict) and isinstance(data.get("method"), str) and data["method"]:
         return data

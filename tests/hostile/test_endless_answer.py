@@ -88,3 +88,10 @@ def test_a_state_probe_answer_nested_past_parsing_is_unavailable_not_a_crash(tmp
         results["cases"][0].get("evidence", [])
     assert code in (0, 1, 3) and results["cases"][0]["status"] != "pass", results["cases"][0]["status"]
     assert "state probe failed: RecursionError" in json.dumps(results), evidence
+
+
+def test_a_webhook_answer_nested_past_parsing_is_no_method_call():
+    from harness.channels.telegram import _webhook_call
+
+    deep = '{"method": "sendMessage", "chat_id": 1, "text": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert _webhook_call(200, deep) is None  # RecursionError out of the delivery before
