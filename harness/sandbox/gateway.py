@@ -92,7 +92,7 @@ class StreamCapture:
         self.frames += 1
         try:
             obj = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             self.broken += 1
             return
         if isinstance(obj, dict):
@@ -153,7 +153,7 @@ class StreamCapture:
                 if block.get("type") == "tool_use":
                     try:
                         args = json.loads(block.get("partial") or "{}")
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         args = {}
                     content.append({"type": "tool_use", "id": block.get("id", ""), "name": block.get("name", ""),
                                     "input": args})
@@ -237,7 +237,7 @@ class LlmGateway:
             body = json.loads(raw or b"{}")
             if not isinstance(body, dict):
                 raise ValueError("body is not a JSON object")
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             return self._record(started, t0, {}, (), 400, None, f"invalid JSON body: {exc}",
                                 _error(400, f"invalid JSON body: {exc}", provider), base)
         keys = self.keys_of(body)  # the one resolution: event, faults, scripts
@@ -387,7 +387,7 @@ class LlmGateway:
         if "json" in ctype:
             try:
                 parsed = json.loads(payload)
-            except ValueError:
+            except (ValueError, RecursionError):
                 parsed = None
         error = "" if status < 400 else f"upstream answered {status}"
         if self.cassette is not None:

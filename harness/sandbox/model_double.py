@@ -310,7 +310,7 @@ def render(template: str, context: Mapping[str, str | None]) -> str:
             return "{?" + name + "}"
         try:
             parsed = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return "{?" + name + "}"
         found, got = _dig(parsed, rest.split("."))
         if not found:
@@ -476,7 +476,7 @@ def _anthropic_blocks(answer: Answer) -> list[dict]:
     for call in answer.tool_calls:
         try:
             args = json.loads(call["arguments"] or "{}")
-        except ValueError:
+        except (ValueError, RecursionError):
             args = {}
         blocks.append({"type": "tool_use", "id": call["id"], "name": call["name"], "input": args})
     return blocks
