@@ -394,7 +394,13 @@ class HttpTarget:
             self._log.flush()
         if not self.log_path or not self.log_path.exists():
             return ""
-        text = inert(self.log_path.read_text(errors="replace")).splitlines()[-lines:]
+        try:
+            with open(self.log_path, "rb") as fh:  # its end only: the log may be as big as the cap
+                fh.seek(max(0, fh.seek(0, os.SEEK_END) - 64 * 1024))
+                tail = fh.read()
+        except OSError:
+            return ""
+        text = inert(tail.decode("utf-8", errors="replace")).splitlines()[-lines:]
         return "target log (last lines):\n" + "\n".join("  " + line for line in text)
 
 
@@ -405,10 +411,18 @@ class LogPump:
     #: Bytes held back when a chunk ends mid-line, so a secret cut by the chunk is seen whole.
     OVERLAP = 512
     CHUNK = 64 * 1024
+    #: target.log's size limit: past it the output is still drained (the agent never blocks on a
+    #: full pipe) but only its last ``TAIL`` bytes are kept, written at the end after a note.
+    CAP = 50_000_000
+    TAIL = 256 * 1024
 
     def __init__(self, stream: IO[bytes], path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._out = open(path, "ab")
+        from harness.fileio import open_append
+
+        self._out = open_append(path)  # a FIFO or folder left there (a resumed run's folder) never blocks
+        self._written = self._out.tell()
+        self._dropped = 0
+        self._tail = b""
         self._stream = stream
         self._lock = threading.Lock()
         self._pending = b""
@@ -434,9 +448,24 @@ class LogPump:
         self.flush()
 
     def _emit(self, data: bytes) -> None:
-        if data and not self._out.closed:
-            self._out.write(active().binary(data))
-            self._out.flush()
+        if not data or self._out.closed:
+            return
+        if self._written + len(data) > self.CAP:  # an agent printing without end never fills the disk
+            self._dropped += len(data)
+            self._tail = (self._tail + data)[-self.TAIL:]
+            return
+        self._out.write(active().binary(data))
+        self._written += len(data)
+        self._out.flush()
+
+    def _close_tail(self) -> None:
+        if self._dropped and not self._out.closed:
+            kept = len(self._tail)
+            self._out.write(f"\n[harness: target.log reached {self.CAP:,} bytes; {self._dropped - kept:,} bytes of "
+                            f"the target's output were dropped; its last {kept:,} bytes follow]\n".encode())
+            cut = self._tail.find(b"\n") + 1  # from a line's start: a secret cut at the edge stays out
+            self._out.write(active().binary(self._tail[cut:]))
+            self._dropped, self._tail = 0, b""
 
     def flush(self) -> None:
         """Write what is held back (the end of an unfinished line)."""
@@ -448,6 +477,7 @@ class LogPump:
         self._thread.join(timeout=5)  # the pipe ends when the last process of the tree is gone
         self.flush()
         with self._lock:
+            self._close_tail()
             self._out.close()
         try:
             self._stream.close()

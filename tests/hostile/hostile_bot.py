@@ -12,6 +12,7 @@ It answers Telegram webhooks on ``--port`` like a plain echo bot, and misbehaves
 - ``stubborn``: ignores SIGTERM (the bot and its worker);
 - ``flood``: answers a message with ``FLOOD_N`` replies of ``FLOOD_CHARS`` characters.
 - ``crash``: prints a traceback-like line and exits 3 before it listens;
+- ``chatty``: prints 5 MB of lines at start, then ``LAST LINE BEFORE LISTENING``;
 - ``garbage``: writes undecodable bytes and a 300 KB line without a newline to stdout;
 - ``hang``: never answers the webhook (the request stays open);
 - ``escapes``: its reply carries terminal control sequences (screen clear, window title, an
@@ -73,6 +74,11 @@ def main() -> None:
     if "crash" in MODES:
         print("Traceback (most recent call last):\nRuntimeError: the bot refuses to start", flush=True)
         sys.exit(3)
+    if "chatty" in MODES:  # 5 MB of output at start, then a last line
+        for i in range(50_000):
+            sys.stdout.write(f"chatter {i:06d} " + "x" * 86 + "\n")
+        sys.stdout.write("LAST LINE BEFORE LISTENING\n")
+        sys.stdout.flush()
     if "garbage" in MODES:
         sys.stdout.buffer.write(b"\xff\xfe\x00 not utf-8 \xc3\x28\n" + b"g" * 300_000)
         sys.stdout.buffer.flush()
