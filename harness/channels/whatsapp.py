@@ -141,7 +141,7 @@ async def verify_webhook(
             headers={"User-Agent": USER_AGENT},
             timeout=aiohttp.ClientTimeout(total=timeout),
         ) as resp:
-            text = await resp.text(errors="replace")
+            text = (await read_capped(resp, MAX_BODY_CHARS * 4)).decode("utf-8", errors="replace")
     except asyncio.TimeoutError:
         return VerifyResult(False, None, "", challenge, f"no answer from {url} within {timeout:g}s")
     except aiohttp.ClientError as exc:
