@@ -306,7 +306,7 @@ def _cmd_check(args) -> int:
     from harness.config import load_config
 
     config = load_config(args.config)
-    cases, _quarantine, golden_dir, goldens = _validate_suite(args, config)
+    cases, quarantine, golden_dir, goldens = _validate_suite(args, config)
     from harness.cli.goldens import missing_goldens
 
     missing = missing_goldens(cases, goldens, golden_dir)
@@ -335,6 +335,12 @@ def _cmd_check(args) -> int:
 
     for line in suite_warnings(cases):
         print(f"warning: {line}")
+    if not args.layer and not args.case:  # a quarantine naming no case (renamed, deleted) quarantines nothing
+        ids = {c.id for c in cases}
+        for entry in quarantine or ():
+            if entry.id not in ids:
+                print(f"warning: fixtures/quarantine.yaml: {entry.id!r} names no case of the suite, so it "
+                      "quarantines nothing (renamed or removed? remove the entry)")
     print(f"{len(cases)} cases would run")
     return 0
 

@@ -180,3 +180,11 @@ def test_a_suite_golden_that_names_a_file_is_refused_by_both(tmp_path, capsys, c
     assert cli.main([command, "--config", str(cfg), *(["--quiet"] if command == "run" else [])]) == 2
     err = capsys.readouterr().err
     assert "[suite] golden" in err and "is not a folder" in err and "fix:" in err, err
+
+
+def test_a_quarantine_entry_naming_no_case_is_said_by_check(tmp_path, capsys):
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    (tmp_path / "fixtures" / "quarantine.yaml").write_text(
+        "quarantine:\n  - id: renamed-long-ago\n    reason: flaky\n    owner: ana\n    expires: 2099-01-01\n")
+    assert cli.main(["check", "--config", str(cfg)]) == 0
+    assert "'renamed-long-ago' names no case of the suite" in capsys.readouterr().out
