@@ -315,19 +315,19 @@ def _cmd_check(args) -> int:
     by_layer: dict[str, list] = {}
     for c in cases:
         by_layer.setdefault(c.layer, []).append(c)
-    print(f"config: {config.path or '(defaults)'}; target: {config.target.name}")
+    print(redact.inert(f"config: {config.path or '(defaults)'}; target: {config.target.name}"))
     for layer, items in by_layer.items():
         chans = sorted({c.channel for c in items})
         print(f"  {layer}: {len(items)} cases ({', '.join(chans)})")
         for c in items:
             print(f"    {c.id} [{c.channel}] {len(c.turns)} turn(s), "
                   f"{sum(len(t.checks) for t in c.turns)} check(s)")
-    print(f"goldens: {golden_dir} (version {goldens.version})")
+    print(redact.inert(f"goldens: {golden_dir} (version {goldens.version})"))
     from harness import layer as registry
     from harness.judges.warnings import mutation_warnings
 
     for problem in registry.problems():
-        print(f"warning: layer plugin: {problem}")
+        print(redact.inert(f"warning: layer plugin: {problem}"))
     reports = config.resolve("reports")
     for line in mutation_warnings(cases, reports, reports / "judges"):
         print(f"warning: {line}")
@@ -398,9 +398,10 @@ def _run(args, config, out: Path, early) -> int:
         layers = Counter(c.layer for c in selected)
         by_layer = ", ".join(f"{n} {name}" for name, n in layers.items())
         conc = args.concurrency or config.sandbox.concurrency
-        console.print(f"harness run: {total} case(s)" + (f" ({by_layer})" if by_layer else "")
-                      + (f" x {args.repeat} repeats" if args.repeat > 1 else "")
-                      + f" · target {config.target.name} · concurrency {conc} · writing {out / args.flow.run_id}",
+        console.print(redact.inert(f"harness run: {total} case(s)" + (f" ({by_layer})" if by_layer else "")
+                                   + (f" x {args.repeat} repeats" if args.repeat > 1 else "")
+                                   + f" · target {config.target.name} · concurrency {conc} · "
+                                     f"writing {out / args.flow.run_id}"),
                       markup=False, highlight=False, soft_wrap=True)
         progress.start(total)
 
@@ -442,14 +443,14 @@ def _run(args, config, out: Path, early) -> int:
         from harness.report.terminal import print_table
 
         print_table(report, console)
-        console.print(diff_line(nightly["diff"]), markup=False)
+        console.print(redact.inert(diff_line(nightly["diff"])), markup=False)
         from harness.report.changes import changes_line, changes_or_note
 
         changed = changes_line(changes_or_note(d, nightly.get("base"))[0])  # tonight beside the accepted replies
         if changed:
-            console.print(changed, markup=False)
+            console.print(redact.inert(changed), markup=False)
         console.print(overhead, markup=False, highlight=False)
-        console.print(f"report: {files.get('html', run_dir)}")
+        console.print(redact.inert(f"report: {files.get('html', run_dir)}"), markup=False, highlight=False)
     args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
     return report.exit_code
 

@@ -81,3 +81,23 @@ def test_a_reply_full_of_control_sequences_reaches_no_terminal(tmp_path: Path):
     for text in shown:
         for seq in ("\x1b", "\x9b", "\x07"):
             assert seq not in text, repr(text[:2000])
+
+
+def test_paths_and_reasons_the_console_shows_are_inert(tmp_path: Path):
+    """A project folder whose name holds a window-title sequence (a crafted repository cloned in
+    CI), and a check reason quoting a reply with control sequences: nothing reaches the terminal."""
+    from harness.report.format import one_line
+
+    assert one_line("got 'hi \x1b]0;pwned\x07 \x1b[2J there'", 200) == "got 'hi there'"
+    root = Path(__file__).resolve().parents[2]
+    project = tmp_path / "esc\x1b]0;pwned\x07dir"
+    sys.path.insert(0, str(root / "tests" / "ops"))
+    from ops_support import echo_cases, make_project
+
+    make_project(project, cases=echo_cases(1))
+    for args in (["check"], ["run"]):
+        done = subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=project, capture_output=True,
+                              text=True, timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root),
+                                                           "HOME": str(tmp_path)})
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr, done.stdout
