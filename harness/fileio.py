@@ -10,7 +10,7 @@ from pathlib import Path
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` so readers see the old file or the new one, never half of one."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     _clear_squatter(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -29,11 +29,49 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
     return path
 
 
+def make_folder(folder: Path) -> None:
+    """``folder`` and its parents, created if missing. A file (or a link to one, or to nothing) an
+    agent left where the run's own folder goes is moved aside (``<name>.not-a-folder``), so the
+    run's reports still land where readers look."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return
+    except FileExistsError:
+        if folder.is_dir() or not os.path.lexists(folder) or not os.path.lexists(folder.parent):
+            raise
+    for n in range(100):
+        aside = folder.with_name(f"{folder.name}.not-a-folder" + (f".{n}" if n else ""))
+        if not os.path.lexists(aside):
+            os.replace(folder, aside)
+            break
+    folder.mkdir(parents=True, exist_ok=True)
+
+
+def open_append(path: Path):
+    """``path`` opened to append bytes, created if missing. What is not a regular file there (a
+    folder or a link an agent put in its place) is moved aside first (``_clear_squatter``); a FIFO
+    slipped in after that is refused (OSError) instead of blocking the open forever."""
+    import stat
+
+    make_folder(path.parent)
+    _clear_squatter(path)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(22, "is not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "ab")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _clear_squatter(path: Path) -> None:
     """Something that is not a file where a report goes (an agent that made ``results.json`` a
     folder, a symlink to elsewhere) is moved aside, never written through: the report still lands
     where readers look, and what was there is kept under ``<name>.not-a-file[.N]``."""
-    if not os.path.lexists(path) or (path.is_file() and not path.is_symlink()):
+    if not os.path.lexists(path) or (os.path.isfile(path) and not os.path.islink(path)):
         return
     for n in range(100):
         aside = path.with_name(f"{path.name}.not-a-file" + (f".{n}" if n else ""))
@@ -56,3 +94,25 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def read_regular_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file. Anything else an agent or a person may have left there (a
+    FIFO, a device, a socket) raises OSError(EINVAL) instead of blocking the read forever; a
+    folder raises IsADirectoryError, a missing file FileNotFoundError."""
+    import errno
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "is not a regular file (a FIFO, a device or a socket)", str(path))
+        with os.fdopen(fd, "rb", closefd=True) as fh:
+            fd = -1
+            return fh.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)

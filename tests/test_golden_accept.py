@@ -63,3 +63,24 @@ def test_golden_accept_writes_an_unapproved_draft_no_check_uses(tmp_path, capsys
     approved.write_text(text.replace("approved: pending", "approved: 2026-12-01"))
     assert load_goldens(tmp_path / "golden").get("sum-paper").answers[0].text.startswith("The paper finds")
     assert cli.main(["golden", "accept", "r1", "--case", "nope*", "--config", str(cfg)]) == 2
+
+
+def test_golden_accept_keeps_a_draft_someone_edited(tmp_path, capsys):
+    """Issue 24: a second accept wrote over golden/drafts/<case>.yaml, a reviewer's edits and all."""
+    cfg = _project(tmp_path)
+    for rid, reply in (("r1", "First answer."), ("r2", "Second answer.")):
+        run = tmp_path / "reports" / rid
+        run.mkdir(parents=True)
+        run.joinpath("results.json").write_text(json.dumps({"run_id": rid, "cases": [
+            {"id": "sum-paper", "status": "fail", "evidence": [{"check": "similarity", "turn": 0, "passed": False}],
+             "turns": [{"replies": [{"text": reply}]}]}]}))
+    assert cli.main(["golden", "accept", "r1", "--config", str(cfg)]) == 0
+    draft = tmp_path / "golden" / "drafts" / "sum-paper.yaml"
+    draft.write_text(draft.read_text().replace("approved: pending", "approved: 2026-12-01  # checked by ana"))
+    edited = draft.read_text()
+    assert cli.main(["golden", "accept", "r1", "--config", str(cfg)]) == 0  # r1 again: beside the edited one
+    assert (tmp_path / "golden" / "drafts" / "sum-paper.r1.yaml").exists()
+    assert cli.main(["golden", "accept", "r2", "--config", str(cfg)]) == 0
+    assert draft.read_text() == edited
+    beside = tmp_path / "golden" / "drafts" / "sum-paper.r2.yaml"
+    assert "Second answer." in beside.read_text() and str(beside) in capsys.readouterr().out

@@ -182,7 +182,7 @@ def _case_lines(text: str) -> str:
 @pytest.mark.parametrize("program, says", [(".venv/bin/python", "create the bot's virtualenv"),
                                            ("bin/mybot", "no such file")])
 def test_a_missing_bot_interpreter_says_how_to_make_it(tmp_path, program, says):
-    from harness.targets.http import command_problem
+    from harness.targets.command import command_problem
 
     problem = command_problem([program, "mybot.py"], tmp_path, dict(os.environ))
     assert problem and says in problem

@@ -193,9 +193,16 @@ def _is_yaml(path: Path) -> bool:
 
 
 def _walk_yaml(folder: Path) -> list[Path]:
-    """YAML names under ``folder``, sub-folders included (symlinked folders are not entered: no loops)."""
+    """YAML names under ``folder``, sub-folders included, symlinked ones too (a folder already
+    walked, a link loop, is not entered twice; a linked sub-folder was skipped silently before)."""
     found = []
-    for here, dirs, names in os.walk(folder):
+    seen: set[str] = set()
+    for here, dirs, names in os.walk(folder, followlinks=True):
+        real = os.path.realpath(here)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         found += [Path(here) / n for n in names + [d for d in dirs if _is_yaml(Path(d))] if _is_yaml(Path(n))]
     return sorted(set(found))

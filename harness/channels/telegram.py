@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 
+from harness.channels import read_capped
 from harness.channels.telegram_calls import ApiError, canonical_method, reply_buttons
 from harness.channels.telegram_emulator import BotApiEmulator, webhook_reply_event
 from harness.channels.telegram_methods import WebhookSettings
@@ -42,6 +43,8 @@ __all__ = [
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 #: How much of the agent's answer body is kept (it is evidence, not data).
 MAX_BODY_CHARS = 4000
+#: The most of a webhook's answer read (bytes): a method call in it is a few kB at most.
+MAX_ANSWER_BYTES = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ def _webhook_call(status: int, text: str) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser: not a method call
         return None
     if isinstance(data, dict) and isinstance(data.get("method"), str) and data["method"]:
         return data
@@ -95,12 +98,16 @@ async def deliver_update(
         async with session.post(
             url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout)
         ) as resp:
-            raw = await resp.read()
+            raw = await read_capped(resp, MAX_ANSWER_BYTES)  # an endless answer never fills the memory
     except asyncio.TimeoutError:
         return DeliveryResult(status=None, error=f"no answer from {url} within {timeout:g}s")
     except aiohttp.ClientError as exc:
         return DeliveryResult(status=None, error=f"{type(exc).__name__}: {exc}")
-    text = raw.decode("utf-8", errors="replace")
+    text = raw[:MAX_ANSWER_BYTES].decode("utf-8", errors="replace")
+    if len(raw) > MAX_ANSWER_BYTES:
+        return DeliveryResult(status=resp.status, body=text[:MAX_BODY_CHARS],
+                              error=f"the webhook's answer is over {MAX_ANSWER_BYTES // 1_000_000} MB; it was not "
+                                    "read further nor taken as a method call")
     return DeliveryResult(
         status=resp.status,
         body=text[:MAX_BODY_CHARS],

@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 
+from harness.channels import read_capped
 from harness.channels.whatsapp_emulator import GraphApiEmulator
 from harness.channels.whatsapp_messages import graph_error, offered_options
 from harness.channels.whatsapp_payloads import WhatsAppUpdates, new_media_id, new_wamid
@@ -114,8 +115,8 @@ async def deliver_payload(
         async with session.post(
             url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout)
         ) as resp:
-            text = await resp.text(errors="replace")
-            return DeliveryResult(status=resp.status, body=text[:MAX_BODY_CHARS])
+            raw = await read_capped(resp, MAX_BODY_CHARS * 4)  # only its head is kept: never read it all
+            return DeliveryResult(status=resp.status, body=raw.decode("utf-8", errors="replace")[:MAX_BODY_CHARS])
     except asyncio.TimeoutError:
         return DeliveryResult(status=None, error=f"no answer from {url} within {timeout:g}s")
     except aiohttp.ClientError as exc:
@@ -141,7 +142,7 @@ async def verify_webhook(
             headers={"User-Agent": USER_AGENT},
             timeout=aiohttp.ClientTimeout(total=timeout),
         ) as resp:
-            text = await resp.text(errors="replace")
+            text = (await read_capped(resp, MAX_BODY_CHARS * 4)).decode("utf-8", errors="replace")
     except asyncio.TimeoutError:
         return VerifyResult(False, None, "", challenge, f"no answer from {url} within {timeout:g}s")
     except aiohttp.ClientError as exc:

@@ -95,7 +95,7 @@ def parse_json(text: str) -> tuple[Any, str]:
     for candidate in candidates:
         try:
             return json.loads(candidate.strip()), ""
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             last = str(exc)
     return None, f"not JSON: {last}" if text.strip() else "empty reply"
 

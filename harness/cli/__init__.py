@@ -10,6 +10,7 @@ could not be brought up.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from harness import __version__
 from harness.cli import process
-from harness.errors import HarnessError
+from harness.errors import HarnessError, TargetError, UsageError
 from harness import redact
 
 
@@ -92,8 +93,25 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted; finished cases are in the run's results.jsonl", file=sys.stderr)
         return 130
+    except SystemExit as exc:  # the harness never exits from inside a command: code it loaded did (an in-process agent)
+        print(f"harness: sys.exit({exc.code!r}) was called inside the harness's process before `harness "
+              f"{args.command}` finished (by the in-process target's code?): nothing was judged\n"
+              "  fix: an in-process agent must not call sys.exit; run it as [target].command instead",
+              file=sys.stderr)
+        return TargetError.exit_code
+    except OSError as exc:
+        if exc.errno in _PATH_ERRNOS and exc.filename:  # a path given that no file system takes: the input's
+            print(f"harness: {redact.inert(str(exc.filename))}: {exc.strerror}\n  fix: check the paths on the "
+                  "command line and in harness.toml (a name too long, a link loop, a file where a folder "
+                  "should be)", file=sys.stderr)
+            return UsageError.exit_code
+        return _crashed(exc, args)
     except Exception as exc:  # a bug of ours: one line and a crash log, never a bare traceback
         return _crashed(exc, args)
+
+
+#: OSError numbers that say a path given as input cannot be used, not that the harness is wrong.
+_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR})
 
 
 def _crashed(exc: BaseException, args) -> int:
@@ -110,7 +128,10 @@ def _crashed(exc: BaseException, args) -> int:
             + "".join(traceback.format_exception(exc)))
     where = "(the crash log could not be written)"
     for folder in (getattr(args, "out", None), tempfile.gettempdir()):
-        if not folder or not Path(folder).is_dir():
+        try:
+            if not folder or not Path(folder).is_dir():
+                continue
+        except (OSError, ValueError):  # a name too long, a NUL: not a folder to write to
             continue
         try:
             where = str(atomic_write_text(Path(folder) / f"harness-crash-{stamp}-{os.getpid()}.log",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 from datetime import date
 from pathlib import Path
 from typing import Any, Iterable
@@ -16,6 +17,7 @@ from typing import Any, Iterable
 import yaml
 
 from harness.errors import FixtureError, UsageError
+from harness.fileio import atomic_write_text
 
 FORMAT = ("{case: <id>, answers: [{text: '...', author: human, approved: 2026-11-30}]} "
           "(1 to 3 answers; author human | model-drafted-approved; optional expires)")
@@ -95,10 +97,17 @@ def cmd_golden(args) -> int:
         body = yaml.safe_dump({"case": case["id"], "answers": [
             {"text": text, "author": "model-drafted-approved", "approved": "pending"}]},
             sort_keys=False, allow_unicode=True, width=100)
-        out.write_text(f"# Drafted by `harness golden accept` from run {results.get('run_id')} on {date.today()}:\n"
-                       "# NOT APPROVED. Read it against the document; when it is right, set approved to\n"
-                       f"# today's date and move this file to {golden_dir / (case['id'] + '.yaml')}.\n"
-                       "# Until then no check uses it.\n" + body, encoding="utf-8")
+        text = (f"# Drafted by `harness golden accept` from run {results.get('run_id')} on {date.today()}:\n"
+                "# NOT APPROVED. Read it against the document; when it is right, set approved to\n"
+                f"# today's date and move this file to {golden_dir / (case['id'] + '.yaml')}.\n"
+                "# Until then no check uses it.\n" + body)
+        if os.path.lexists(out) and not (out.is_file() and out.read_text(encoding="utf-8", errors="replace") == text):
+            # a draft someone may be editing (or whatever is there) is kept: this one goes beside it
+            out = next(drafts / f"{case['id']}.{results.get('run_id') or 'run'}{f'.{n}' if n else ''}.yaml"
+                       for n in range(1000)
+                       if not os.path.lexists(drafts / f"{case['id']}.{results.get('run_id') or 'run'}"
+                                                       f"{f'.{n}' if n else ''}.yaml"))
+        atomic_write_text(out, text)
         written += 1
         print(f"wrote {out} (unapproved draft)")
     print(f"{written} draft(s) in {drafts}: review each, set approved: <date>, move it up to {golden_dir}/")

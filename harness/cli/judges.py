@@ -41,6 +41,15 @@ def run(args) -> int:
 
     redact.for_run(config)  # judges.json, judges.html and the console pass the config's redactor
     out = Path(args.out) if args.out else config.resolve("reports") / "judges"
+    from harness.schema.files import output_dir_problem
+
+    problem = output_dir_problem(out)  # / , /proc, a dangling link: as run, calibrate and schema refuse them
+    if problem:
+        raise UsageError(problem, fix="--out names a folder for judges.json and judges.html (created if missing)")
+    for flag, given in (("--fixtures", args.fixtures), ("--golden", args.golden)):
+        if given and not Path(given).is_dir():
+            raise UsageError(f"{flag} {given}: {'not a folder' if Path(given).exists() else 'no such folder'}",
+                             fix=f"{flag} names a folder (harness judges --help)")
     options = JudgeOptions(out=out, golden=Path(args.golden) if args.golden else None, min_catch=args.min_catch,
                            seed=args.seed, llm_critic=args.llm_critic, use_cache=not args.no_cache)
     import sys

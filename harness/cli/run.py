@@ -31,6 +31,12 @@ def cmd_run(args) -> int:
     config = load_config(args.config)
     redact.for_run(config)  # the run's redactor: every sink applies it (harness/redact.py)
     out = Path(args.out) if args.out else config.resolve("reports")
+    from harness.schema.files import output_dir_problem
+
+    problem = output_dir_problem(out)  # before anything looks at it (a name too long crashed the start)
+    if problem:
+        raise UsageError(problem, fix="--out names a folder for the runs (created if missing), with no folder named "
+                                      ".harness.lock in it")
     if args.against:  # a run to diff with that is not there is refused before anything starts
         from harness.cli.nightly import source_for
         from harness.night.baseline import resolve_run_id
@@ -88,9 +94,10 @@ def _run(args, config, out: Path, early) -> int:
         layers = Counter(c.layer for c in selected)
         by_layer = ", ".join(f"{n} {name}" for name, n in layers.items())
         conc = args.concurrency or config.sandbox.concurrency
-        console.print(f"harness run: {total} case(s)" + (f" ({by_layer})" if by_layer else "")
-                      + (f" x {args.repeat} repeats" if args.repeat > 1 else "")
-                      + f" · target {config.target.name} · concurrency {conc} · writing {out / args.flow.run_id}",
+        console.print(redact.inert(f"harness run: {total} case(s)" + (f" ({by_layer})" if by_layer else "")
+                                   + (f" x {args.repeat} repeats" if args.repeat > 1 else "")
+                                   + f" · target {config.target.name} · concurrency {conc} · "
+                                     f"writing {out / args.flow.run_id}"),
                       markup=False, highlight=False, soft_wrap=True)
         progress.start(total)
 
@@ -147,14 +154,14 @@ def _run(args, config, out: Path, early) -> int:
         from harness.report.terminal import print_table
 
         print_table(report, console)
-        console.print(diff_line(nightly["diff"]), markup=False)
+        console.print(redact.inert(diff_line(nightly["diff"])), markup=False)
         from harness.report.changes import changes_line, changes_or_note
 
         changed = changes_line(changes_or_note(d, nightly.get("base"))[0])  # tonight beside the accepted replies
         if changed:
-            console.print(changed, markup=False)
+            console.print(redact.inert(changed), markup=False)
         console.print(overhead, markup=False, highlight=False)
-        console.print(f"report: {files.get('html', run_dir)}")
+        console.print(redact.inert(f"report: {files.get('html', run_dir)}"), markup=False, highlight=False)
     with phase("uploading the run to [storage]", say):
         args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
     return report.exit_code

@@ -16,6 +16,9 @@ _OPERATORS = {"and", "or", "not"}
 def keyword_filter(expr: str) -> Callable[[str, Iterable[str]], bool]:
     """A predicate on (case id, tags) for a ``-k`` expression: words joined with and/or/not and
     parentheses; a word matches when it is part of the id or equals a tag (case-insensitive)."""
+    if len(expr or "") > 4000:
+        raise UsageError(f"-k is {len(expr):,} characters long; the limit is 4,000",
+                         fix="select with --case GLOB or tags, or a shorter -k expression")
     tokens = _TOKEN.findall(expr or "")
     if not tokens or "".join(tokens).strip() == "":
         raise UsageError("-k needs an expression", fix="-k url, -k 'url and not malformed'")
@@ -38,7 +41,7 @@ def keyword_filter(expr: str) -> Callable[[str, Iterable[str]], bool]:
                 out.append(str(t.lower() in low_id or t.lower() in low_tags))
         try:  # only True/False, and, or, not and parentheses are left: nothing else can be evaluated
             return bool(eval(" ".join(out), {"__builtins__": {}}, {}))  # noqa: S307
-        except (SyntaxError, TypeError):  # `url (x)`: a word called like a function
+        except (SyntaxError, TypeError, RecursionError, MemoryError):  # `url (x)`; `not not ... x` 5,000 deep
             raise UsageError(f"-k {expr!r} is not an expression of words with and/or/not",
                              fix="-k 'url and not malformed', -k '(cost or latency) and not slow'") from None
 

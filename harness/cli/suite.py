@@ -3,10 +3,12 @@ share it, so check says what run would), and ``harness check`` itself."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from harness import layer as layer_registry
+from harness import redact
 from harness.errors import FixtureErrors, MissingExtra, UsageError
 
 
@@ -71,6 +73,12 @@ def validate_suite(args, config):
     if getattr(args, "golden", None) and not golden_dir.is_dir():
         raise UsageError(f"--golden {args.golden}: {'no such folder' if not golden_dir.exists() else 'not a folder'}",
                          fix="--golden names the folder of approved answers (default: golden/ next to the config)")
+    if not getattr(args, "golden", None) and os.path.lexists(golden_dir) and not golden_dir.is_dir():
+        # a missing default folder is no golden yet; a file (or a dangling link) there is a mistake
+        from harness.errors import ConfigError
+
+        raise ConfigError(f"[suite] golden = {str(golden_dir)!r} is not a folder", file=str(config.path or ""),
+                          fix="[suite] golden names the folder of approved answers (default: golden)")
     goldens = load_goldens(golden_dir)
     return cases, quarantine, golden_dir, goldens
 
@@ -100,20 +108,28 @@ def _validate_command(config) -> None:
 
     from harness.config import python_command
     from harness.errors import ConfigError
-    from harness.targets.http import command_problem
+    from harness.targets.command import command_problem
 
     t = config.target
-    if not t.command:
-        return
-    cwd = config.resolve(t.cwd) if t.cwd else config.root
-    env = {**os.environ, **{k: str(v) for k, v in t.env.items()}}
-    # placeholders ({port}, {run_dir}...) are only known at run time: a program named by one is not judged
-    cmd = python_command(t.command)
-    if cmd and "{" not in cmd[0]:
-        problem = command_problem(cmd, cwd, env)
-        if problem:
-            raise ConfigError(problem, file=str(config.path or ""),
-                              fix='[target].command is the argv that starts your bot, e.g. ["python", "mybot.py"]')
+    if t.command:
+        cwd = config.resolve(t.cwd) if t.cwd else config.root
+        env = {**os.environ, **{k: str(v) for k, v in t.env.items()}}
+        # placeholders ({port}, {run_dir}...) are only known at run time: a program named by one is not judged
+        cmd = python_command(t.command)
+        if cmd and "{" not in cmd[0]:
+            problem = command_problem(cmd, cwd, env)
+            if problem:
+                raise ConfigError(problem, file=str(config.path or ""),
+                                  fix='[target].command is the argv that starts your bot, e.g. ["python", "mybot.py"], '
+                                      "run in [target].cwd (default: the config's folder)")
+    if t.inprocess:  # imported as the run would: a module that fails, a name that is no factory
+        from harness.targets.inprocess import load_object
+
+        try:
+            load_object(t.inprocess)
+        except ConfigError as exc:
+            exc.file = exc.file or str(config.path or "")
+            raise
 
 
 def _validate_files(config) -> None:
@@ -141,7 +157,7 @@ def cmd_check(args) -> int:
     from harness.config import load_config
 
     config = load_config(args.config)
-    cases, _quarantine, golden_dir, goldens = validate_suite(args, config)
+    cases, quarantine, golden_dir, goldens = validate_suite(args, config)
     from harness.cli.goldens import missing_goldens
 
     missing = missing_goldens(cases, goldens, golden_dir)
@@ -155,19 +171,19 @@ def cmd_check(args) -> int:
     by_layer: dict[str, list] = {}
     for c in cases:
         by_layer.setdefault(c.layer, []).append(c)
-    print(f"config: {config.path or '(defaults)'}; target: {config.target.name}")
+    print(redact.inert(f"config: {config.path or '(defaults)'}; target: {config.target.name}"))
     for layer, items in by_layer.items():
         chans = sorted({c.channel for c in items})
         print(f"  {layer}: {len(items)} cases ({', '.join(chans)})")
         for c in items:
             print(f"    {c.id} [{c.channel}] {len(c.turns)} turn(s), "
                   f"{sum(len(t.checks) for t in c.turns)} check(s)")
-    print(f"goldens: {golden_dir} (version {goldens.version})")
+    print(redact.inert(f"goldens: {golden_dir} (version {goldens.version})"))
     from harness import layer as registry
     from harness.judges.warnings import mutation_warnings
 
     for problem in registry.problems():
-        print(f"warning: layer plugin: {problem}")
+        print(redact.inert(f"warning: layer plugin: {problem}"))
     reports = config.resolve("reports")
     for line in mutation_warnings(cases, reports, reports / "judges"):
         print(f"warning: {line}")
@@ -177,6 +193,12 @@ def cmd_check(args) -> int:
         print(f"warning: {line}")
     for note in registry.install_notes(config.sections):  # e.g. no default variants on the core install
         print(f"note: {note}")
+    if not args.layer and not args.case:  # a quarantine naming no case (renamed, deleted) quarantines nothing
+        ids = {c.id for c in cases}
+        for entry in quarantine or ():
+            if entry.id not in ids:
+                print(f"warning: fixtures/quarantine.yaml: {entry.id!r} names no case of the suite, so it "
+                      "quarantines nothing (renamed or removed? remove the entry)")
     print(f"{len(cases)} cases would run")
     return 0
 

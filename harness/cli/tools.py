@@ -93,9 +93,14 @@ def cmd_report(args) -> int:
     from harness.report import render
 
     where = Path(args.run_dir)
-    if where.exists() and not where.is_dir():
-        raise UsageError(f"{where} is a file, not a run folder",
-                         fix="harness report RUN_DIR names a folder written by `harness run` (reports/<run_id>)")
+    fix = "harness report RUN_DIR names a folder written by `harness run` (reports/<run_id>)"
+    try:
+        if not where.exists():
+            raise UsageError(f"{where}: no such folder", fix=fix)
+        if not where.is_dir():
+            raise UsageError(f"{where} is a file, not a run folder", fix=fix)
+    except OSError as exc:  # a name too long, a link loop
+        raise UsageError(f"{where} cannot be read: {exc.strerror or exc}", fix=fix) from None
     path = render(where, args.format, context=nights_around)
     if args.format in ("md", "github"):
         sys.stdout.write(path.read_text(encoding="utf-8"))

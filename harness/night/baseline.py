@@ -74,6 +74,27 @@ def _parse(raw: Any) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("run_id") else None
 
 
+def _stored_record_is_readable(store: Any) -> None:
+    """Before an accept writes baseline.json to storage: the stored one must be missing or a record.
+    Storage that answers with something else (a proxy's or portal's page) would make the accept
+    start from the local record alone and drop the other machines' acceptances and the log when it
+    writes over it. Storage that does not answer is the put's to report (the accept stays local)."""
+    from harness.errors import StorageError
+    from harness.redact import inert
+
+    key = store.sc.key(FILE)
+    try:
+        raw = store.get(key)
+    except StorageError:  # storage down: the accept is kept locally, and its put says storage missed it
+        return
+    if raw is not None and _parse(raw) is None:
+        start = inert(bytes(raw[:80]).decode("utf-8", "replace")).replace("\n", " ")
+        raise StorageError(f"s3://{store.sc.bucket}/{key} is not a baseline record (it starts {start!r}); refusing "
+                           "to write over it, which would drop the acceptances and the log it holds",
+                           fix="check [storage] endpoint_url (a proxy or captive portal may be answering in its "
+                               "place); if the object is really damaged, delete it and accept the baseline again")
+
+
 def _stamp(record: Mapping[str, Any]) -> str:
     return str(record.get("updated_at") or record.get("accepted_at") or "")
 
@@ -202,6 +223,8 @@ def accept_baseline(reports_dir: str | os.PathLike[str], source: RunSource, run_
     who = (by or "").strip() or _who()
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     store = store_of(source)
+    if store is not None:
+        _stored_record_is_readable(store)  # never write over a stored record that could not be read
     if not cases:
         previous = read_baseline(reports_dir, source) or {}
         record: dict[str, Any] = {"schema": SCHEMA, "run_id": run_id, "accepted_by": who, "accepted_at": now,

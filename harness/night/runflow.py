@@ -40,6 +40,9 @@ class RunFlow:
         self.prior: dict[str, Any] = {}
         self.changed_on_resume: list[str] = []
         """Finished cases of a resumed run whose definition changed since: they run again."""
+        self.basis_changed: list[str] = []
+        """What every verdict rests on and changed since a resumed run started (config, goldens,
+        documents, the agent's or the harness's commit): every case runs again."""
         """Finished cases of a resumed run, as CaseResults, by id."""
         self.prior_records: dict[str, dict[str, Any]] = {}
         """The same, as their journal lines (which keep the turns' transcripts)."""
@@ -84,6 +87,11 @@ class RunFlow:
                      "repeat": args.repeat, "fixtures": args.fixtures}
         if not self.manifest:
             self.manifest = start_manifest(config, self._argv(), selection)
+        basis = run_basis(config, args)
+        if args.resume:
+            self.basis_changed = _basis_changes(self.manifest, basis)
+        self.manifest["basis"] = basis
+        self.manifest["config_hash"] = basis["config"]
         args.flow = self
         return self
 
@@ -97,6 +105,11 @@ class RunFlow:
         self.manifest.setdefault("started_at", datetime.now(timezone.utc).isoformat(timespec="seconds"))
         before = self.manifest.get("case_hashes") if isinstance(self.manifest.get("case_hashes"), dict) else {}
         now = {c.id: case_hash(c) for c in cases}
+        if self.basis_changed and self.prior:  # every verdict was reached on another basis
+            print(f"harness: resume: {' and '.join(self.basis_changed)} changed since run {self.run_id} was started: "
+                  f"the {len(self.prior)} finished case(s) run again", file=sys.stderr)
+            self.prior.clear()
+            self.prior_records.clear()
         changed = sorted(cid for cid in self.prior if cid in now and before.get(cid) != now[cid])
         if changed:  # a verdict on another definition is stale: those cases run again
             for cid in changed:
@@ -133,8 +146,10 @@ class RunFlow:
         if not journal.exists():
             raise UsageError(f"no journal to resume: {journal} does not exist",
                              fix="--resume takes a run id from the --out folder (default reports/)")
+        from harness.fileio import read_regular_bytes
+
         try:
-            manifest = json.loads((run_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+            manifest = json.loads(read_regular_bytes(run_dir / MANIFEST_FILE))
         except (OSError, ValueError, RecursionError):
             manifest = {}
         manifest = _readable_manifest(manifest, run_dir / MANIFEST_FILE)
@@ -150,7 +165,12 @@ class RunFlow:
             args.repeat = int(selection["repeat"])
         if args.fixtures is None and selection.get("fixtures"):
             args.fixtures = selection["fixtures"]
-        for record in read_journal(journal):  # the last line of an id wins
+        try:
+            records = read_journal(journal)
+        except OSError as exc:  # a FIFO or a folder left in its place
+            raise UsageError(f"cannot resume: {journal} {exc.strerror or exc}",
+                             fix="a run's results.jsonl is a file the run wrote; start a new run") from None
+        for record in records:  # the last line of an id wins
             try:
                 result = case_from_dict(record)
             except ValueError:
@@ -210,6 +230,10 @@ class RunFlow:
                 f"resumed: {len(self.changed_on_resume)} case(s) changed since the run was started "
                 f"(their definitions differ), so their earlier verdicts were dropped and they ran again: "
                 f"{', '.join(self.changed_on_resume)}"]
+        if self.basis_changed:
+            d["notes"] = list(d.get("notes") or []) + [
+                f"resumed: {' and '.join(self.basis_changed)} changed since the run was started, so no earlier "
+                "verdict was kept: every case ran again"]
         if self.shard:
             d["shard"] = {"index": self.shard[0], "count": self.shard[1],
                           "cases": [c["id"] for c in d["cases"]]}
@@ -239,6 +263,65 @@ class RunFlow:
                 print(f"harness: storage: {r.line()}; kept in {self.out / '.pending'} "
                       "(harness upload --pending retries)", file=sys.stderr)
         return results
+
+
+def _folder_digest(root: Path, limit: int = 200_000_000) -> str:
+    """sha256 over the regular files under ``root`` (relative names and bytes, sorted; links,
+    FIFOs and the like by name only, never opened); "none" for no such folder or an empty one."""
+    import hashlib
+    import os
+    import stat
+
+    if not root.is_dir():
+        return "none"
+    h, left, seen = hashlib.sha256(), limit, 0
+    for path in sorted(p for p in root.rglob("*") if not p.name.startswith(".")):
+        rel = path.relative_to(root).as_posix()
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        seen += 1
+        h.update(rel.encode("utf-8", "replace") + b"\0")
+        if stat.S_ISREG(info.st_mode) and info.st_size <= left:
+            left -= info.st_size
+            try:
+                h.update(path.read_bytes())
+            except OSError:
+                h.update(b"?")
+        else:
+            h.update(f"{stat.S_IFMT(info.st_mode)}:{info.st_size}:{info.st_mtime_ns}".encode())
+        h.update(b"\0")
+    return "sha256:" + h.hexdigest()[:16] if seen else "none"
+
+
+def run_basis(config: Any, args: Any) -> dict[str, str]:
+    """What every verdict of a run rests on besides its case's definition: the effective config,
+    the goldens, the documents, the agent's and the harness's commits (``--resume`` keeps no
+    verdict reached on another basis)."""
+    from harness.night.manifest import config_hash, git_sha, target_dir
+
+    golden = Path(args.golden) if getattr(args, "golden", None) else config.golden_dir()
+    docs = config.resolve(config.sandbox.docs_dir)
+    return {"config": config_hash(config), "goldens": _folder_digest(golden), "documents": _folder_digest(docs),
+            "agent_git_sha": git_sha(target_dir(config)), "harness_git_sha": git_sha(Path(__file__).parent)}
+
+
+#: How a basis entry is named when it changed.
+_BASIS_NAMES = {"config": "the config", "goldens": "the goldens", "documents": "the documents",
+                "agent_git_sha": "the agent's commit", "harness_git_sha": "the harness's commit"}
+
+
+def _basis_changes(manifest: dict[str, Any], now: dict[str, str]) -> list[str]:
+    """What of ``now`` differs from the resumed run's manifest (a manifest written before the
+    basis was recorded has its config hash and commits compared)."""
+    before = manifest.get("basis")
+    if not isinstance(before, dict):
+        agent = manifest.get("agent") if isinstance(manifest.get("agent"), dict) else {}
+        before = {"config": manifest.get("config_hash"), "agent_git_sha": agent.get("git_sha"),
+                  "harness_git_sha": manifest.get("harness_git_sha")}
+        before = {k: v for k, v in before.items() if v is not None}
+    return [_BASIS_NAMES[k] for k in now if k in before and before[k] != now[k]]
 
 
 def case_hash(case: Any) -> str:

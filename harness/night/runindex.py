@@ -50,7 +50,8 @@ def _parse_index(store: S3Store, raw: bytes | None) -> dict[str, Any]:
         data = json.loads(raw)
     except (ValueError, RecursionError):
         data = None
-    if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
+    if (not isinstance(data, dict) or not isinstance(data.get("runs"), list)
+            or not all(isinstance(e, dict) for e in data["runs"])):
         from harness.redact import inert
 
         start = inert(raw[:80].decode("utf-8", "replace")).replace("\n", " ")
@@ -106,6 +107,10 @@ def update_index(store: S3Store, entry: Mapping[str, Any], tries: int = 6) -> No
     for attempt in range(tries):
         raw, etag = store.get_tagged(key)
         index = _parse_index(store, raw)
+        if raw is None and store.list(store.sc.key("runs") + "/"):
+            # no index, yet runs are stored (deleted, or a 404 from whatever answered): tonight
+            # alone would drop them from history, diff and the baseline; rebuilt from them first
+            index = rebuild_index(store, write=False)
         _upsert(index, entry)
         index["schema"] = INDEX_SCHEMA
         index["updated_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -134,8 +139,9 @@ def _get_json(store: S3Store, key: str) -> Any:
         return None
 
 
-def rebuild_index(store: S3Store) -> dict[str, Any]:
-    """Build ``index.json`` again from every stored results.json (run level and shard level)."""
+def rebuild_index(store: S3Store, write: bool = True) -> dict[str, Any]:
+    """Build ``index.json`` again from every stored results.json (run level and shard level);
+    written unless ``write`` is False."""
     index: dict[str, Any] = {"schema": INDEX_SCHEMA, "runs": []}
     for key in store.list(store.sc.key("runs") + "/"):
         if not key.endswith("/" + LAST):
@@ -152,8 +158,19 @@ def rebuild_index(store: S3Store) -> dict[str, Any]:
         else:
             _upsert(index, index_entry(results, where))
     index["updated_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    store.put(store.sc.key("index.json"), json.dumps(index, indent=1).encode("utf-8"),
-              "application/json; charset=utf-8")
+    if write and not index["runs"]:
+        try:
+            kept = len(_parse_index(store, store.get(store.sc.key("index.json")))["runs"])
+        except StorageError:
+            kept = 0
+        if kept:  # a wrong prefix, an endpoint answering for another bucket: never an empty index over N runs
+            raise StorageError(f"--reindex found no stored run under {store.sc.url}/runs/, yet index.json lists "
+                               f"{kept}; refusing to replace it with an empty index",
+                               fix="check [storage] url and endpoint_url point at the bucket and prefix the runs "
+                                   "were uploaded to")
+    if write:
+        store.put(store.sc.key("index.json"), json.dumps(index, indent=1).encode("utf-8"),
+                  "application/json; charset=utf-8")
     return index
 
 

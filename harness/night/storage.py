@@ -38,6 +38,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.redact import active
 from harness.errors import StorageError
 from harness.night.runindex import _get_json, index_entry, read_index, update_index
 from harness.night.store import LAST, S3Store, StorageModel, storage_config
@@ -174,7 +175,8 @@ def _spool_path(out_dir: Path, pending: Pending) -> Path:
 def _save_spool(out_dir: Path, pending: Pending) -> None:
     from harness.fileio import atomic_write_text
 
-    atomic_write_text(_spool_path(out_dir, pending), json.dumps(pending.to_dict(), indent=1))
+    # redacted like every sink: its last error may quote the endpoint URL with its userinfo password
+    atomic_write_text(_spool_path(out_dir, pending), active().text(json.dumps(pending.to_dict(), indent=1)))
 
 
 def list_pending(out_dir: Path) -> list[Pending]:

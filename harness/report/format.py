@@ -74,8 +74,11 @@ def headline(case: Mapping[str, Any], limit: int = HEADLINE_CHARS) -> str:
 
 
 def one_line(text: str, limit: int) -> str:
-    """Collapse whitespace and cut to ``limit`` characters with an ellipsis."""
-    text = " ".join(str(text).split())
+    """Collapse whitespace and cut to ``limit`` characters with an ellipsis; terminal control
+    sequences (a reply quoted in a reason) are removed: the line is shown on consoles."""
+    from harness.redact import inert
+
+    text = " ".join(inert(str(text)).split())
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 

@@ -28,12 +28,14 @@ class Journal:
     """
 
     def __init__(self, path: str | os.PathLike[str]):
+        from harness.fileio import open_append
+
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         # A lock because the runner may finish cases from worker threads (in-process
         # targets); appends are tiny, contention is irrelevant.
         self._lock = threading.Lock()
-        self._fh = open(self.path, "ab")
+        # a folder, link or FIFO an agent put there is moved aside or refused: never a hang
+        self._fh = open_append(self.path)
         if self._fh.tell() > 0 and not _ends_with_newline(self.path):
             self._write(b"\n")
 
@@ -85,9 +87,11 @@ def read_journal(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     one left in the middle by a resume) is skipped: that case simply counts as not
     finished and is run again. A missing journal means no case finished: ``[]``.
     """
+    from harness.fileio import read_regular_bytes
+
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular_bytes(path)  # a FIFO left in its place raises instead of blocking
     except FileNotFoundError:
         return []
     records: list[dict[str, Any]] = []

@@ -21,24 +21,33 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     Raises ``UsageError`` (exit 2) for a missing, unparsable or foreign file, because the
     only caller that can hit it is a person pointing ``harness report`` at the wrong place.
     """
+    from harness.fileio import read_regular_bytes
+
     path = Path(path)
     if path.is_dir():
         path = path / "results.json"
+    fix = "point at a run directory written by `harness run` (its results.json is rewritten by it)"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_bytes(path).decode("utf-8")
     except FileNotFoundError:
         raise UsageError("no results.json here", file=str(path),
                          fix="point at a run directory written by `harness run`") from None
+    except OSError as exc:  # a FIFO, a folder, no permission: never a hang or a traceback
+        raise UsageError(f"results.json {exc.strerror or exc}", file=str(path), fix=fix) from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"results.json is not UTF-8 (byte offset {exc.start})", file=str(path), fix=fix) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"results.json is not valid JSON ({exc.msg})", file=str(path),
-                         line=exc.lineno) from None
+                         line=exc.lineno, fix=fix) from None
+    except RecursionError:
+        raise UsageError("results.json nests deeper than any results file", file=str(path), fix=fix) from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise UsageError(f"not a {SCHEMA} file (schema: {found!r})", file=str(path))
+        raise UsageError(f"not a {SCHEMA} file (schema: {found!r})", file=str(path), fix=fix)
     if not isinstance(data.get("cases"), list) or not isinstance(data.get("summary"), dict):
-        raise UsageError("results.json lacks 'cases' or 'summary'", file=str(path))
+        raise UsageError("results.json lacks 'cases' or 'summary'", file=str(path), fix=fix)
     return data
 
 

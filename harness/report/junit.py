@@ -30,8 +30,12 @@ MESSAGE_CHARS = 500
 
 
 def xml_text(value: Any) -> str:
-    """``value`` as text that can go into XML (forbidden control characters removed)."""
-    return _XML_ILLEGAL.sub("", "" if value is None else str(value))
+    """``value`` as text that can go into XML (forbidden control characters removed) and be shown
+    on a terminal (a CI log that prints junit.xml): terminal control sequences, C1 ones too, are
+    removed whole (``harness.redact.strip_sequences``)."""
+    from harness.redact import strip_sequences
+
+    return _XML_ILLEGAL.sub("", strip_sequences("" if value is None else str(value)))
 
 
 def _case_seconds(case: Mapping[str, Any]) -> float:

@@ -7,6 +7,7 @@ appended to ``results.jsonl`` at once, so a killed run loses nothing it had fini
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import secrets
 import socket
@@ -23,6 +24,7 @@ from harness import __version__
 from harness import layer as layer_registry
 from harness import redact
 from harness.cases.case import overlap_groups
+from harness.fileio import make_folder
 from harness.run.aggregate import case_status, combine_attempts, exit_code, observation_metrics, summarize
 from harness.run.aggregate import apply_soft_budget
 from harness.models.settings import soft_budget
@@ -389,7 +391,7 @@ class Runner:
     async def run(self, cases: Sequence[Case]) -> RunReport:
         started = datetime.now(timezone.utc)
         redact.for_run(self.config)  # the run's redactor (built by the CLI already; here for direct callers)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        make_folder(self.run_dir)  # a file an agent left in its place is moved aside (harness.fileio)
         journal = Journal(self.run_dir / "results.jsonl")
         results: list[CaseResult] = []
         cases_from = float("inf")
@@ -816,9 +818,14 @@ class Runner:
             async with driver.session.get(url, timeout=aiohttp.ClientTimeout(total=5)) as resp:
                 if resp.status != 200:
                     return replace(t_obs, state_error=f"state probe answered HTTP {resp.status}")
-                data = await resp.json(content_type=None)
+                from harness.channels import read_capped
+
+                raw = await read_capped(resp, 4_000_000)  # an endless or nested-past-parsing answer: an error
+                if len(raw) > 4_000_000:
+                    return replace(t_obs, state_error="state probe answered over 4 MB")
+                data = json.loads(raw)
                 return replace(t_obs, state=data if isinstance(data, dict) else {"value": data})
-        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as exc:
+        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError, RecursionError) as exc:
             return replace(t_obs, state_error=f"state probe failed: {type(exc).__name__}: {exc}")
 
     def _report(self, cases: Sequence[Case], results: list[CaseResult], started: datetime) -> RunReport:

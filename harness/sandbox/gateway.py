@@ -124,7 +124,7 @@ class LlmGateway:
             body = json.loads(raw or b"{}")
             if not isinstance(body, dict):
                 raise ValueError("body is not a JSON object")
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             return self._record(started, t0, {}, (), 400, None, f"invalid JSON body: {exc}",
                                 _error(400, f"invalid JSON body: {exc}", provider), base)
         keys = self.keys_of(body)  # the one resolution: event, faults, scripts
@@ -274,7 +274,7 @@ class LlmGateway:
         if "json" in ctype:
             try:
                 parsed = json.loads(payload)
-            except ValueError:
+            except (ValueError, RecursionError):
                 parsed = None
         error = "" if status < 400 else f"upstream answered {status}"
         if self.cassette is not None:

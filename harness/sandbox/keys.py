@@ -135,7 +135,7 @@ def tool_calls_of(parsed: Any) -> list[dict]:
         if isinstance(args, str):
             try:
                 args = json.loads(args)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
         if isinstance(args, Mapping) and args:
             out.append({"name": c["name"], "arguments": dict(args)})

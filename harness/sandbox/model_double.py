@@ -308,7 +308,7 @@ def render(template: str, context: Mapping[str, str | None]) -> str:
             return "{?" + name + "}"
         try:
             parsed = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return "{?" + name + "}"
         found, got = _dig(parsed, rest.split("."))
         if not found:

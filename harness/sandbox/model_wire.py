@@ -166,7 +166,7 @@ def _anthropic_blocks(answer: Answer) -> list[dict]:
     for call in answer.tool_calls:
         try:
             args = json.loads(call["arguments"] or "{}")
-        except ValueError:
+        except (ValueError, RecursionError):
             args = {}
         blocks.append({"type": "tool_use", "id": call["id"], "name": call["name"], "input": args})
     return blocks

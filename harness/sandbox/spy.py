@@ -221,7 +221,7 @@ class ToolSpy:
         raw = await request.text()
         try:
             body = json.loads(raw) if raw else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             body = {"raw": raw[:2000]}
         query = {k: v for k, v in request.query.items()}
         args = arguments(body, query)
@@ -272,7 +272,7 @@ class ToolSpy:
         text = payload.decode("utf-8", "replace")
         try:
             answer = json.loads(text) if "json" in up_type else {"raw": text[:MAX_RECORDED_BODY]}
-        except ValueError:
+        except (ValueError, RecursionError):
             answer = {"raw": text[:MAX_RECORDED_BODY]}
         resp = web.Response(body=payload, status=status, content_type=up_type.split(";")[0])
         if retry:
@@ -301,5 +301,5 @@ def _body_of(response: web.StreamResponse) -> Any:
     text = getattr(response, "text", None)
     try:
         return json.loads(text) if text else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         return {"raw": (text or "")[:2000]}

@@ -41,7 +41,7 @@ class StreamCapture:
         self.frames += 1
         try:
             obj = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             self.broken += 1
             return
         if isinstance(obj, dict):
@@ -102,7 +102,7 @@ class StreamCapture:
                 if block.get("type") == "tool_use":
                     try:
                         args = json.loads(block.get("partial") or "{}")
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         args = {}
                     content.append({"type": "tool_use", "id": block.get("id", ""), "name": block.get("name", ""),
                                     "input": args})

@@ -88,6 +88,10 @@ def _must_exist(value: str, info: ValidationInfo, what: str) -> str:
 # --------------------------------------------------------------------------- harness.toml
 
 
+#: Linux's MAX_ARG_STRLEN: the longest single argument or NAME=value execve takes (bytes, with the NUL).
+_MAX_ARG_BYTES = 131072
+
+
 class TargetModel(Section):
     """``[target]``: the agent under test."""
 
@@ -123,6 +127,9 @@ class TargetModel(Section):
                 raise ValueError(f"environment variable name {name!r} may not be empty or hold '=' or a NUL")
             if isinstance(value, str) and "\0" in value:
                 raise ValueError(f"the value of {name} holds a NUL character, which no environment can carry")
+            if len(f"{name}={value}".encode("utf-8", "surrogatepass")) >= _MAX_ARG_BYTES:
+                raise ValueError(f"{name} is over {_MAX_ARG_BYTES // 1024} KiB, more than the system lets one "
+                                 "environment variable hold (the target could not start); pass a file's path instead")
         return env
 
     @field_validator("command")
@@ -131,6 +138,9 @@ class TargetModel(Section):
         for arg in [command] if isinstance(command, str) else command:
             if "\0" in arg:
                 raise ValueError(f"command argument {arg!r} holds a NUL character")
+            if len(arg.encode("utf-8", "surrogatepass")) >= _MAX_ARG_BYTES:
+                raise ValueError(f"a command argument ({arg[:40]!r}...) is over {_MAX_ARG_BYTES // 1024} KiB, more than "
+                                 "the system lets one argument hold (the target could not start); pass a file's path instead")
         return tuple(command.split()) if isinstance(command, str) else tuple(command)
 
     @field_validator("env", mode="after")

@@ -6,6 +6,7 @@ it prints goes through the run's redactor into target.log (``LogPump``)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import secrets
@@ -22,62 +23,9 @@ from harness.errors import TargetError
 from harness.redact import active, inert
 from harness.targets import procs
 from harness.targets.base import Endpoints
+from harness.targets.command import _cmdline, command_problem, guarded
 
 log = logging.getLogger("harness.targets.http")
-
-
-# Exec'd in the target's process before its own command: ask the kernel to SIGTERM it when
-# the harness dies (even by SIGKILL), so a killed run never leaves the agent running. It
-# replaces itself with the command (same pid), so stopping and logs work as before.
-_GUARD = ("import ctypes, os, signal, sys\n"
-          "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)\n"
-          "if os.getppid() != int(sys.argv[1]): sys.exit(0)\n"
-          "try:\n"
-          "    os.execvp(sys.argv[2], sys.argv[2:])\n"
-          "except OSError as e:\n"
-          "    sys.stderr.write('harness: cannot run the target command %r: %s\\n' % (sys.argv[2], e.strerror or e))\n"
-          "    sys.exit(127)\n")
-
-
-def guarded(cmd: list[str]) -> list[str]:
-    """``cmd`` wrapped so the target dies with the harness (Linux); unchanged elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return cmd
-    # -S: the guard needs only the standard library (ctypes), not site-packages; skipping the
-    # site module halves its start-up, which is on the run's clock. The command it execs starts
-    # as it always did.
-    return [sys.executable, "-S", "-c", _GUARD, str(os.getpid()), *cmd]
-
-
-def command_problem(command: list[str], cwd: Path, env: dict[str, str]) -> str | None:
-    """Why ``command`` cannot be started (None if it can): its program is missing, a folder or
-    not executable, or an argument holds a NUL. ``harness check`` and the start share it."""
-    import shutil
-
-    if not command:
-        return None
-    for arg in command:
-        if "\0" in arg:
-            return f"[target].command argument {arg!r} holds a NUL character"
-    program = command[0]
-    if os.sep in program or (os.altsep and os.altsep in program):
-        path = Path(program) if os.path.isabs(program) else cwd / program
-        if not path.exists():
-            if path.name.startswith("python") and path.parent.name in ("bin", "Scripts"):  # a venv's interpreter
-                venv = path.parent.parent
-                return (f"[target].command {program!r}: no such file ({path}): create the bot's virtualenv "
-                        f"(python3 -m venv {venv}, then {venv}/bin/pip install the bot's packages) or name "
-                        "the interpreter that has them")
-            return f"[target].command {program!r}: no such file ({path})"
-        if path.is_dir():
-            return f"[target].command {program!r} is a folder, not a program"
-        if not os.access(path, os.X_OK):
-            return f"[target].command {program!r} is not executable (chmod +x {path}, or start it with its interpreter)"
-        return None
-    found = shutil.which(program, path=env.get("PATH", os.environ.get("PATH")))
-    if found is None:
-        return f"[target].command {program!r} is not on PATH"
-    return None
 
 
 def free_port() -> int:
@@ -147,7 +95,8 @@ class HttpTarget:
                                           stderr=subprocess.STDOUT if self.log_path else subprocess.DEVNULL,
                                           start_new_session=True)
         except OSError as exc:
-            raise TargetError(f"could not start the target {cmd!r}: {exc}",
+            shown = repr(cmd) if len(repr(cmd)) <= 300 else repr(cmd)[:300] + "..."
+            raise TargetError(f"could not start the target {shown}: {exc.strerror or exc}",
                               fix="check [target].command and [target].cwd") from exc
         try:
             if self.log_path:
@@ -191,13 +140,17 @@ class HttpTarget:
         self.spawn(placeholders)
         if self.t.ready_url:
             version = await self._wait_ready(fill(self.t.ready_url, values))
+            await self._refuse_foreign_listener(fill(self.t.ready_url, values), "ready_url")
         else:
             version = ""
-            if self.t.command:
-                # No health endpoint: ready once a webhook's port accepts connections.
-                hook = fill(self.t.telegram_webhook or self.t.whatsapp_webhook, values)
-                if hook:
-                    await self._wait_port(hook)
+            # No health endpoint: ready once a webhook's port accepts connections (a target said to
+            # be already running too: nothing there is exit 4, not a night of failed cases)
+            hook = fill(self.t.telegram_webhook or self.t.whatsapp_webhook, values)
+            if hook:
+                await self._wait_port(hook)
+                if self.t.command:
+                    await self._refuse_foreign_listener(hook, "telegram_webhook" if self.t.telegram_webhook
+                                                        else "whatsapp_webhook")
         return Endpoints(telegram_webhook=fill(self.t.telegram_webhook, values),
                          whatsapp_webhook=fill(self.t.whatsapp_webhook, values),
                          state_url=fill(self.t.state_url, values),
@@ -216,10 +169,12 @@ class HttpTarget:
                 try:
                     async with session.get(url) as resp:
                         if resp.status == 200:
-                            try:
-                                data = await resp.json(content_type=None)
-                                return str(data.get("version", "")) if isinstance(data, dict) else ""
-                            except ValueError:
+                            from harness.channels import read_capped
+
+                            try:  # a health answer without end is not read into memory
+                                data = json.loads(await read_capped(resp, 1_000_000))
+                                return str(data.get("version", ""))[:200] if isinstance(data, dict) else ""
+                            except (ValueError, RecursionError):
                                 return ""
                         last = f"HTTP {resp.status}"
                 except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
@@ -246,8 +201,65 @@ class HttpTarget:
             except OSError:
                 await asyncio.sleep(0.02)  # start-up is on the clock: poll often
         await self.stop()
+        if not self.t.command:
+            raise TargetError(f"nothing accepted connections at {host}:{port} within {self.t.ready_timeout_s:.0f}s: "
+                              "[target] has no command, so the target must be running already, and it is not",
+                              fix="start the bot first, or set [target].command so the harness starts it")
         raise TargetError(f"nothing accepted connections at {host}:{port} within {self.t.ready_timeout_s:.0f}s"
                           f"\n{self.log_tail()}", fix="check the webhook URL and port, or set ready_url")
+
+    async def _refuse_foreign_listener(self, url: str, key: str) -> None:
+        """The port that answered must be the target's: a process that was listening there
+        before the target started (it bound the port between the harness's look and the
+        target's bind, the race ``_refuse_taken_ports`` cannot close) is refused, exit 4, and
+        so is a target that exited while something else answered. A listener the harness cannot
+        see (another user's, a container's proxy started with the target) is left alone."""
+        if self._proc is None or self.tree is None:
+            return
+        problem = await asyncio.to_thread(self._foreign_listener, url)
+        if problem is None:
+            return
+        await self.stop()
+        raise TargetError(f"{problem} ([target].{key} {url}): the harness would judge it instead of the target"
+                          f"\n{self.log_tail()}",
+                          fix="stop the other process (e.g. `ss -ltnp`), or set [target].port = 0 for a free port "
+                              "each run")
+
+    def _foreign_listener(self, url: str) -> str | None:
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(url)
+            host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            return None
+        if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
+            return None
+        if self._proc is not None and self._proc.poll() is not None:
+            return (f"the target exited with code {self._proc.returncode}, yet something answers on port {port}: "
+                    "another process holds it")
+        try:
+            import psutil
+
+            owners = {c.pid for c in psutil.net_connections(kind="inet")
+                      if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port}
+        except Exception:  # noqa: BLE001 - no permission, no /proc: nothing to tell
+            return None
+        if not owners or None in owners:
+            return None  # a listener of another user or namespace: cannot say whose it is
+        members = self.tree.scan() if procs.SUPPORTED else {}
+        if owners & set(members):
+            return None
+        since = members.get(self._proc.pid) if self._proc is not None else None
+        older = []
+        for pid in sorted(owners):
+            started = procs.start_time(pid)
+            if started is not None and since is not None and started < since:
+                older.append(pid)
+        if not older:
+            return None  # started with the target (a container's port proxy, say): not yesterday's bot
+        return (f"port {port} is answered by process {older[0]} ({_cmdline(older[0])}), which was running "
+                "before the target started: the target did not bind it (address in use?)")
 
     def alive(self) -> bool:
         return self._proc is None or self._proc.poll() is None
@@ -278,7 +290,13 @@ class HttpTarget:
             self._log.flush()
         if not self.log_path or not self.log_path.exists():
             return ""
-        text = inert(self.log_path.read_text(errors="replace")).splitlines()[-lines:]
+        try:
+            with open(self.log_path, "rb") as fh:  # its end only: the log may be as big as the cap
+                fh.seek(max(0, fh.seek(0, os.SEEK_END) - 64 * 1024))
+                tail = fh.read()
+        except OSError:
+            return ""
+        text = inert(tail.decode("utf-8", errors="replace")).splitlines()[-lines:]
         return "target log (last lines):\n" + "\n".join("  " + line for line in text)
 
 
@@ -289,10 +307,18 @@ class LogPump:
     #: Bytes held back when a chunk ends mid-line, so a secret cut by the chunk is seen whole.
     OVERLAP = 512
     CHUNK = 64 * 1024
+    #: target.log's size limit: past it the output is still drained (the agent never blocks on a
+    #: full pipe) but only its last ``TAIL`` bytes are kept, written at the end after a note.
+    CAP = 50_000_000
+    TAIL = 256 * 1024
 
     def __init__(self, stream: IO[bytes], path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._out = open(path, "ab")
+        from harness.fileio import open_append
+
+        self._out = open_append(path)  # a FIFO or folder left there (a resumed run's folder) never blocks
+        self._written = self._out.tell()
+        self._dropped = 0
+        self._tail = b""
         self._stream = stream
         self._lock = threading.Lock()
         self._pending = b""
@@ -318,9 +344,24 @@ class LogPump:
         self.flush()
 
     def _emit(self, data: bytes) -> None:
-        if data and not self._out.closed:
-            self._out.write(active().binary(data))
-            self._out.flush()
+        if not data or self._out.closed:
+            return
+        if self._written + len(data) > self.CAP:  # an agent printing without end never fills the disk
+            self._dropped += len(data)
+            self._tail = (self._tail + data)[-self.TAIL:]
+            return
+        self._out.write(active().binary(data))
+        self._written += len(data)
+        self._out.flush()
+
+    def _close_tail(self) -> None:
+        if self._dropped and not self._out.closed:
+            kept = len(self._tail)
+            self._out.write(f"\n[harness: target.log reached {self.CAP:,} bytes; {self._dropped - kept:,} bytes of "
+                            f"the target's output were dropped; its last {kept:,} bytes follow]\n".encode())
+            cut = self._tail.find(b"\n") + 1  # from a line's start: a secret cut at the edge stays out
+            self._out.write(active().binary(self._tail[cut:]))
+            self._dropped, self._tail = 0, b""
 
     def flush(self) -> None:
         """Write what is held back (the end of an unfinished line)."""
@@ -332,6 +373,7 @@ class LogPump:
         self._thread.join(timeout=5)  # the pipe ends when the last process of the tree is gone
         self.flush()
         with self._lock:
+            self._close_tail()
             self._out.close()
         try:
             self._stream.close()

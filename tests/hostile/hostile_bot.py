@@ -12,8 +12,11 @@ It answers Telegram webhooks on ``--port`` like a plain echo bot, and misbehaves
 - ``stubborn``: ignores SIGTERM (the bot and its worker);
 - ``flood``: answers a message with ``FLOOD_N`` replies of ``FLOOD_CHARS`` characters.
 - ``crash``: prints a traceback-like line and exits 3 before it listens;
+- ``chatty``: prints 5 MB of lines at start, then ``LAST LINE BEFORE LISTENING``;
 - ``garbage``: writes undecodable bytes and a 300 KB line without a newline to stdout;
 - ``hang``: never answers the webhook (the request stays open);
+- ``escapes``: its reply carries terminal control sequences (screen clear, window title, an
+  OSC 8 link, a cursor query, a C1 CSI);
 - ``bomb``: answers a message with one reply of 3 MB through sendMessage, and a document caption
   of 3 MB.
 
@@ -71,6 +74,11 @@ def main() -> None:
     if "crash" in MODES:
         print("Traceback (most recent call last):\nRuntimeError: the bot refuses to start", flush=True)
         sys.exit(3)
+    if "chatty" in MODES:  # 5 MB of output at start, then a last line
+        for i in range(50_000):
+            sys.stdout.write(f"chatter {i:06d} " + "x" * 86 + "\n")
+        sys.stdout.write("LAST LINE BEFORE LISTENING\n")
+        sys.stdout.flush()
     if "garbage" in MODES:
         sys.stdout.buffer.write(b"\xff\xfe\x00 not utf-8 \xc3\x28\n" + b"g" * 300_000)
         sys.stdout.buffer.flush()
@@ -109,6 +117,8 @@ def main() -> None:
         if "leak" in MODES and "reply" in MODES:
             text = f"{text} (my token is {env['TELEGRAM_BOT_TOKEN']})"
             print(f"replying with {env['TELEGRAM_BOT_TOKEN']}", flush=True)
+        if "escapes" in MODES:  # terminal control sequences in the reply itself
+            text = f"{text} \x1b[2J\x1b]0;pwned\x07\x1b]8;;http://evil.example/\x07link\x1b]8;;\x07\x1b[6n\x9b2J end"
         async with s.post(f"{base}/sendMessage", json={"chat_id": chat_id, "text": text}) as r:
             await r.read()
 

@@ -232,7 +232,7 @@ def case_mutants(seed: int = SEED) -> list[Mutant]:
 BASE_CONFIG = textwrap.dedent("""\
     [target]
     name = "bot"
-    inprocess = "mybot:app"
+    inprocess = "tests.agents.echo:make_app"
     port = 0
     ready_timeout_s = 30
 

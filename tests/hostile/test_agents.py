@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from harness.targets import procs
 from tests.hostile._project import ROOT, bot_config, harness_cli, kill_all, read_pids, write_cases
 
@@ -121,3 +122,19 @@ def test_a_sigterm_to_harness_run_ends_the_agents_whole_tree(tmp_path):
         kill_all(pids.values())
         if harness.poll() is None:
             harness.kill()
+
+
+def test_an_agent_printing_without_end_never_fills_the_disk(tmp_path: Path, capsys, monkeypatch):
+    """Issue 24: target.log had no size limit (and the exit-4 tail read it whole): past the cap the
+    output is drained but only its end is kept, after a note saying how much was dropped."""
+    from harness.targets.http import LogPump
+
+    monkeypatch.setattr(LogPump, "CAP", 1_000_000)
+    write_cases(tmp_path, "a.yaml", 'layer: robustness\ncases:\n  - id: one\n    send: "hi"\n'
+                                    '    expect: {replies: {min: 1}}\n')
+    cfg = bot_config(tmp_path, "chatty")
+    assert main(["run", "--config", str(cfg), "--quiet", "--run-id", "r1"]) == 0, capsys.readouterr().err
+    log = (tmp_path / "reports" / "r1" / "target.log").read_bytes()
+    assert len(log) < 1_000_000 + LogPump.TAIL + 1_000
+    assert b"bytes of the target's output were dropped" in log
+    assert b"LAST LINE BEFORE LISTENING" in log, (log.count(b"chatter"), log[-600:])

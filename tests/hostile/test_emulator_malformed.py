@@ -140,3 +140,34 @@ def test_a_stored_entity_of_the_wrong_shape_does_not_crash_reply_entities(entity
     case = Case(id="c", layer="robustness", channel="telegram", turns=(Turn(send="x"),))
     ev = entities(case, obs, 0, {"bold": "hi"})
     assert ev.passed is False and "missing bold 'hi'" in ev.reason
+
+
+async def test_the_llm_gateway_answers_400_to_json_nested_past_the_parser(caplog):
+    """Issue 24 (round 3): the sandbox's LLM gateway, like the emulators, answers a body nested
+    past any parser's depth with a 400, not a 500 and a logged traceback; so do the form check
+    and the webhook answer parser."""
+    from aiohttp import web
+
+    from harness.checks.form import parse_json
+    from harness.sandbox.gateway import LlmGateway
+
+    async def upstream(request):
+        return web.json_response({"choices": [{"message": {"role": "assistant", "content": "x"}}]})
+
+    up_app = web.Application()
+    up_app.router.add_post("/chat/completions", upstream)
+    up = await listen(up_app, "upstream")
+    events: list = []
+    gw = await listen(LlmGateway(events.append, upstream=up.base_url).app(), "gateway")
+    try:
+        async with aiohttp.ClientSession() as session:
+            with caplog.at_level(logging.ERROR):
+                async with session.post(f"{gw.base_url}/chat/completions", data='{"model": "m", "messages": ' + DEEP + "}",
+                                        headers={"Content-Type": "application/json"}) as resp:
+                    status = resp.status
+        assert status == 400
+        assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    finally:
+        await gw.stop()
+        await up.stop()
+    assert parse_json(DEEP)[0] is None

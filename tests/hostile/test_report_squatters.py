@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
 
 from ops_support import echo_cases, make_project  # noqa: E402
@@ -48,3 +50,40 @@ def test_a_run_whose_report_paths_are_folders_still_writes_its_results(tmp_path:
     assert code == 0, capsys.readouterr()
     assert json.loads((run / "results.json").read_text())["summary"]["passed"] == 2
     assert (run / "results.json.not-a-file").is_dir()
+
+
+@pytest.mark.parametrize("what", ["journal-folder", "journal-fifo", "journal-link", "run-folder-a-file"])
+def test_a_run_whose_journal_or_folder_was_squatted_still_writes_its_results(tmp_path: Path, capsys, monkeypatch,
+                                                                            what):
+    """Issue 24: results.jsonl made a folder (exit 70), a FIFO (the run hung on its open) or a
+    link, or the run folder itself replaced by a file (exit 70), before the runner opens them."""
+    import os
+    import shutil
+
+    from harness.night.runflow import RunFlow
+
+    cfg = make_project(tmp_path, cases=echo_cases(2))
+    run = tmp_path / "reports" / "squat"
+    journal = run / "results.jsonl"
+    begin = RunFlow.begin
+
+    def begin_then_squat(self, cases):
+        prior = begin(self, cases)
+        if what == "journal-folder":
+            journal.mkdir()
+        elif what == "journal-fifo":
+            os.mkfifo(journal)
+        elif what == "journal-link":
+            os.symlink(tmp_path / "elsewhere.jsonl", journal)
+        else:
+            shutil.rmtree(run)
+            run.write_text("not a folder")
+        return prior
+
+    monkeypatch.setattr(RunFlow, "begin", begin_then_squat)
+    code = cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "squat"])
+    assert code == 0, capsys.readouterr()
+    assert json.loads((run / "results.json").read_text())["summary"]["passed"] == 2
+    assert len(journal.read_text().splitlines()) == 2 and not (tmp_path / "elsewhere.jsonl").exists()
+    if what == "run-folder-a-file":
+        assert (tmp_path / "reports" / "squat.not-a-folder").read_text() == "not a folder"

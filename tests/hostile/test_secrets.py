@@ -320,3 +320,89 @@ def test_every_form_of_a_known_secret_is_redacted(secret):
 def test_ordinary_urls_keep_their_query():
     text = "see https://example.com/a?page=2&lang=en and http://host:8080/x"
     assert redact.Redactor({}).text(text) == text
+
+
+# --------------------------------------------------------------------------- round 3 forms (issue 24)
+
+_SECRET3 = 'p@ss"w\\rd/ +é&<x>1234'
+
+
+@pytest.mark.parametrize("form", [
+    pytest.param(lambda v: __import__("json").dumps(__import__("json").dumps(v)), id="json-in-json"),
+    pytest.param(lambda v: __import__("urllib.parse").parse.quote_plus(v), id="form-encoded"),
+    pytest.param(lambda v: __import__("urllib.parse").parse.quote(v, safe="").lower(), id="lower-case-percent"),
+    pytest.param(repr, id="python-repr"),
+])
+def test_every_form_of_a_known_secret_is_redacted(form):
+    from harness.redact import Redactor
+
+    text = f"before {form(_SECRET3)} after"
+    out = Redactor({"MY_SECRET": _SECRET3}).text(text)
+    assert "[redacted:MY_SECRET]" in out and form(_SECRET3) not in out, out
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("https://h/cb#access_token=abcdef123456", "abcdef123456"),
+    ("Authorization: Token abcdef1234567890", "abcdef1234567890"),
+    ("X-Api-Key: abcdef1234567890abcd", "abcdef1234567890abcd"),
+    ('{"password": "hunter2hunter2"}', "hunter2hunter2"),
+    ('"client_secret":"abcdefgh1234"', "abcdefgh1234"),
+    ("DB_PASSWORD=hunter2hunter2 python bot.py", "hunter2hunter2"),
+    ("webhook_secret = 'abc123456789'", "abc123456789"),
+])
+def test_a_value_named_as_a_secret_is_redacted_unknown(text, secret):
+    from harness.redact import Redactor
+
+    assert secret not in Redactor({}).text(text)
+
+
+@pytest.mark.parametrize("text", [
+    'TELEGRAM_BOT_TOKEN = "{bot_token}"',  # a placeholder, not a secret
+    '"api_key_env": "OPENAI_API_KEY"',  # names a variable
+    '"tokens": {"input": 3}', '"max_tokens": 1000', "password: short",
+    'SECRET = os.environ.get("TELEGRAM_WEBHOOK_SECRET")',  # code in a traceback stays readable
+    "the secret: is safe with me",
+])
+def test_text_that_only_looks_like_a_secret_is_kept(text):
+    from harness.redact import Redactor
+
+    assert Redactor({}).text(text) == text
+
+
+def test_the_pending_spool_holds_no_userinfo_password(tmp_path, capsys, monkeypatch):
+    """Issue 24: an unreachable storage endpoint written with user:password@ put the password in
+    clear into reports/.pending/<run>.json (its last error quotes the URL) though the console had it
+    redacted."""
+    import sys as _sys
+
+    _sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
+    from ops_support import echo_cases, make_project
+    from harness import cli
+
+    password = "Sup3rS3cretPw"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAABCDEFGHIJKLMNOP")  # with keys, the error is the connection's
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "abcdefgh12345678abcdefgh")
+    cfg = make_project(tmp_path, cases=echo_cases(1), extra=(
+        '[storage]\nurl = "s3://nightly-x/chat"\n'
+        f'endpoint_url = "http://admin:{password}@127.0.0.1:9"\nregion = "us-east-1"\nretries = 0\ntimeout_s = 1\n'))
+    assert cli.main(["run", "--config", str(cfg), "--quiet"]) == 0
+    out = capsys.readouterr()
+    spooled = list((tmp_path / "reports" / ".pending").glob("*.json"))
+    assert spooled, "the upload was not kept pending"
+    for path in spooled + list((tmp_path / "reports").glob("*/*")):
+        if path.is_file():
+            assert password not in path.read_text(errors="replace"), path
+    assert password not in out.out + out.err
+
+
+@pytest.mark.parametrize("shown", [
+    lambda s: s[:20] + "...",  # an error message cut short, or the agent's own token[:20]
+    lambda s: "..." + s[-18:],
+    lambda s: s,
+])
+def test_a_cut_secret_is_redacted_too(shown):
+    from harness.redact import Redactor
+
+    secret = "tgAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    out = Redactor({"TELEGRAM_BOT_TOKEN": secret}).text(f"got {shown(secret)} back")
+    assert "[redacted:TELEGRAM_BOT_TOKEN]" in out and secret[:16] not in out and secret[-16:] not in out, out

@@ -55,3 +55,49 @@ def test_the_log_tail_on_exit_4_is_inert(tmp_path: Path):
     assert "starting" in done.stderr  # the tail is still shown
     for seq in ("\x1b", "\x9b", "\x07", "\x08"):
         assert seq not in done.stderr + done.stdout, repr(done.stderr)
+
+
+def test_a_reply_full_of_control_sequences_reaches_no_terminal(tmp_path: Path):
+    """The bot's own replies (quoted by -v, summary.md, junit.xml, `report --format md`, diff and
+    history) carry no control sequence to the terminal either."""
+    from tests.hostile._project import bot_config, write_cases
+
+    write_cases(tmp_path, "a.yaml", 'layer: robustness\ncases:\n  - id: one\n    send: "hi"\n'
+                                    '    expect: {reply: {contains: "nope"}}\n')
+    bot_config(tmp_path, "escapes")
+    root = Path(__file__).resolve().parents[2]
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "HOME": str(tmp_path)}
+
+    def harness(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120, env=env)
+
+    done = harness("run", "-v", "--run-id", "r1")
+    assert done.returncode == 1, done.stderr  # the reply lacks "nope": a real failure
+    run = tmp_path / "reports" / "r1"
+    assert "pwned" in (run / "results.json").read_text()  # kept as evidence (JSON-escaped)
+    shown = [done.stdout + done.stderr, (run / "summary.md").read_text(), (run / "junit.xml").read_text(),
+             harness("report", str(run), "--format", "md").stdout, harness("history").stdout, harness("diff").stdout]
+    for text in shown:
+        for seq in ("\x1b", "\x9b", "\x07"):
+            assert seq not in text, repr(text[:2000])
+
+
+def test_paths_and_reasons_the_console_shows_are_inert(tmp_path: Path):
+    """A project folder whose name holds a window-title sequence (a crafted repository cloned in
+    CI), and a check reason quoting a reply with control sequences: nothing reaches the terminal."""
+    from harness.report.format import one_line
+
+    assert one_line("got 'hi \x1b]0;pwned\x07 \x1b[2J there'", 200) == "got 'hi there'"
+    root = Path(__file__).resolve().parents[2]
+    project = tmp_path / "esc\x1b]0;pwned\x07dir"
+    sys.path.insert(0, str(root / "tests" / "ops"))
+    from ops_support import echo_cases, make_project
+
+    make_project(project, cases=echo_cases(1))
+    for args in (["check"], ["run"]):
+        done = subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=project, capture_output=True,
+                              text=True, timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root),
+                                                           "HOME": str(tmp_path)})
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr, done.stdout

@@ -167,3 +167,29 @@ def test_with_case_acceptances_gives_a_learner_the_accepted_records(tmp_path, ma
     assert texts == {"url-a": "a3", "url-b": "b2", "cmd-help": "h2"}
     assert [c["id"] for c in older["cases"]] == ["url-b", "cmd-help"]  # url-a's old behaviour is not learned
     assert [c["id"] for c in nights[1]["cases"]] == ["url-a", "url-b", "cmd-help"]  # the input is untouched
+
+
+def test_accept_never_writes_over_a_stored_baseline_it_could_not_read(tmp_path, make_run, make_case, save_run,
+                                                                      capsys, monkeypatch):
+    """Issue 24: a portal's page answered for baseline.json made an accept start from the local
+    record and write over the stored one: every other machine's acceptance and the log were lost."""
+    pytest.importorskip("moto")
+    sys.path.insert(0, str(Path(__file__).parents[1] / "ops"))
+    from ops_support import ACCESS_KEY, SECRET_KEY, MotoS3
+
+    server = MotoS3()
+    try:
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+        storage = (f'[storage]\nurl = "s3://{server.bucket}/nightly"\nendpoint_url = "{server.endpoint}"\n'
+                   'region = "us-east-1"\naddressing_style = "path"\nretries = 1\nretry_backoff_s = 0\n')
+        reports, opts = _setup(tmp_path, make_run, make_case, save_run, storage)
+        portal = b"<html><title>Sign in to the Wi-Fi</title></html>"
+        server.client().put_object(Bucket=server.bucket, Key="nightly/baseline.json", Body=portal)
+        assert main(["baseline", *opts, "accept", R1, "--reason", "night 1"]) == 1  # a StorageError, nothing written
+        err = capsys.readouterr().err
+        assert "is not a baseline record" in err and "refusing to write over it" in err, err
+        assert server.client().get_object(Bucket=server.bucket, Key="nightly/baseline.json")["Body"].read() == portal
+        assert read_baseline(reports) is None  # nothing written locally either
+    finally:
+        server.stop()

@@ -239,3 +239,40 @@ def test_every_read_goes_through_the_policy_too(s3):
         with pytest.raises(StorageError):
             call()
         assert len(store.requests) == 2 and len(store.waits) == 1
+
+
+def test_a_missing_index_while_runs_are_stored_is_rebuilt_not_restarted(tmp_path, s3, capsys):
+    """Issue 24: index.json gone (deleted, or a 404 from a proxy) while earlier nights are stored:
+    tonight's upload rebuilds the index from them instead of starting one with tonight alone."""
+    cfg = make_project(tmp_path, storage=s3)
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", RUN_ID]) == 0
+    s3.client().delete_object(Bucket=s3.bucket, Key="chatbot/index.json")
+    second = "20250103-030405-abcd"
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", second]) == 0
+    _no_secret(capsys)
+    assert [e["run_id"] for e in s3.get_json("chatbot/index.json")["runs"]] == [RUN_ID, second]
+
+
+def test_an_index_with_entries_that_are_not_objects_is_refused(tmp_path, s3, capsys):
+    cfg = make_project(tmp_path, storage=s3)
+    s3.client().put_object(Bucket=s3.bucket, Key="chatbot/index.json", Body=b'{"runs": [1, "x"]}')
+    code = cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", RUN_ID])
+    out = _no_secret(capsys)
+    assert code == 0 and "is not a harness index" in out and "internal error" not in out, out
+    assert s3.client().get_object(Bucket=s3.bucket, Key="chatbot/index.json")["Body"].read() == b'{"runs": [1, "x"]}'
+
+
+def test_reindex_never_replaces_an_index_with_an_empty_one(tmp_path, s3, capsys):
+    """Issue 24: `harness upload --reindex` that lists no run (the runs were deleted, a wrong
+    prefix) wrote an empty index over the one listing every night."""
+    cfg = make_project(tmp_path, storage=s3)
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", RUN_ID]) == 0
+    client = s3.client()
+    for key in s3.keys():
+        if "/runs/" in key:
+            client.delete_object(Bucket=s3.bucket, Key=key)
+    before = s3.get_json("chatbot/index.json")
+    assert cli.main(["upload", "--reindex", "--config", str(cfg)]) == 1
+    out = _no_secret(capsys)
+    assert "refusing to replace it with an empty index" in out, out
+    assert s3.get_json("chatbot/index.json") == before

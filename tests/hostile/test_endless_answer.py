@@ -1,0 +1,97 @@
+"""A webhook that answers without end (a chunked body that never stops) is read up to a cap, not
+into the harness's memory until the delivery times out (issue 24): the run ends, the case fails
+with the reason, and nothing more than the cap was taken from the agent."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
+
+from ops_support import echo_cases, make_project  # noqa: E402
+
+from harness import cli  # noqa: E402
+
+ENDLESS = '''
+from aiohttp import web
+
+SENT = []
+
+
+def make_app(env):
+    async def telegram(request):
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await resp.prepare(request)
+        chunk = b"[" * 65536
+        try:
+            for _ in range(20_000):  # 1.3 GB if nobody stops reading
+                await resp.write(chunk)
+                SENT.append(len(chunk))
+        except (ConnectionResetError, ConnectionError):
+            pass
+        return resp
+
+    app = web.Application()
+    app.router.add_post("/telegram", telegram)
+    return app
+'''
+
+
+def test_an_endless_webhook_answer_is_read_up_to_a_cap(tmp_path, capsys, monkeypatch):
+    (tmp_path / "endless_bot.py").write_text(ENDLESS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "endless_bot", raising=False)
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    cfg.write_text(cfg.read_text().replace('inprocess = "tests.agents.echo:make_app"', 'inprocess = "endless_bot:make_app"'))
+    assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "r1"]) == 1
+    assert "internal error" not in capsys.readouterr().err
+    import endless_bot
+
+    assert sum(endless_bot.SENT) < 200_000_000  # the harness stopped reading near the 4 MB cap
+    text = (tmp_path / "reports" / "r1" / "results.json").read_text()
+    assert json.loads(text)["summary"]["failed"] == 1
+
+
+NESTED_STATE = '''
+from aiohttp import web
+
+
+def make_app(env):
+    async def telegram(request):
+        return web.Response(status=200)
+
+    async def state(request):
+        return web.Response(text="[" * 100_000 + "]" * 100_000, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post("/telegram", telegram)
+    app.router.add_get("/state/{chat}", state)
+    return app
+'''
+
+
+def test_a_state_probe_answer_nested_past_parsing_is_unavailable_not_a_crash(tmp_path, capsys, monkeypatch):
+    (tmp_path / "nested_state_bot.py").write_text(NESTED_STATE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "nested_state_bot", raising=False)
+    case = ('layer: robustness\ncases:\n  - id: st\n    send: "hi"\n'
+            '    expect: {state: {"$.task": {absent: true}}}\n')
+    cfg = make_project(tmp_path, cases=case)
+    cfg.write_text(cfg.read_text().replace('inprocess = "tests.agents.echo:make_app"',
+                                           'inprocess = "nested_state_bot:make_app"\nstate_url = "on"'))
+    code = cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "r1"])
+    assert "internal error" not in capsys.readouterr().err
+    results = json.loads((tmp_path / "reports" / "r1" / "results.json").read_text())
+    evidence = [e for t in results["cases"][0]["turns"] for e in t.get("evidence", [])] or \
+        results["cases"][0].get("evidence", [])
+    assert code in (0, 1, 3) and results["cases"][0]["status"] != "pass", results["cases"][0]["status"]
+    assert "state probe failed: RecursionError" in json.dumps(results), evidence
+
+
+def test_a_webhook_answer_nested_past_parsing_is_no_method_call():
+    from harness.channels.telegram import _webhook_call
+
+    deep = '{"method": "sendMessage", "chat_id": 1, "text": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert _webhook_call(200, deep) is None  # RecursionError out of the delivery before
