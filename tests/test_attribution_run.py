@@ -136,7 +136,7 @@ async def test_tool_calls_without_an_id_are_the_case_whose_model_asked_for_them(
 
 async def test_two_cases_with_the_same_text_are_not_run_side_by_side(tmp_path, upstream):
     """The same text in two cases would identify neither while both run: the runner keeps them
-    apart (runner.case_texts), so each one's calls are its own and every check is decided."""
+    apart (run/turns.case_texts), so each one's calls are its own and every check is decided."""
     url, _ = upstream
     twin = """
   - id: {cid}
