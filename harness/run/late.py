@@ -12,7 +12,9 @@ from harness.report.journal import Journal
 from harness.report.jsonfile import case_to_dict
 from harness.run.aggregate import case_status, combine_attempts, observation_metrics
 from harness.run.evaluate import evaluate, pure_evidence, with_late
+from harness.run import reuse
 from harness.run.overload import excuse
+from harness.run.reuse import Borrowed
 from harness.sandbox.router import CaseRecorder
 from harness.types import Case, CaseResult, Evidence
 
@@ -29,7 +31,8 @@ class Listening:
     """The attempt's own result (before repeats were combined)."""
     number: int = 0
     """Which attempt of the case (``--repeat``)."""
-
+    borrowed: Borrowed | None = None
+    """The original's turns the attempt borrowed (a metamorphic variant, ``reuse.py``)."""
 
 
 class LateReplies:
@@ -64,16 +67,19 @@ class LateReplies:
             if obs is None or not late or item.case.id not in by_id:
                 continue
             new_obs = with_late(obs, late, item.rec.turn)
+            judged = reuse.judged(item.case, item.borrowed) if item.borrowed is not None else item.case
             if any(e.reply is not None for e in late):
-                evidence = await evaluate(item.case, new_obs, self.services)
+                evidence = await evaluate(judged, new_obs, self.services)
             else:  # calls only: what judged the replies stands, the deterministic checks run again
-                pure, _ = pure_evidence(item.case, new_obs)
+                pure, _ = pure_evidence(judged, new_obs)
                 written = [e for e in item.result.evidence if not e.check.startswith("baseline.")]
                 kept = [e for e in written if REGISTRY[e.check].uses_services] \
                     if all(e.check in REGISTRY for e in written) else []
                 evidence = pure + kept
             evidence, base_info = await self._baseline_evidence(item.case, new_obs, observation_metrics(new_obs)[0],
                                                            evidence)
+            if item.borrowed is not None:
+                evidence = reuse.own_evidence(item.case, item.borrowed, evidence)
             delay = late[0].at - obs.finished_at
             why = (f"late ({len(late)} event(s) after the case was reported, the first {delay:.2f}s after; "
                    f"{sum(1 for e in late if e.reply is not None)} repl(ies))")

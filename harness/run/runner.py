@@ -27,7 +27,7 @@ from harness.config import Config
 from harness.errors import TargetError
 from harness.report.journal import Journal
 from harness.report.jsonfile import case_to_dict
-from harness.run import held
+from harness.run import held, reuse
 from harness.run.aggregate import case_status, combine_attempts, observation_metrics
 from harness.run.driver import Driver, Identity, make_identity
 from harness.run.early import EarlyStart, new_run_id, remove_fresh
@@ -250,20 +250,33 @@ class Runner(Turns, LateReplies, Reporting):
         self._failed = 0
         # Cases that send the same text never run at the same time: a call that names no case
         # (no user field, most bots) is attributed by the text it carries (sandbox/router.py), and
-        # a text two running cases sent would identify neither (a metamorphic variant replays its
-        # original's turns word for word). Taken in sorted order, before the slot: no deadlock.
+        # a text two running cases sent would identify neither. A variant that borrows its
+        # original's turns (reuse.py) sends only its own texts, and starts once the original is
+        # done. Taken in sorted order, before the slot: no deadlock.
         text_locks: dict[str, asyncio.Lock] = {}
+        planned = {c.id for c in cases}
+        done: dict[str, asyncio.Future] = {c.id: asyncio.get_running_loop().create_future() for c in cases}
 
         async def one(case: Case) -> None:
+            result = None
+            try:
+                result = await attempts_of(case)
+            finally:
+                if not done[case.id].done():
+                    done[case.id].set_result(result)
+
+        async def attempts_of(case: Case) -> CaseResult:
             if case.id in self.options.prior:  # --resume: finished before the kill, already journaled
                 results.append(self.options.prior[case.id])
                 if self.options.on_case:
                     self.options.on_case(self.options.prior[case.id])
-                return
+                return self.options.prior[case.id]
+            source = reuse.plan(case, planned, set(self.options.prior))
+            original = await done[source] if source is not None else None
             slot = Slot(limit)
             held: list[asyncio.Lock] = []
             try:
-                for text in case_texts(case):
+                for text in case_texts(case, skip=reuse.leading(case) if source is not None else 0):
                     lock = text_locks.setdefault(text, asyncio.Lock())
                     await lock.acquire()
                     held.append(lock)
@@ -282,7 +295,9 @@ class Runner(Turns, LateReplies, Reporting):
                 self._attempts[case.id] = attempts  # late activity may re-decide one (_late_replies)
                 for k in range(0 if skipped else max(1, self.options.repeat)):
                     await slot.take(priority=0 if k else 1)
-                    attempts.append(self.meter.measure(excuse(case, await self._attempt(case, driver, early, k),
+                    borrowed = None if source is None else reuse.borrow(
+                        case, source, original, self._attempts.get(source) or [], k, time.time())
+                    attempts.append(self.meter.measure(excuse(case, await self._attempt(case, driver, early, k, borrowed),
                                                               self.machine)))
                 result = skipped or excuse(case, self.meter.finish(case, attempts, combine_attempts(attempts)),
                                            self.machine)
@@ -296,6 +311,7 @@ class Runner(Turns, LateReplies, Reporting):
             await self._journal(journal, case_to_dict(result))
             if self.options.on_case:
                 self.options.on_case(result)
+            return result
 
         await asyncio.gather(*(one(c) for c in cases))
         await self._run_quiet()
@@ -325,10 +341,16 @@ class Runner(Turns, LateReplies, Reporting):
         future.add_done_callback(self._appending.discard)
         await asyncio.shield(future)
 
-    async def _attempt(self, case: Case, driver: Driver, slot: Slot | None = None, number: int = 0) -> CaseResult:
+    async def _attempt(self, case: Case, driver: Driver, slot: Slot | None = None, number: int = 0,
+                       borrowed: reuse.Borrowed | None = None) -> CaseResult:
+        """One attempt of ``case``; ``borrowed``: its original's turns, observed in the original's
+        own case (a metamorphic variant, ``reuse.py``), which are not sent again."""
         users = {name: self._next_identity() for name in (case.users or ("",))}
         rec = self.sandbox.router.open(case.id, [k for u in users.values() for k in u.keys()])
         att = Attempt(case=case, rec=rec, users=users)
+        if borrowed is not None:
+            att.turns.extend(borrowed.turns)
+            att.skip = borrowed.count
         started = time.time()
         error = ""
         timeout = case.timeout_s or self.config.sandbox.case_timeout_s
@@ -356,18 +378,24 @@ class Runner(Turns, LateReplies, Reporting):
                 driver.forget(user)
         if not error and not self._target.alive():
             error = "the target process exited during the case"
-        obs = Observation(case_id=case.id, channel=case.channel, chat_id=att.ident.chat_for(case.channel),
+        chats = [u.chat_for(case.channel) for u in users.values()]
+        if borrowed is not None and borrowed.chat:  # the first user's turns were the original's, in its chat
+            chats[0] = borrowed.chat
+        obs = Observation(case_id=case.id, channel=case.channel, chat_id=chats[0],
                           turns=tuple(att.turns), started_at=started, finished_at=time.time(), error=error,
-                          user_chats=tuple(u.chat_for(case.channel) for u in users.values()) if case.users else ())
-        evidence = await evaluate(case, obs, self.services)
+                          user_chats=tuple(chats) if case.users else ())
+        evidence = await evaluate(reuse.judged(case, borrowed) if borrowed else case, obs, self.services)
         latency, calls, tokens = observation_metrics(obs)
         evidence, base_info = await self._baseline_evidence(case, obs, latency, evidence)
+        if borrowed is not None:
+            evidence = reuse.own_evidence(case, borrowed, evidence)
         result = CaseResult(id=case.id, layer=case.layer, channel=case.channel, status=case_status(evidence, error),
                             evidence=tuple(evidence), latency_ms=latency, llm_calls=calls, tokens=tokens,
                             cost_usd=None, error=error, file=case.file, tags=case.tags, observation=obs,
                             baseline=base_info)
         if not error and att.seen is not None:
-            self._listening.append(Listening(case=case, rec=rec, seen=att.seen, result=result, number=number))
+            self._listening.append(Listening(case=case, rec=rec, seen=att.seen, result=result, number=number,
+                                             borrowed=borrowed))
         return result
 
 

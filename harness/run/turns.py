@@ -42,6 +42,8 @@ class Attempt:
     """The in-flight turn's armed model scripts (``model:``, harness/sandbox/model_double.py)."""
     settle_timed_out: bool = False
     """The last ``_settle`` gave up at the reply timeout (extended by the harness's own loop lag)."""
+    skip: int = 0
+    """The leading turns not sent: borrowed from the original case (``reuse.py``), already in ``turns``."""
 
     @property
     def ident(self) -> Identity:
@@ -55,11 +57,12 @@ class Attempt:
         return self.users[self.user_of(turn)]
 
 
-def case_texts(case: Case) -> list[str]:
+def case_texts(case: Case, skip: int = 0) -> list[str]:
     """The texts a case's users send, as written (normalised: case and spacing), sorted: cases
-    sharing one are not run side by side (``Runner._run_cases``)."""
+    sharing one are not run side by side (``Runner._run_cases``). ``skip``: the leading turns
+    not sent (borrowed from the original case, ``reuse.py``)."""
     out = set()
-    for turn in case.turns:
+    for turn in case.turns[skip:]:
         if turn.kind in ("callback", "forged"):
             continue
         for t in [turn.send, *(turn.options.get("texts") or [])]:
@@ -105,6 +108,8 @@ class Turns:
         sb = self.config.sandbox
         groups = overlap_groups(att.case.turns)
         for g, group in enumerate(groups):
+            if group[0] < att.skip:  # observed in the original's own case (reuse.py)
+                continue
             first = group[0]
             att.current = first
             att.rec.turn = first  # a group's events are recorded under its first turn
