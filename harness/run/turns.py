@@ -57,16 +57,22 @@ class Attempt:
         return self.users[self.user_of(turn)]
 
 
+#: A placeholder the driver fills per attempt (its document token): a text holding it is unique.
+PER_ATTEMPT = "{docs}"
+
+
 def case_texts(case: Case, skip: int = 0) -> list[str]:
     """The texts a case's users send, as written (normalised: case and spacing), sorted: cases
     sharing one are not run side by side (``Runner._run_cases``). ``skip``: the leading turns
-    not sent (borrowed from the original case, ``reuse.py``)."""
+    not sent (borrowed from the original case, ``reuse.py``). A text holding ``{docs}`` is left
+    out: the driver fills it with the attempt's own document link (``Driver.values_for``), so
+    no two attempts ever send it alike."""
     out = set()
     for turn in case.turns[skip:]:
         if turn.kind in ("callback", "forged"):
             continue
         for t in [turn.send, *(turn.options.get("texts") or [])]:
-            if isinstance(t, str) and t.strip():
+            if isinstance(t, str) and t.strip() and PER_ATTEMPT not in t:
                 out.add(" ".join(t.split()).lower())
     return sorted(out)
 
