@@ -27,7 +27,7 @@ from harness.config import Config
 from harness.errors import TargetError
 from harness.report.journal import Journal
 from harness.report.jsonfile import case_to_dict
-from harness.run import held, reuse
+from harness.run import held, reuse, warm
 from harness.run.aggregate import case_status, combine_attempts, observation_metrics
 from harness.run.driver import Driver, Identity, make_identity
 from harness.run.early import EarlyStart, new_run_id, remove_fresh
@@ -48,25 +48,6 @@ from harness.targets.inprocess import InProcessTarget
 from harness.types import Case, CaseResult, Evidence, Observation, RunReport
 
 log = logging.getLogger("harness.run.runner")
-
-
-def _warm_encodings() -> None:
-    try:
-        from harness.models.tokens import warm
-
-        warm()
-    except Exception as exc:  # counting falls back to 'missing' tokens, reported per call
-        log.warning("tiktoken encodings could not be loaded in advance: %s", exc)
-
-
-def _warm_language() -> None:
-    try:
-        from harness.checks.form import _detector
-
-        _detector()
-    except Exception as exc:  # the language check reports it as unavailable
-        log.warning("the language detector could not be loaded in advance: %s", exc)
-
 
 
 class Runner(Turns, LateReplies, Reporting):
@@ -229,12 +210,11 @@ class Runner(Turns, LateReplies, Reporting):
         if cases and self._warming is None:  # e.g. the embedder loads while the target starts (not awaited)
             self._warming = self._warm_services(cases)
         # tiktoken's encodings load now, not on the bot's first LLM call (the gateway counts tokens)
-        encodings = asyncio.get_running_loop().run_in_executor(None, _warm_encodings)
+        encodings = asyncio.get_running_loop().run_in_executor(None, warm.encodings)
         # so does the language detector when a case checks a reply's language: built inside a
         # check it would hold the event loop (every running case's clock) for seconds
-        judges_language = self.options.baseline is not None or any(
-            s.name.endswith(".language") for c in cases for t in c.turns for s in t.checks)  # baseline.language too
-        detector = asyncio.get_running_loop().run_in_executor(None, _warm_language) if judges_language else None
+        detector = asyncio.get_running_loop().run_in_executor(None, warm.language) \
+            if warm.judges_language(cases, self.options.baseline) else None  # baseline.language too
         self.endpoints = await target.start(placeholders)
         await encodings
         if detector is not None:
@@ -427,8 +407,14 @@ async def run_loading(config: Config, options: RunOptions, load: Callable[[], Se
     # run() awaits the same start-up and raises its error (exit 4); mark this wrapper's copy as
     # seen, or asyncio logs "Task exception was never retrieved" with a traceback on stderr.
     up.add_done_callback(lambda t: t.cancelled() or t.exception())
+    def load_and_warm():
+        loaded = load()
+        if warm.judges_language(loaded, options.baseline):  # before any case runs, beside the target's start
+            warm.language()
+        return loaded
+
     try:
-        cases = await asyncio.to_thread(load)
+        cases = await asyncio.to_thread(load_and_warm)
         if not cases:
             raise TargetError("no cases selected", fix="check --layer / --case")  # pragma: no cover - load guards
     except BaseException:
