@@ -39,6 +39,7 @@ from harness.run.overload import excuse
 from harness.run.perf import RunMeter
 from harness.run.quiet import Limiter, QuietWindow, Slot
 from harness.run.reporting import Reporting, double_notes, unattributed_notes
+from harness.run.textlocks import TextGate
 from harness.run.turns import Attempt, Turns, case_texts
 from harness.sandbox.world import Sandbox
 from harness.services import Services, default_factories
@@ -239,9 +240,11 @@ class Runner(Turns, LateReplies, Reporting):
         # (no user field, most bots) is attributed by the text it carries (sandbox/router.py), and
         # a text two running cases sent would identify neither. A variant that borrows its
         # original's turns (reuse.py) sends only its own texts, and starts once the original is
-        # done. Taken in sorted order, before the slot: no deadlock.
-        text_locks: dict[str, asyncio.Lock] = {}
+        # done (textlocks.py: all of a case's texts at once, fairly).
+        texts = TextGate()
         planned = {c.id for c in cases}
+        locked = {c.id: case_texts(c, skip=reuse.leading(c) if reuse.plan(c, planned, set(self.options.prior)) else 0)
+                  for c in cases}
         done: dict[str, asyncio.Future] = {c.id: asyncio.get_running_loop().create_future() for c in cases}
         waiting = [len(cases)]
 
@@ -268,12 +271,9 @@ class Runner(Turns, LateReplies, Reporting):
             source = reuse.plan(case, planned, set(self.options.prior))
             original = await done[source] if source is not None else None
             slot = Slot(limit)
-            held: list[asyncio.Lock] = []
+            mine: frozenset[str] = frozenset()
             try:
-                for text in case_texts(case, skip=reuse.leading(case) if source is not None else 0):
-                    lock = text_locks.setdefault(text, asyncio.Lock())
-                    await lock.acquire()
-                    held.append(lock)
+                mine = await texts.acquire(locked[case.id])  # all at once, before the slot: no deadlock
                 await slot.take()
                 started()
                 skipped = self.meter.gate(case)  # the cost budget: no new case once its projection is crossed
@@ -298,8 +298,7 @@ class Runner(Turns, LateReplies, Reporting):
                                            self.machine)
             finally:
                 slot.give()
-                for lock in reversed(held):
-                    lock.release()
+                texts.release(mine)
             results.append(result)
             if result.status in ("fail", "error"):
                 self._failed += 1
@@ -308,8 +307,6 @@ class Runner(Turns, LateReplies, Reporting):
                 self.options.on_case(result)
             return result
 
-        locked = {c.id: case_texts(c, skip=reuse.leading(c) if reuse.plan(c, planned, set(self.options.prior)) else 0)
-                  for c in cases}
         # the longest chains start first (reuse.start_order); a run that stops on a count of
         # failures or a spend keeps the file's order, which its stop is defined by
         ordered = cases if self.options.maxfail is not None or self.meter.guard.limit is not None \
