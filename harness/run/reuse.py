@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Sequence
 
-from harness.run.turns import expected_reply_bounds
+from harness.run.turns import case_texts, expected_reply_bounds
 from harness.types import Case, CaseResult, Evidence, Observation, TurnObservation
 
 #: The user whose leading turns a variant may borrow (``layers/variants.variant_case``).
@@ -135,6 +135,18 @@ def _compared_with(case: Case, e: Evidence) -> int | None:
         if spec.name == e.check and isinstance(spec.params, dict) and isinstance(spec.params.get("to"), int):
             return spec.params["to"]
     return None
+
+
+def locks(case: Case, planned: AbstractSet[str], restored: AbstractSet[str]) -> list[str]:
+    """What ``case`` holds while it runs (``textlocks.TextGate``): the texts it sends
+    (``turns.case_texts``; a borrowing variant's own only) and, for a variant, its original's
+    name: two variants of one case send other words but make the same tool and model calls
+    (the same arguments, the same scripted answers), which no text tells apart."""
+    source = plan(case, planned, restored)
+    out = case_texts(case, skip=leading(case) if source is not None else 0)
+    if case.original:
+        out.append(f"\0variants of {case.original}")
+    return out
 
 
 def judged(case: Case, borrowed: Borrowed) -> Case:

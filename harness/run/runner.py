@@ -40,7 +40,7 @@ from harness.run.perf import RunMeter
 from harness.run.quiet import Limiter, QuietWindow, Slot
 from harness.run.reporting import Reporting, double_notes, unattributed_notes
 from harness.run.textlocks import TextGate
-from harness.run.turns import Attempt, Turns, case_texts
+from harness.run.turns import Attempt, Turns
 from harness.sandbox.world import Sandbox
 from harness.services import Services, default_factories
 from harness.targets.http import HttpTarget
@@ -243,8 +243,7 @@ class Runner(Turns, LateReplies, Reporting):
         # done (textlocks.py: all of a case's texts at once, fairly).
         texts = TextGate()
         planned = {c.id for c in cases}
-        locked = {c.id: case_texts(c, skip=reuse.leading(c) if reuse.plan(c, planned, set(self.options.prior)) else 0)
-                  for c in cases}
+        locked = {c.id: reuse.locks(c, planned, set(self.options.prior)) for c in cases}
         done: dict[str, asyncio.Future] = {c.id: asyncio.get_running_loop().create_future() for c in cases}
         waiting = [len(cases)]
 

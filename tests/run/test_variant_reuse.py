@@ -170,3 +170,17 @@ def test_the_longest_chains_start_first_and_equals_keep_the_files_order():
     # c: 3 turns + its variant's 1; d holds up a and e; a, e hold up d; b and the variant alone
     assert order == ["c", "d", "a", "e", "b", "c--typos"]
     assert [x.id for x in reuse.start_order([b, v1], {})] == ["b", "c--typos"]
+
+
+def test_two_variants_of_one_case_never_run_side_by_side():
+    """Their words differ but their model and tool calls are the same (issue 21's tool bot
+    attributed a sibling's create_order to the wrong case): they hold their original's name."""
+    source = Case(id="src", layer="multiturn", channel="telegram", turns=(Turn(send="please order 3 blue widgets"),))
+    a, b = V.variant_case(source, "greeting", "robustness"), V.variant_case(source, "typos", "robustness")
+    planned = {"src", a.id, b.id}
+    la, lb = set(reuse.locks(a, planned, set())), set(reuse.locks(b, planned, set()))
+    assert la & lb == {"\0variants of src"}
+    assert not set(reuse.locks(source, planned, set())) & la  # the original: the variant waits for it instead
+    other = V.variant_case(Case(id="x", layer="multiturn", channel="telegram", turns=(Turn(send="show my basket"),)),
+                           "typos", "robustness")
+    assert not set(reuse.locks(other, planned | {"x", other.id}, set())) & la
