@@ -109,16 +109,13 @@ class Turns:
 
     async def _turns(self, att: Attempt, driver: Driver, slot: Slot | None = None) -> None:
         """Deliver the turns in order; overlapping turns (several users) go out together and
-        settle together (``cases.overlap_groups``). Every group's quiet window is watched
-        without the concurrency slot (the agent is done with the turn; ``_settle``) unless one
-        case runs at a time; the next group takes it again before cases not started yet."""
+        settle together (``cases.overlap_groups``). The last group's quiet window is watched
+        without the concurrency slot."""
         sb = self.config.sandbox
         groups = overlap_groups(att.case.turns)
         for g, group in enumerate(groups):
             if group[0] < att.skip:  # observed in the original's own case (reuse.py)
                 continue
-            if slot is not None and not slot.held:  # given back in the last quiet window
-                await slot.take(priority=0)
             first = group[0]
             att.current = first
             att.rec.turn = first  # a group's events are recorded under its first turn
@@ -185,10 +182,8 @@ class Turns:
                       last: bool = False) -> float:
         """Wait until every turn's expected replies are in (each in its own user's chat) and the
         agent has then been quiet for one quiet window (learned, ``quiet.py``), or the reply
-        timeout passes. After the case's ``last`` turn, the window is the closing one. The
-        ``slot`` is given back once the replies are in: watching is no work for the agent (after
-        every turn, or only the last when one case runs at a time: the model double then gives a
-        call with no key to the one case in flight, ``sandbox/model_double.py``).
+        timeout passes. After the case's ``last`` turn, the window is the closing one and the
+        ``slot`` is given back once the replies are in: watching is no work for the agent.
         Returns the seconds waited."""
         sb = self.config.sandbox
         wants = []
@@ -200,7 +195,7 @@ class Turns:
         while True:
             now = time.time()
             replies_in = all(self._count(att, att.current, turn) >= lo for turn, lo in wants)
-            if replies_in and slot is not None and slot.held and (last or not self.sandbox.scripts.solo):
+            if replies_in and last and slot is not None:
                 slot.give()
                 for script in att.scripts:  # the next case starts: a keyless call is its, not this one's
                     script.watching = True
