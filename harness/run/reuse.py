@@ -153,26 +153,3 @@ def judged(case: Case, borrowed: Borrowed) -> Case:
     """``case`` as its own run is judged: no check on the borrowed turns (the original's were)."""
     return replace(case, turns=tuple(replace(t, checks=()) if i < borrowed.count else t
                                      for i, t in enumerate(case.turns)))
-
-
-def start_order(cases: Sequence[Case], texts: "dict[str, list[str]]") -> list[Case]:
-    """The order the runner starts ``cases`` in: the longest chains first. Cases that send the same
-    text run one after another (``turns.case_texts``) and a variant starts once its original is
-    done, so a case's weight is its own turns plus the turns of every case it may hold up (those
-    sharing one of its texts, its variants); heavier first, file order among equals. ``texts``:
-    each case id's locked texts."""
-    sharing: dict[str, set[str]] = {}
-    for cid, ts in texts.items():
-        for t in ts:
-            sharing.setdefault(t, set()).add(cid)
-    turns = {c.id: len(c.turns) - (leading(c) if c.original else 0) for c in cases}
-    waiting: dict[str, int] = {}
-    for c in cases:
-        if c.original:
-            waiting[c.original] = waiting.get(c.original, 0) + turns[c.id]
-    weight = {}
-    for c in cases:
-        held = set().union(*(sharing[t] for t in texts.get(c.id, ()))) - {c.id} if texts.get(c.id) else set()
-        weight[c.id] = turns[c.id] + waiting.get(c.id, 0) + sum(turns.get(o, 0) for o in held)
-    position = {c.id: i for i, c in enumerate(cases)}
-    return sorted(cases, key=lambda c: (-weight[c.id], position[c.id]))

@@ -306,11 +306,7 @@ class Runner(Turns, LateReplies, Reporting):
                 self.options.on_case(result)
             return result
 
-        # the longest chains start first (reuse.start_order); a run that stops on a count of
-        # failures or a spend keeps the file's order, which its stop is defined by
-        ordered = cases if self.options.maxfail is not None or self.meter.guard.limit is not None \
-            else reuse.start_order(cases, locked)
-        await asyncio.gather(*(one(c) for c in ordered))
+        await asyncio.gather(*(one(c) for c in cases))
         await self._run_quiet()
         await self._late_replies(results, journal)
         order = {c.id: i for i, c in enumerate(cases)}

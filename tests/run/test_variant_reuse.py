@@ -155,23 +155,6 @@ def test_a_borrowing_variant_locks_only_the_texts_it_sends():
     assert v.turns[1].checks[-1] == CheckSpec("equivalent", {"to": 0, "min": V.EQUIVALENT_MIN})
 
 
-def test_the_longest_chains_start_first_and_equals_keep_the_files_order():
-    def case(cid, n=1, original=""):
-        turns = tuple(Turn(send=f"{cid} {i}", user="original" if original and i < 1 else "") for i in range(n))
-        return Case(id=cid, layer="multiturn", channel="telegram", turns=turns, original=original)
-
-    a, b, c = case("a"), case("b"), case("c", n=3)
-    v1 = Case(id="c--typos", layer="robustness", channel="telegram", original="c",
-              turns=(Turn(send="c 0", user="original"), Turn(send="c 0 typo", user="variant")),
-              users=("original", "variant"))
-    d, e = case("d"), case("e")
-    texts = {"a": ["x"], "b": [], "c": ["c"], "c--typos": ["c 0 typo"], "d": ["x", "y"], "e": ["y"]}
-    order = [x.id for x in reuse.start_order([a, b, c, v1, d, e], texts)]
-    # c: 3 turns + its variant's 1; d holds up a and e; a, e hold up d; b and the variant alone
-    assert order == ["c", "d", "a", "e", "b", "c--typos"]
-    assert [x.id for x in reuse.start_order([b, v1], {})] == ["b", "c--typos"]
-
-
 def test_two_variants_of_one_case_never_run_side_by_side():
     """Their words differ but their model and tool calls are the same (issue 21's tool bot
     attributed a sibling's create_order to the wrong case): they hold their original's name."""
