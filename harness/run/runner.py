@@ -21,7 +21,6 @@ import aiohttp
 
 from harness import layer as layer_registry
 from harness import redact
-from harness.checks import REGISTRY
 from harness.checks.baseline.trend import Trend
 from harness.config import Config
 from harness.errors import TargetError
@@ -87,39 +86,7 @@ class Runner(Turns, LateReplies, Reporting):
         self._appending: set[asyncio.Future] = set()
         self._trend: Trend | None = None
         self._warming: asyncio.Future | None = None
-        """The services building in a worker thread (``_warm_services``), beside the cases."""
-
-    def _warm_services(self, cases: Sequence[Case]):
-        """Start building the services the selected layers declare, in a worker thread."""
-        judged = dict.fromkeys(c.layer for c in cases
-                               if any(REGISTRY[s.name].uses_services for t in c.turns for s in t.checks))
-        declared = (s for name in judged for s in getattr(layer_registry.get(name), "services", ()))
-        wanted = [s for s in dict.fromkeys(declared) if s in self.services.factories and not self.services.made(s)]
-        if not wanted:
-            return None
-
-        # a similarity or critic check always encodes: its model starts loading now, in the
-        # background (its own process, models/embed_worker.py: the loop every case is timed on is
-        # never held), while the target starts and the first cases run; a variant's comparison
-        # often needs no model at all (checks/equivalence.py), so for variants alone it stays lazy
-        needing = [c for c in cases if any(s.name == "similarity" or s.name.startswith("critic.")
-                                           for t in c.turns for s in t.checks)]
-        encodes = bool(needing)
-
-        def build() -> None:
-            for name in wanted:
-                try:
-                    service = self.services.get(name)
-                    front = getattr(service, "front", None)
-                    if encodes and front is not None and hasattr(front, "load_now"):  # the embedder's model
-                        front.load_now()
-                except Exception as exc:  # the check that needs it reports it as unavailable
-                    log.warning("service %s could not be built in advance: %s", name, exc)
-
-        if encodes and "embedder" in wanted:
-            (self.services.say or log.info)(f"loading the embedding model in the background for {len(needing)} "
-                                            "case(s) with similarity or critic checks; the cases start meanwhile")
-        return asyncio.get_running_loop().run_in_executor(None, build)
+        """The services building in a worker thread (``warm.services``), beside the cases."""
 
     def _next_identity(self) -> Identity:
         self._counter += 1
@@ -143,7 +110,7 @@ class Runner(Turns, LateReplies, Reporting):
         try:
             early = self._up is not None  # the CLI brought the target up while it loaded the cases
             if early:  # the services start building now, beside the cases (not before them)
-                self._warming = self._warm_services(cases)
+                self._warming = warm.services(self.services, cases)
             await self.bring_up(cases)
             placeholders = self._placeholders
             # Each layer's default checks (harness.layer): the webhook answered, no leak, the state probe...
@@ -209,7 +176,7 @@ class Runner(Turns, LateReplies, Reporting):
         if early is not None and early.error is not None:
             raise early.error  # the target could not be started (exit 4)
         if cases and self._warming is None:  # e.g. the embedder loads while the target starts (not awaited)
-            self._warming = self._warm_services(cases)
+            self._warming = warm.services(self.services, cases)
         # tiktoken's encodings load now, not on the bot's first LLM call (the gateway counts tokens)
         encodings = asyncio.get_running_loop().run_in_executor(None, warm.encodings)
         # so does the language detector when a case checks a reply's language: built inside a
