@@ -56,6 +56,17 @@ class Services:
     def made(self, name: str) -> bool:
         return name in self._made
 
+    def begin(self) -> None:
+        """The run's last case has started: services with ``begin()`` start their end-of-run work
+        now, beside the run's tail (e.g. the critic's judge-health score). Only services the run made."""
+        for obj in list(self._made.values()):
+            start = getattr(obj, "begin", None)
+            if start is not None:
+                try:
+                    start()
+                except Exception:  # finalize does the work then, and reports its failure
+                    log.exception("service begin failed")
+
     async def finalize(self) -> None:
         """After the cases, before the report: services with ``async finalize()`` run it
         (e.g. the critic scores its judge-health set). Only services the run made."""

@@ -8,7 +8,7 @@ writers is frozen.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Mapping
 
 #: A case id (also how goldens and the quarantine name cases): ``[a-z0-9]`` words joined by dashes.
@@ -100,6 +100,10 @@ class Case:
     baseline: bool | Mapping[str, bool] | None = None
     """``baseline:`` in the case file: false (no baseline checks), or kinds switched on/off
     (``{facts: false}``); None: the layer's and the project's ``[baseline]`` settings."""
+    original: str = ""
+    """A metamorphic variant's original case (``layers/variants.py``): when it runs in the same
+    run, its observed turns stand in for this case's leading ``original`` user's turns, which are
+    not sent again (``run/reuse.py``); '' for none."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,10 @@ class TurnObservation:
     """LLM and tool calls no case could claim while this case and others ran during the turn
     (``sandbox/router.py``): ``{"llm": n, "tools": {name: n}, "running": n, "ambiguous": n}``; {}
     when none. Any of them may have been this case's: its call-dependent checks are unavailable."""
+    borrowed: str = ""
+    """The case this turn was observed in when it is not this one (a metamorphic variant's
+    original, ``Case.original``): compared with, never timed, metered or checked again; '' for
+    the case's own turns."""
 
     @property
     def first_reply_ms(self) -> float | None:
@@ -251,6 +259,13 @@ class Observation:
     @property
     def replies(self) -> tuple[Reply, ...]:
         return tuple(r for t in self.turns for r in t.replies)
+
+    def own(self) -> "Observation":
+        """Without the turns borrowed from another case (``TurnObservation.borrowed``): what this
+        case's own run did, for its timing and metering."""
+        if not any(t.borrowed for t in self.turns):
+            return self
+        return replace(self, turns=tuple(t for t in self.turns if not t.borrowed))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ conversation of plain text turns and button presses, one user, no scripted fault
 derives one case per variant kind: two users in one case, the first sends the original
 turns, the second the same turns transformed, and every variant turn must be
 ``equivalent`` to its original (same number of replies, same tool trajectory, replies that
-mean the same). Like Giskard's robustness detectors, a transformation and the comparison
+mean the same). When the original case runs in the same run, the first user's turns are not
+sent again: the original's observed turns stand in for them (``Case.original``,
+``run/reuse.py``), so a variant costs one replay, not two. Like Giskard's robustness detectors, a transformation and the comparison
 are separate: a new kind is one function in ``KINDS``.
 
 What a variant never changes (``protected_spans``), because a user who rewords a request
@@ -326,7 +328,7 @@ def variant_case(c: Case, kind: str, layer: str) -> Case | None:
     return Case(id=f"{c.id}--{kind}", layer=layer, channel=c.channel, turns=(*original, *varied),
                 tags=(TAG, kind), file=c.file, timeout_s=(c.timeout_s * 2 if c.timeout_s else None),
                 description=f"{kind} variant of {c.id}: the answer must not change ({n} turn(s) each)",
-                source=c.source, users=("original", "variant"), variants=())
+                source=c.source, users=("original", "variant"), variants=(), original=c.id)
 
 
 def comparable(context: Mapping[str, Any]) -> bool:

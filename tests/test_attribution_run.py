@@ -136,7 +136,7 @@ async def test_tool_calls_without_an_id_are_the_case_whose_model_asked_for_them(
 
 async def test_two_cases_with_the_same_text_are_not_run_side_by_side(tmp_path, upstream):
     """The same text in two cases would identify neither while both run: the runner keeps them
-    apart (runner.case_texts), so each one's calls are its own and every check is decided."""
+    apart (run/turns.case_texts), so each one's calls are its own and every check is decided."""
     url, _ = upstream
     twin = """
   - id: {cid}
@@ -154,6 +154,30 @@ async def test_two_cases_with_the_same_text_are_not_run_side_by_side(tmp_path, u
     assert {c.status for c in report.cases} == {"pass"}, failures(report)
     a, b = (next(c for c in report.cases if c.id == cid).observation for cid in ("twin-a", "twin-b"))
     assert a.finished_at <= b.started_at or b.finished_at <= a.started_at  # never side by side
+
+
+async def test_the_same_text_with_the_attempts_own_document_link_runs_side_by_side(tmp_path, upstream):
+    """The twin of the test above: ``{docs}`` is filled with each attempt's own document link, so
+    the texts differ as sent; no lock keeps the two apart and every call is still attributed."""
+    from harness.run.turns import case_texts
+
+    url, _ = upstream
+    twin = """
+  - id: {cid}
+    send: "please order 4 widgets for me, as in {{docs}}/paper.pdf"
+    expect:
+      replies: {{exact: 1}}
+      llm_calls: {{max: 1}}
+      cost_usd: {{max: 0.01}}
+      tools_called: [create_order]
+"""
+    cases = "layer: cost\ncases:\n" + twin.format(cid="twin-a") + twin.format(cid="twin-b")
+    config, loaded = setup(tmp_path, url, cases, sections="[budget]\ncase_usd = 0.01\n")
+    assert [case_texts(c) for c in loaded] == [[], []]
+    report = await run_suite(config, loaded, RunOptions(out_dir=tmp_path / "out", concurrency=4))
+    assert {c.status for c in report.cases} == {"pass"}, failures(report)
+    a, b = (next(c for c in report.cases if c.id == cid).observation for cid in ("twin-a", "twin-b"))
+    assert a.started_at < b.finished_at and b.started_at < a.finished_at  # side by side
 
 
 async def test_calls_that_carry_no_text_of_any_case_are_unavailable_not_passed(tmp_path, upstream):

@@ -72,7 +72,7 @@ def call_durations(turns: Iterable[Mapping[str, Any]]) -> list[float]:
     """The LLM calls' durations of a results.json case's ``turns`` (or an ``other_attempts`` entry's)."""
     out = []
     for turn in turns:
-        if not isinstance(turn, Mapping):
+        if not isinstance(turn, Mapping) or turn.get("borrowed"):  # a variant's borrowed turns are its original's
             continue
         for call in turn.get("calls") or ():
             if isinstance(call, Mapping) and call.get("name") == "llm" and _is_ms(call.get("duration_ms")):
@@ -84,8 +84,8 @@ def observed_durations(obs: Any) -> list[float]:
     """The LLM calls' durations of tonight's ``Observation``."""
     if obs is None:
         return []
-    return [float(e.duration_ms) for t in obs.turns for e in t.events
-            if e.name == "llm" and _is_ms(e.duration_ms)]
+    return [float(e.duration_ms) for t in obs.turns if not getattr(t, "borrowed", False) for e in t.events
+            if e.name == "llm" and _is_ms(e.duration_ms)]  # a variant's borrowed turns are its original's
 
 
 def allowed_slow(k: int, share: float) -> int:

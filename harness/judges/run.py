@@ -24,6 +24,9 @@ from harness.judges.suite import Mutation, Subject, mutations, subjects
 from harness.types import Case
 
 CONCURRENCY = 8
+#: The most seconds ``harness judges`` stays silent: a phase that says nothing for this long
+#: (judging, threshold proposals, the critic's health) gets a progress line.
+PROGRESS_S = 5.0
 
 
 @dataclass
@@ -76,11 +79,35 @@ def _checks_of(subject: Subject) -> list:
 
 async def run_judges(config, options: JudgeOptions, cases: Sequence[Case]) -> dict[str, Any]:
     """Judge ``cases`` (every case with a golden is judged, whatever its layer)."""
+    shown = options.progress or _stderr
+    started = time.monotonic()
+    last = [started]
+    state: dict[str, Any] = {"phase": "loading the cases", "done": 0, "jobs": 0, "cache": None}
+
+    def say(line: str) -> None:
+        last[0] = time.monotonic()
+        shown(line)
+
+    async def heartbeat() -> None:  # no phase goes silent for longer than PROGRESS_S
+        while True:
+            await asyncio.sleep(max(0.05, last[0] + PROGRESS_S - time.monotonic()))
+            if time.monotonic() - last[0] >= PROGRESS_S:
+                hits = state["cache"].hits if state["cache"] is not None else 0
+                say(f"judges: {state['phase']}: {state['done']}/{state['jobs']} judged ({hits} from the cache), "
+                    f"{time.monotonic() - started:.0f}s")
+
+    beat = asyncio.ensure_future(heartbeat())
+    try:
+        return await _judges(config, options, cases, say, state, started)
+    finally:
+        beat.cancel()
+
+
+async def _judges(config, options: JudgeOptions, cases: Sequence[Case], say: Callable[[str], None],
+                  state: dict[str, Any], started: float) -> dict[str, Any]:
     from harness.golden import load_goldens
     from harness.models import critic_health as H
 
-    say = options.progress or _stderr
-    started = time.monotonic()
     golden_path = Path(options.golden or config.golden_dir())  # [suite] golden
     goldens = load_goldens(golden_path)
     services = make_services(config, options)
@@ -93,10 +120,10 @@ async def run_judges(config, options: JudgeOptions, cases: Sequence[Case]) -> di
         f"(critic {critic.name})")
     from harness.models import settings as S
 
-    cache = C.VerdictCache(S.cache_dir(config) if options.use_cache else None)
+    cache = state["cache"] = C.VerdictCache(S.cache_dir(config) if options.use_cache else None)
     base = C.digest(C.code_digest(), C.files_digest(golden_path.glob("*.y*ml")), _settings(config), critic.name)
     sem = asyncio.Semaphore(CONCURRENCY)
-    done = [0]
+    state["jobs"], state["phase"] = total + sum(len(s.answers) for s in subs), "judging"
 
     async def verdict(subject: Subject, reply: str, post: str, *, all_checks: bool = False) -> dict:
         key = C.digest(base, subject.case.id, subject.turn, _checks_of(subject), subject.source,
@@ -113,9 +140,9 @@ async def run_judges(config, options: JudgeOptions, cases: Sequence[Case]) -> di
 
     async def tick(coro):
         result = await coro
-        done[0] += 1
-        if done[0] % 50 == 0:
-            say(f"judges: {done[0]}/{total + sum(len(s.answers) for s in subs)} judged "
+        state["done"] += 1
+        if state["done"] % 50 == 0:
+            say(f"judges: {state['done']}/{total + sum(len(s.answers) for s in subs)} judged "
                 f"({cache.hits} from the cache, {time.monotonic() - started:.0f}s)")
         return result
 
@@ -149,9 +176,11 @@ async def run_judges(config, options: JudgeOptions, cases: Sequence[Case]) -> di
     golden_failures = [{"id": s.case.id, "answer": i, "failures": res["failures"]}
                        for (s, i, _), res in zip(golden_jobs, golden_results) if not res["passed"]]
 
+    state["phase"] = "similarity scores for threshold proposals"
     say("judges: similarity scores for threshold proposals")
     proposals = await T.propose(subs, muts, services, cache, base)
 
+    state["phase"] = "critic health"
     say("judges: critic health")
     health_dir = golden_path / "critic"
     hkey = C.digest(base, "health", C.files_digest(health_dir.glob("*.y*ml")) if health_dir.is_dir() else "")

@@ -143,18 +143,36 @@ def load_examples(directory: Path) -> list[LabelledExample]:
     return out
 
 
-async def score_critic(critic, examples: list[LabelledExample], read_source: Callable[[str], str]) -> Agreement:
-    """Ask ``critic`` about every example; compare its verdicts with the labels."""
-    agreement = Agreement()
-    for ex in examples:
+#: Examples judged at once: their claims reach the embedder together and are encoded in
+#: shared batches (``BatchingFront``), not one small batch per example.
+CONCURRENT = 32
+
+
+async def score_critic(critic, examples: list[LabelledExample], read_source: Callable[[str], str],
+                       concurrent: int | None = None) -> Agreement:
+    """Ask ``critic`` about every example (``concurrent`` at a time; default the critic's
+    ``health_concurrency``, else ``CONCURRENT``); compare its verdicts with the labels, in the
+    examples' order."""
+    import asyncio
+
+    gate = asyncio.Semaphore(max(1, concurrent or getattr(critic, "health_concurrency", CONCURRENT)))
+
+    async def judge(ex: LabelledExample):
         try:
             source = ex.source_text or read_source(ex.source)
         except OSError:
+            return None
+        async with gate:
+            return await critic.factuality(source, ex.reply)
+
+    judgements = await asyncio.gather(*(judge(ex) for ex in examples))
+    agreement = Agreement()
+    for ex, judgement in zip(examples, judgements):
+        if judgement is None:
             agreement.undecided += 1
             agreement.undecided_true += ex.verdict
             agreement.disagreements.append(f"{ex.source}: source unreadable")
             continue
-        judgement = await critic.factuality(source, ex.reply)
         verdicts = [c.supported for c in judgement.claims]
         if judgement.unavailable or not verdicts:
             said = None

@@ -145,6 +145,10 @@ def parse_score(text: str) -> tuple[float, str]:
 class LLMCritic:
     """What both LLM backends share. Subclasses define ``backend``, ``_request`` and ``_text``."""
 
+    health_concurrency = 2
+    """Health-set examples judged at once (``critic_health.score_critic``): each asks up to
+    ``CLAIM_CONCURRENCY`` claims of the provider at once."""
+
     backend = "llm"
     default_base_url = ""
 

@@ -128,6 +128,10 @@ def _words_of(text: str, stems: list[str]) -> set[str]:
 
 
 class OfflineCritic:
+    deterministic = True
+    """The same code, embedder, reply and document give the same verdict (its health figures
+    may be kept by content, ``factories.CriticService``)."""
+
     def __init__(self, embedder, *, support_min: float = 0.55, unsupported_below: float = 0.35):
         self.embedder = embedder
         self.support_min = support_min

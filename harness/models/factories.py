@@ -3,8 +3,10 @@
 ``harness.services.default_factories`` maps the names to these functions; importing this
 module imports no torch (the embedder loads the model at its first ``embed``).
 Each service may offer ``report_models() -> dict`` (merged into results.json ``models``),
-``report_notes() -> list[str]`` (run notes) and ``async finalize()`` (run once after the
-cases, before the report: the critic scores its health set there).
+``report_notes() -> list[str]`` (run notes), ``begin()`` (called on the event loop when the
+run's last case has started: the critic starts scoring its health set there, beside the
+run's tail) and ``async finalize()`` (run once after the cases, before the report: the
+critic's health score is awaited there).
 """
 
 from __future__ import annotations
@@ -71,10 +73,12 @@ def make_goldens(services):
 class CriticService:
     """The configured critic, the source documents it judges against, and its health."""
 
-    def __init__(self, backend, docs_dir: Path, health_dir: Path, say=None):
+    def __init__(self, backend, docs_dir: Path, health_dir: Path, say=None, cache_dir: Path | None = None):
         self._backend = backend
         self.docs_dir = docs_dir
         self.health_dir = health_dir
+        self.cache_dir = cache_dir
+        """Where a deterministic critic's health figures are kept by content (None: not kept)."""
         self._texts: dict[str, str] = {}
         self.health: dict[str, Any] | None = None
         self.health_line = ""
@@ -84,6 +88,7 @@ class CriticService:
         stop, similarity checks only) scores no judge-health set at its end."""
         self.say = say
         """One line on the run's console (``Services.say``); None: logged only."""
+        self._scoring = None
 
     @property
     def backend(self):
@@ -110,9 +115,23 @@ class CriticService:
             self._texts[name] = document_text(path)
         return self._texts[name]
 
+    def begin(self) -> None:
+        """Start scoring the health set now, in the background (``finalize`` awaits it)."""
+        import asyncio
+
+        if self._scoring is None and self.health is None and self.used:  # not for a run no critic check reached
+            self._scoring = asyncio.ensure_future(self._score())
+
     async def finalize(self) -> None:
         """Score the critic on its labelled health set, once per service: runs that share it
         (``harness calibrate``) share its score, as they share its verdicts."""
+        self.begin()
+        if self._scoring is not None:
+            await self._scoring
+        elif self.health is None:
+            self.health_line = "critic health not measured: no case was judged by the critic"
+
+    async def _score(self) -> None:
         from harness.models import critic_health as H
 
         if self.health is not None:
@@ -128,6 +147,12 @@ class CriticService:
         if not examples:
             self.health_line = f"critic health not measured: no labelled examples in {self.health_dir}"
             return
+        path = self._health_path(examples)
+        kept = _read_json(path)
+        if kept is not None:
+            self.health = kept["health"]
+            self.health_line = kept["line"] + " (kept from an earlier run: the same critic code, examples and documents)"
+            return
         import logging
         import time
 
@@ -139,6 +164,31 @@ class CriticService:
         self.health = {"critic": self.name, "source": self.source, **agreement.as_dict()}
         self.health_line = H.describe(self.name, agreement)
         say(f"judge health: done in {time.monotonic() - started:.1f} s")
+        if path is not None:
+            _write_json(path, {"health": self.health, "line": self.health_line})
+
+    def _health_path(self, examples) -> Path | None:
+        """``<cache>/critic_health/<key>.json`` for a deterministic critic, keyed by everything its
+        figures depend on: the models' code, the critic's name (its rules and embedder), every
+        example and the text of every document they name; None when not kept."""
+        if self.cache_dir is None or not getattr(self._backend, "deterministic", False):
+            return None
+        import hashlib
+
+        import harness
+
+        h = hashlib.sha256()
+        root = Path(harness.__file__).parent / "models"
+        for p in sorted([*root.glob("*.py"), *root.glob("rules/*.py")]):
+            h.update(p.name.encode() + b"\0" + p.read_bytes())
+        h.update(self.name.encode() + b"\0")
+        for ex in examples:
+            try:
+                text = ex.source_text or self.source_text(ex.source)
+            except (OSError, ValueError):
+                text = "\0unreadable"
+            h.update("\x1e".join([ex.reply, ex.source, text, str(ex.verdict)]).encode() + b"\x1f")
+        return self.cache_dir / "critic_health" / f"{h.hexdigest()}.json"
 
     def report_models(self) -> dict[str, Any]:
         out: dict[str, Any] = {"critic": self.name}
@@ -178,7 +228,32 @@ def build_critic(services):
 def make_critic(services) -> CriticService:
     config = services.config
     return CriticService(build_critic(services), config.resolve(config.sandbox.docs_dir),
-                         golden_dir(services) / "critic", say=lambda line: services.say(line) if services.say else None)
+                         golden_dir(services) / "critic", say=lambda line: services.say(line) if services.say else None,
+                         cache_dir=S.cache_dir(config))
+
+
+def _read_json(path: Path | None) -> dict | None:
+    if path is None:
+        return None
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("health"), dict) and data.get("line") else None
+
+
+def _write_json(path: Path, data: dict) -> None:
+    import json
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache keeps nothing; the figures were still measured
+        pass
 
 
 FACTORIES = {"embedder": make_embedder, "goldens": make_goldens, "critic": make_critic}

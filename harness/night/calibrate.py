@@ -247,6 +247,9 @@ class _Unscored(Services):
     queued behind the other runs' embeddings, minutes that tell nothing about a catch. The first
     clean run keeps it (its report is the night calibration compares with)."""
 
+    def begin(self) -> None:
+        return None
+
     async def finalize(self) -> None:
         return None
 

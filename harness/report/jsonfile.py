@@ -205,6 +205,7 @@ def turn_to_dict(t: TurnObservation, channel: str | None = None, users: frozense
         "sent": _sent_text(t.events),
         **({"pressed": label} if (label := _pressed(t.events)) is not None else {}),  # a button press, not text
         **({"chat": t.chat} if t.chat else {}),  # several users: whose turn it was
+        **({"borrowed": t.borrowed} if t.borrowed else {}),  # a variant's original's turn, observed in that case
         "sent_at": t.sent_at,
         "delivery_status": t.delivery_status,
         "delivery_error": t.delivery_error,

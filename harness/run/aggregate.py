@@ -38,7 +38,9 @@ def worst(statuses: Iterable[str]) -> str:
 
 
 def observation_metrics(obs: Observation | None) -> tuple[float | None, int, Tokens]:
-    """Latency (first delivery to last own reply), LLM calls and tokens, from the sandbox's records."""
+    """Latency (first delivery to last own reply), LLM calls and tokens, from the sandbox's records
+    (of the case's own turns: a variant's borrowed ones were timed and metered in their own case)."""
+    obs = obs.own() if obs is not None else None
     if obs is None or not obs.turns:
         return None, 0, Tokens()
     replies = obs.replies

@@ -27,7 +27,9 @@ def _is_call(e: Event) -> bool:
 
 
 def measure(obs: Observation | None) -> CaseMetrics:
-    """Metrics of one attempt; an attempt with no observation measures nothing (all zero)."""
+    """Metrics of one attempt; an attempt with no observation measures nothing (all zero). Turns
+    borrowed from another case (a variant's original) are that case's, not measured here."""
+    obs = obs.own() if obs is not None else None
     if obs is None or not obs.turns:
         return CaseMetrics(cost_reason="the case did not run")
     first = obs.turns[0]

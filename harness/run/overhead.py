@@ -32,10 +32,11 @@ def turn_held_s(turn: TurnObservation) -> float:
 
 
 def case_held_s(observation: Observation | None) -> float:
-    """The time the agent held one attempt's turns, summed (0 with no observation)."""
+    """The time the agent held one attempt's turns, summed (0 with no observation); turns borrowed
+    from another case (a variant's original) were held in that case."""
     if observation is None:
         return 0.0
-    return sum(turn_held_s(t) for t in observation.turns)
+    return sum(turn_held_s(t) for t in observation.turns if not t.borrowed)
 
 
 def critical_path_s(held: Sequence[float], concurrency: int) -> float:

@@ -145,7 +145,7 @@ def _unattributed_llm(attempts: Sequence[CaseResult]) -> tuple[int, int] | None:
     """(LLM calls no case could claim, most cases running) over the attempts' turns, or None."""
     n = running = 0
     for a in attempts:
-        for t in (a.observation.turns if a.observation is not None else ()):
+        for t in (a.observation.own().turns if a.observation is not None else ()):
             n += int(t.unattributed_calls.get("llm") or 0)
             running = max(running, int(t.unattributed_calls.get("running") or 0))
     return (n, running) if n else None

@@ -125,3 +125,27 @@ def test_judges_files_pass_the_redactor(tmp_path):
         redact.install(previous)
     for name in ("judges.json", "judges.html"):
         assert "ZZZZZZZZ" not in (tmp_path / name).read_text(), name
+
+
+def test_no_phase_goes_silent_longer_than_the_progress_interval(tmp_path, monkeypatch):
+    """issue 26: a cold run says where it is at least every PROGRESS_S seconds (it was silent
+    for minutes in the threshold and health phases); a slow judge makes every phase long."""
+    import harness.judges.run as R
+
+    monkeypatch.setattr(R, "PROGRESS_S", 0.05)
+    real = R.judge
+
+    async def slow(*a, **kw):
+        await asyncio.sleep(0.02)
+        return await real(*a, **kw)
+
+    monkeypatch.setattr(R, "judge", slow)
+    lines: list[str] = []
+    config = setup(tmp_path)
+    asyncio.run(_judge(config, JudgeOptions(out=tmp_path / "out", progress=lines.append, use_cache=False)))
+    beats = [line for line in lines if line.startswith("judges: judging: ")]
+    assert beats and all(" judged (0 from the cache), " in line for line in beats), lines
+    monkeypatch.setattr(R, "PROGRESS_S", 3600.0)  # the twin: nothing slow enough, no heartbeat
+    quiet: list[str] = []
+    asyncio.run(_judge(config, JudgeOptions(out=tmp_path / "out2", progress=quiet.append, use_cache=False)))
+    assert not [line for line in quiet if line.startswith("judges: judging: ")]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import FixtureErrors
+from harness.models import critic_health as H
 from harness.models.critic_health import Agreement, cohen_kappa, describe, load_examples, score_critic
 from harness.models.critic_offline import OfflineCritic
 from harness.models.embedder import hash_embedder
@@ -92,3 +93,100 @@ def test_a_hostile_health_file_is_refused_with_its_line(tmp_path):
     assert time.process_time() - started < 5
     text = info.value.render()
     assert "bomb.yaml" in text and "dup.yaml" in text and "lines 2 and 3" in text
+
+
+# -- issue 26: the health set judged in shared batches, kept by content for a deterministic critic --
+
+def _health_set(tmp_path, reply="The river rose by 3 metres."):
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    (tmp_path / "docs" / "river.txt").write_text("The river rose by 3 metres in the spring flood.\n")
+    (tmp_path / "critic").mkdir(exist_ok=True)
+    (tmp_path / "critic" / "set.yaml").write_text(
+        "examples:\n"
+        f"  - {{reply: {reply!r}, source: river.txt, verdict: true}}\n"
+        "  - {reply: 'The river fell by 9 metres.', source: river.txt, verdict: false}\n")
+
+
+class _Counting:
+    """A deterministic critic that counts what it is asked."""
+
+    deterministic = True
+    name = "counting@1"
+    source = "test-double"
+
+    def __init__(self):
+        self.calls = 0
+        self.running = 0
+        self.most = 0
+
+    async def factuality(self, source, reply):
+        import asyncio
+
+        from harness.models.critic import ClaimVerdict, Judgement
+
+        self.calls += 1
+        self.running += 1
+        self.most = max(self.most, self.running)
+        await asyncio.sleep(0)
+        self.running -= 1
+        ok = "3 metres" in reply
+        return Judgement(1.0 if ok else 0.0, "", claims=(ClaimVerdict(reply, ok, ""),))
+
+
+def _service(tmp_path, backend, cache=True):
+    from harness.models.factories import CriticService
+
+    service = CriticService(backend, tmp_path / "docs", tmp_path / "critic",
+                            cache_dir=(tmp_path / "cache") if cache else None)
+    service.used = True  # a case asked the critic something (a run whose cases did not scores no health)
+    return service
+
+
+def test_the_health_set_is_judged_side_by_side_in_the_examples_order(tmp_path):
+    import asyncio
+
+    _health_set(tmp_path)
+    critic = _Counting()
+    a = asyncio.run(H.score_critic(critic, H.load_examples(tmp_path / "critic"),
+                                   lambda name: (tmp_path / "docs" / name).read_text()))
+    assert (a.tp, a.tn, a.fp, a.fn) == (1, 1, 0, 0) and critic.most == 2
+    one = _Counting()
+    asyncio.run(H.score_critic(one, H.load_examples(tmp_path / "critic"),
+                               lambda name: (tmp_path / "docs" / name).read_text(), concurrent=1))
+    assert one.most == 1
+
+
+def test_a_deterministic_critics_health_is_kept_by_content_and_scored_again_when_anything_changes(tmp_path):
+    import asyncio
+
+    _health_set(tmp_path)
+    first = _service(tmp_path, _Counting())
+    asyncio.run(first.finalize())
+    assert first.backend.calls == 2 and "kept" not in first.health_line
+    again = _service(tmp_path, _Counting())  # the next night: the same code, examples, documents
+    asyncio.run(again.finalize())
+    assert again.backend.calls == 0 and again.health == first.health and "kept from an earlier run" in again.health_line
+    (tmp_path / "docs" / "river.txt").write_text("The river rose by 4 metres in the spring flood.\n")
+    changed = _service(tmp_path, _Counting())  # a document changed: scored again
+    asyncio.run(changed.finalize())
+    assert changed.backend.calls == 2
+    _health_set(tmp_path, reply="The river rose by 3 metres, a record.")  # an example changed
+    edited = _service(tmp_path, _Counting())
+    asyncio.run(edited.finalize())
+    assert edited.backend.calls == 2
+
+
+def test_a_critic_that_may_answer_otherwise_is_always_scored(tmp_path):
+    import asyncio
+
+    _health_set(tmp_path)
+    llm = _Counting()
+    llm.deterministic = False  # an LLM critic
+    for _ in range(2):
+        svc = _service(tmp_path, llm)
+        asyncio.run(svc.finalize())
+    assert llm.calls == 4
+    nocache = _Counting()
+    for _ in range(2):
+        asyncio.run(_service(tmp_path, nocache, cache=False).finalize())
+    assert nocache.calls == 4

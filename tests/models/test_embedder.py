@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from harness.models.embed_process import MiniLMProcess
 from harness.models.embedder import cosine_matrix, hash_embedder, minilm_embedder
 
 
@@ -63,3 +64,48 @@ async def test_encoder_failure_reaches_every_waiter():
     e = BatchingFront(broken, name="broken@0", source="test-double", dim=4)
     results = await asyncio.gather(e.embed(["a"]), e.embed(["b"]), return_exceptions=True)
     assert all(isinstance(r, RuntimeError) for r in results)
+
+
+# -- issue 26: the model in its own process, off the harness's event loop --------------------------
+
+async def test_the_model_runs_in_a_child_process_and_gives_the_in_process_vectors():
+    from harness.models import embedder as E
+
+    texts = ["The river rose by 3 metres in the spring flood.", "Résumé: naïve café", "hello"]
+    child = minilm_embedder(None)
+    try:
+        await asyncio.to_thread(child.load_now)
+        assert child.loaded and child.stats.load_s > 0
+        vecs = await child.embed(texts)
+        again = await child.embed(texts[:1])
+    finally:
+        await child.aclose()
+    assert isinstance(child._encode.__self__, MiniLMProcess)
+    here = minilm_embedder(None, in_process=True)
+    assert isinstance(here._encode.__self__, E._MiniLM)
+    assert vecs.shape == (3, 384) and abs(float((vecs[0] ** 2).sum()) - 1.0) < 1e-4
+    assert float(abs(vecs[:1] - again).max()) == 0.0
+    assert child.stats.batches == 2
+
+
+def test_a_model_process_that_cannot_load_says_why(monkeypatch, tmp_path):
+    from harness.models import embedder as E
+
+    with pytest.raises(RuntimeError, match="the embedding model did not load"):
+        MiniLMProcess(lambda: tmp_path / "no-such-model").load()
+
+
+def test_a_model_process_that_dies_is_started_again_or_is_an_error_never_a_hang(monkeypatch):
+    from harness.models import embedder as E
+
+    proc = MiniLMProcess(E.model_dir)
+    proc.load()
+    proc._proc.kill()
+    proc._proc.wait()
+    assert proc.encode(["hello"]).shape == (1, 384)  # dead between batches: started again
+    proc._proc.kill()
+    proc._proc.wait()
+    monkeypatch.setattr(proc, "load", lambda: None)  # dead during a batch
+    with pytest.raises(RuntimeError, match="the embedding model process failed"):
+        proc.encode(["hello"])
+    proc.close()

@@ -1,0 +1,80 @@
+"""What a run loads before its first case, so that nothing loads in the middle of it: tiktoken's
+encodings (the gateway counts tokens) and lingua's language models (a ``*.language`` check);
+and the services the selected layers declare, built beside the first cases (``services``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Sequence
+
+from harness import layer as layer_registry
+from harness.checks import REGISTRY
+from harness.errors import MissingExtra
+from harness.services import Services
+from harness.types import Case
+
+log = logging.getLogger("harness.run.runner")
+
+
+def encodings() -> None:
+    try:
+        from harness.models.tokens import warm
+
+        warm()
+    except Exception as exc:  # counting falls back to 'missing' tokens, reported per call
+        log.warning("tiktoken encodings could not be loaded in advance: %s", exc)
+
+
+def judges_language(cases: Sequence[Case], baseline) -> bool:
+    """Does the run detect a reply's language (a ``*.language`` check, or a baseline's language invariants)?"""
+    return baseline is not None or any(s.name.endswith(".language") for c in cases for t in c.turns for s in t.checks)
+
+
+def language() -> None:
+    """lingua's detector built and its models loaded (its first detection loads them, seconds
+    that hold the interpreter's lock, even from a worker thread): before the first case, never
+    in the middle of the run, where every case in flight would measure the stall."""
+    try:
+        from harness.checks.form import _detector, detect_language
+
+        _detector()
+        detect_language("Good morning, how are you today?")
+    except Exception as exc:  # the language check reports it as unavailable
+        log.warning("the language detector could not be loaded in advance: %s", exc)
+
+
+def services(made: Services, cases: Sequence[Case]):
+    """Start building the services the selected layers declare, in a worker thread (the future,
+    or None when there is nothing to build)."""
+    judged = dict.fromkeys(c.layer for c in cases
+                           if any(REGISTRY[s.name].uses_services for t in c.turns for s in t.checks))
+    declared = (s for name in judged for s in getattr(layer_registry.get(name), "services", ()))
+    wanted = [s for s in dict.fromkeys(declared) if s in made.factories and not made.made(s)]
+    if not wanted:
+        return None
+
+    # a similarity or critic check always encodes: its model starts loading now, in the
+    # background (its own process, models/embed_worker.py: the loop every case is timed on is
+    # never held), while the target starts and the first cases run; a variant's comparison
+    # often needs no model at all (checks/equivalence.py), so for variants alone it stays lazy
+    needing = [c for c in cases if any(s.name == "similarity" or s.name.startswith("critic.")
+                                       for t in c.turns for s in t.checks)]
+    encodes = bool(needing)
+
+    def build() -> None:
+        for name in wanted:
+            try:
+                service = made.get(name)
+                front = getattr(service, "front", None)
+                if encodes and front is not None and hasattr(front, "load_now"):  # the embedder's model
+                    front.load_now()
+            except MissingExtra:  # harness[models]: the command line said so once, each check says it again
+                pass
+            except Exception as exc:  # the check that needs it reports it as unavailable
+                log.warning("service %s could not be built in advance: %s", name, exc)
+
+    if encodes and "embedder" in wanted:
+        (made.say or log.info)(f"loading the embedding model in the background for {len(needing)} "
+                                        "case(s) with similarity or critic checks; the cases start meanwhile")
+    return asyncio.get_running_loop().run_in_executor(None, build)
