@@ -103,6 +103,8 @@ def _references(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[st
         # ``*_stats`` and ``critic_health`` are measurements of the night, not references
         if key.endswith("_stats") or key == "critic_health":
             continue
+        if not bm.get(key) or not nm.get(key):
+            continue  # a model one night did not use (its layer not selected) is no change of reference
         cmp(f"model {key}", _model_name(bm.get(key)), _model_name(nm.get(key)))
     # The run manifest (issue 6, storage side) may add a price table version and a config hash;
     # a side without a manifest (written later, or an older run) is missing data, not a change.

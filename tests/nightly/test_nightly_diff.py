@@ -129,3 +129,13 @@ def test_cases_of_a_layer_not_selected_tonight_are_not_removed(make_run, make_ca
     d = diff_runs(base, new)
     assert d["counts"]["removed"] == 0 and [e["id"] for e in d["not_run"]] == ["b"]
     assert "1 not run tonight" in render_diff_text(d)
+
+
+def test_a_model_a_night_did_not_use_is_no_reference_change(make_run, make_case):
+    """issue 25 item 6: the "References changed" banner appeared only because tonight ran without
+    the reasoning layer (no critic, no embedder); another model name is still a change."""
+    base = make_run("r1", [make_case("a")], models={"embedder": "minilm", "critic": "offline"})
+    tonight = make_run("r2", [make_case("a")], models={"embedder": "minilm"})
+    assert diff_runs(base, tonight)["references"] == []
+    other = make_run("r3", [make_case("a")], models={"embedder": "hash", "critic": "offline"})
+    assert [r["what"] for r in diff_runs(base, other)["references"]] == ["model embedder"]
