@@ -61,6 +61,13 @@ def _reports_and_config(args) -> tuple[Path, Any]:
 
     config = load_config(args.config)
     reports = Path(args.out) if args.out else config.resolve("reports")
+    if args.out and not reports.is_dir():  # a folder named on purpose: a typo must not read as "no runs yet"
+        from harness.night.store import storage_config
+
+        if reports.exists() or storage_config(config) is None:  # (with [storage] the runs may all be remote)
+            raise UsageError(f"--out {args.out}: {'not a folder' if reports.exists() else 'no such folder'}",
+                             fix="--out names the reports folder `harness run` wrote (default: reports/ next to "
+                                 "the config)")
     return reports, config
 
 

@@ -49,7 +49,9 @@ def test_usage_errors_exit_2(tmp_path, make_run, make_case, save_run, capsys):
     assert "no such run" in capsys.readouterr().err
     empty = ["--config", opts[1], "--out", str(tmp_path / "none")]
     assert main(["diff", *empty]) == 2
-    assert main(["history", *empty]) == 0
+    assert main(["history", *empty]) == 2  # a folder named but missing is a mistake, not "no runs yet"
+    (tmp_path / "none").mkdir()
+    assert main(["history", *empty]) == 0  # an empty reports folder: no runs yet
 
 
 def test_history_prints_and_exports(tmp_path, make_run, make_case, save_run, capsys):
@@ -58,3 +60,18 @@ def test_history_prints_and_exports(tmp_path, make_run, make_case, save_run, cap
     out = capsys.readouterr().out
     assert "2 run(s): 20240102-020000-bbbb .. 20240103-020000-cccc" in out
     assert "wrote" in out and (tmp_path / "h.parquet").stat().st_size > 0
+
+
+def test_a_reports_folder_named_but_missing_is_an_error_not_no_runs(tmp_path, make_run, make_case, save_run, capsys):
+    """issue 24: `history --out TYPO` said "no runs found" with exit 0, as if no night had run."""
+    reports, opts = _setup(tmp_path, make_run, make_case, save_run)
+    config = ["--config", str(tmp_path / "harness.toml")]
+    for command in (["history"], ["diff"], ["baseline", "show"]):
+        capsys.readouterr()
+        assert main([*command[:1], *config, "--out", str(tmp_path / "reprots"), *command[1:]]) == 2, command
+        err = capsys.readouterr().err
+        assert "reprots: no such folder" in err and "fix:" in err and "Traceback" not in err
+    (tmp_path / "a-file").write_text("x")
+    assert main(["history", *config, "--out", str(tmp_path / "a-file")]) == 2
+    assert "not a folder" in capsys.readouterr().err
+    assert main(["history", *opts]) == 0  # the twin: the folder that is there
