@@ -37,6 +37,7 @@ must not crash the run it reports on.
 from __future__ import annotations
 
 import asyncio
+import json
 import typing
 import logging
 import os
@@ -48,6 +49,7 @@ from typing import Any, Awaitable, Callable, Mapping
 
 import aiohttp
 
+from harness.channels import read_capped
 from harness.config import config_section
 from harness.models.retry import RetryPolicy, retry_after_s, transient_status
 from harness.redact import active
@@ -58,6 +60,8 @@ log = logging.getLogger("harness.night.alerts")
 KINDS = typing.get_args(typing.get_args(AlertsModel.model_fields["on"].annotation)[0])
 OCI_BODY_MAX = 64 * 1024  # OCI Notifications: message body at most 64 KB
 TELEGRAM_TEXT_MAX = 4096
+#: The most of an alert channel's answer read (bytes): a sendMessage answer is a few kB.
+ANSWER_MAX = 1_000_000
 #: The longest wait between two tries of a channel, also when the endpoint's Retry-After asks for more.
 MAX_WAIT_S = 60.0
 
@@ -142,15 +146,18 @@ async def _telegram(s: AlertsModel, alert: Alert) -> None:
     body = {"chat_id": s.telegram_chat_id, "text": alert.text()[:TELEGRAM_TEXT_MAX], "disable_web_page_preview": True}
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=s.timeout_s)) as http:
         async with http.post(url, json=body) as resp:
+            raw = await read_capped(resp, ANSWER_MAX)  # an endless answer is never read whole
             try:
-                data = await resp.json(content_type=None)
-            except ValueError:
+                data = json.loads(raw) if len(raw) <= ANSWER_MAX else None
+            except (ValueError, RecursionError):
                 data = None
             if resp.status >= 300 or not (isinstance(data, dict) and data.get("ok")):
                 # never echo the URL: it carries the bot token
                 data = data if isinstance(data, dict) else {}
                 params = data.get("parameters") if isinstance(data.get("parameters"), dict) else {}
-                status = resp.status if resp.status >= 300 else int(data.get("error_code") or 502)
+                code = data.get("error_code")
+                status = resp.status if resp.status >= 300 else (
+                    code if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 599 else 502)
                 raise ChannelError(f"Bot API sendMessage answered HTTP {resp.status}: {data.get('description', '')}",
                                    status, retry_after_s(params.get("retry_after"))
                                    if params.get("retry_after") is not None

@@ -254,3 +254,43 @@ async def test_an_oci_client_error_is_final_a_server_error_is_retried():
     s = _settings(oci_topic_id="t", oci_client=client, retries=3, backoff_s=0.5)
     result = (await send_alerts(None, ALERT, settings=s, sleep=Waits()))[0]
     assert not result.ok and result.attempts == 3 and client.calls == 3
+
+
+async def test_a_hostile_bot_api_answer_is_a_failed_alert_never_a_crash_or_a_hang():
+    """issue 24: the alert channel's answer was read whole and its error_code trusted: an endless
+    body filled the memory, a string error_code crashed the alert step."""
+    written = []
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(status=200)
+        await resp.prepare(request)
+        chunk = b"[" * 65536
+        try:
+            for _ in range(200):  # 13 MB of '[' (more than the cap); a real attacker would never stop
+                await resp.write(chunk)
+                written.append(len(chunk))
+        except (ConnectionResetError, RuntimeError):  # the harness hung up once it had read its cap
+            pass
+        return resp
+
+    async def odd(request: web.Request) -> web.Response:
+        return web.json_response({"ok": False, "error_code": "soon", "description": "nope"})
+
+    async def fine(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True, "result": {"message_id": 1}})
+
+    results = {}
+    for name, handler in (("endless", endless), ("odd", odd), ("fine", fine)):
+        app = web.Application()
+        app.router.add_post("/bot{token}/sendMessage", handler)
+        srv = await listen(app, f"bot api {name}")
+        try:
+            s = _settings(telegram_chat_id="-1", telegram_token="1:t", telegram_api_base=srv.base_url,
+                          retries=1, backoff_s=0.01)
+            results[name] = (await send_alerts(None, ALERT, settings=s, sleep=Waits()))[0]
+        finally:
+            await srv.stop()
+    assert not results["endless"].ok and not results["odd"].ok
+    assert sum(written) < 200 * 65536  # not read to its end: the reader stopped at its cap
+    assert "HTTP 200" in results["odd"].error and "nope" in results["odd"].error
+    assert results["fine"].ok  # the twin: a well-formed answer still sends
