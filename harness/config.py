@@ -264,11 +264,11 @@ def _toml_line(text: str, loc: tuple) -> int | None:
             current = stripped.strip("[]").strip()
             if current == section:
                 section_line = n
+            if key and current == f"{section}.{key}":  # the key is a table of its own: [target.env]
+                return n
             continue
         if key and current == section and stripped.split("=", 1)[0].strip().strip('"') == key and "=" in stripped:
             return n
-        if key and current == f"{section}.{key}":
-            return section_line or n
     return section_line
 
 

@@ -109,3 +109,14 @@ def test_an_environment_toml_array_is_read_as_one(tmp_path):
     '"bot.py"]' (the schema once turned it back into a string and split it)."""
     cfg = _load(tmp_path, "[target]\nname = \"x\"\n", {"HARNESS_TARGET_COMMAND": '["python", "my bot.py"]'})
     assert cfg.target.command == ("python", "my bot.py")
+
+
+@pytest.mark.parametrize("toml, line", [
+    ('[target]\nname = "x"\n\n[target.env]\nGOOD = "1"\n"BAD=NAME" = "2"\n', 4),  # the [target.env] table
+    ('[target]\nname = "x"\nenv = {"BAD=NAME" = "2"}\n', 3),                   # an inline table
+])
+def test_a_bad_target_env_is_refused_at_its_table(tmp_path, toml, line):
+    """issue 24: a refused [target.env] name was reported at harness.toml:1 (the [target] line)."""
+    with pytest.raises(ConfigError) as info:
+        _load(tmp_path, toml)
+    assert info.value.line == line and "BAD=NAME" in info.value.message
