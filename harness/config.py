@@ -143,10 +143,7 @@ def _env_overrides(data: dict[str, dict[str, Any]], environ: Mapping[str, str],
                     table["env"] = {**table.get("env", {}), env_name: raw}
                     origins[("target", "env", env_name)] = name
                 elif section in ("target", "sandbox"):
-                    # the schema converts a scalar to the key's type; a TOML array or table
-                    # (HARNESS_TARGET_COMMAND='["python", "bot.py"]') is read as one
-                    text = EnvText(raw)
-                    data.setdefault(section, {})[key] = text.parsed() if raw.lstrip()[:1] in ("[", "{") else text
+                    data.setdefault(section, {})[key] = EnvText(raw)  # the schema converts it to the key's type
                     origins[(section, key)] = name
                 else:  # sections the layers read as plain tables get typed values
                     data.setdefault(section, {})[key] = EnvText(raw).parsed()
@@ -240,7 +237,10 @@ def _typed_for_schema(data: Mapping[str, Any], origins: Mapping[tuple, str]) -> 
         for key, value in table.items():
             if (section, key) not in origins:
                 continue
+            if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+                value = EnvText(value).parsed()  # HARNESS_TARGET_COMMAND='["python", "bot.py"]': an array
             if isinstance(value, (list, dict)):  # a TOML array or table from the environment, read as one
+                copy[key] = value
                 continue
             wanted = config_field_type(section, key, layer_registry.config_sections())
             if wanted is str or (wanted is not None and str in getattr(wanted, "__args__", ())):
