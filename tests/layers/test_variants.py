@@ -122,7 +122,9 @@ async def test_equivalent(first, second, kw, passes):
     assert e.passed is passes, e.reason
 
 
-def _project(tmp_path, mode: str):
+def _project(tmp_path, mode: str, layers=("robustness",)):
+    """The echo bot's project with one multiturn case that asks for three variants; its cases of
+    ``layers`` (all of them for ``()``). tests/run/test_variant_reuse.py uses it too."""
     (tmp_path / "fixtures" / "multiturn").mkdir(parents=True)
     (tmp_path / "fixtures" / "multiturn" / "k.yaml").write_text(textwrap.dedent("""
         layer: multiturn
@@ -136,7 +138,7 @@ def _project(tmp_path, mode: str):
     cfg.write_text('[target]\nname = "echo"\ninprocess = "tests.agents.echo:make_app"\n'
                    '[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 3\n[embeddings]\nbackend = "hash"\n'
                    + TARGET_ENV + f'ECHO_MODE = "{mode}"\n')
-    return load_config(cfg, environ={}), load_cases(tmp_path / "fixtures", layers=["robustness"])
+    return load_config(cfg, environ={}), load_cases(tmp_path / "fixtures", layers=list(layers))
 
 
 async def test_an_agent_that_reads_keywords_literally_is_caught(tmp_path):

@@ -5,33 +5,12 @@ replayed inside the variant as before."""
 
 from __future__ import annotations
 
-import textwrap
-
-from harness.cases import load_cases
-from harness.config import load_config
 from harness.layers import variants as V
 from harness.run import reuse
 from harness.run.runner import RunOptions, run_suite
 from harness.run.turns import case_texts
 from harness.types import Case, CaseResult, CheckSpec, Evidence, Observation, Reply, Turn, TurnObservation
-from tests.agents.echo import TARGET_ENV
-
-
-def _project(tmp_path, mode: str, layers=()):
-    (tmp_path / "fixtures" / "multiturn").mkdir(parents=True)
-    (tmp_path / "fixtures" / "multiturn" / "k.yaml").write_text(textwrap.dedent("""
-        layer: multiturn
-        cases:
-          - id: ask
-            variants: [case, greeting, typos]
-            send: "summarize it now"
-            expect: {reply: {contains: "OK"}}
-        """))
-    cfg = tmp_path / "harness.toml"
-    cfg.write_text('[target]\nname = "echo"\ninprocess = "tests.agents.echo:make_app"\n'
-                   '[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 2\n[embeddings]\nbackend = "hash"\n'
-                   + TARGET_ENV + f'ECHO_MODE = "{mode}"\n')
-    return load_config(cfg, environ={}), load_cases(tmp_path / "fixtures", layers=list(layers))
+from tests.layers.test_variants import _project
 
 
 def _sent(report) -> int:
@@ -40,7 +19,7 @@ def _sent(report) -> int:
 
 
 async def test_variants_borrow_the_originals_turns_and_still_catch_a_literal_agent(tmp_path):
-    config, cases = _project(tmp_path, "keyword")
+    config, cases = _project(tmp_path, "keyword", layers=())
     report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", concurrency=4))
     status = {c.id: c.status for c in report.cases}
     assert status == {"ask": "pass", "ask--case": "fail", "ask--greeting": "pass", "ask--typos": "fail"}
@@ -59,7 +38,7 @@ async def test_variants_borrow_the_originals_turns_and_still_catch_a_literal_age
 
 
 async def test_an_original_without_a_reply_leaves_the_comparison_unavailable_never_passed(tmp_path):
-    config, cases = _project(tmp_path, "silent")
+    config, cases = _project(tmp_path, "silent", layers=())
     report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", concurrency=4))
     compared = [e for c in report.cases for e in c.evidence if e.check == "equivalent"]
     assert len(compared) == 3
@@ -70,7 +49,7 @@ async def test_an_original_without_a_reply_leaves_the_comparison_unavailable_nev
 async def test_the_same_silence_replayed_inside_the_variant_is_what_used_to_pass(tmp_path):
     # the twin: without the original in the run the variant replays it, and 0 replies against
     # 0 replies is the comparison's own business (its verdict is not borrowed)
-    config, cases = _project(tmp_path, "keyword", layers=["robustness"])
+    config, cases = _project(tmp_path, "keyword")
     report = await run_suite(config, cases, RunOptions(out_dir=tmp_path / "out", concurrency=4))
     assert {c.id: c.status for c in report.cases} == {"ask--case": "fail", "ask--greeting": "pass", "ask--typos": "fail"}
     assert not any(t.borrowed for c in report.cases for t in c.observation.turns)
