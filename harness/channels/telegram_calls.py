@@ -40,6 +40,21 @@ _JSON_FIELDS = {
     "link_preview_options", "commands", "scope", "menu_button", "reaction",
 }
 _SECRET_FIELDS = {"secret_token"}
+#: Fields the Bot API reads as text: a JSON body's number or boolean there is its JSON text
+#: (``"text": 123`` sends "123", ``true`` sends "true"), as the server's parser keeps every
+#: non-string value of the body's object as its JSON text (td::HttpReader).
+_TEXT_FIELDS = {"text", "caption", "parse_mode", "action", "callback_query_id", "inline_message_id", "url",
+                "secret_token", "file_id", "ip_address"}
+
+
+def to_bool(value: Any) -> bool:
+    """A boolean parameter as the Bot API reads it (Client::to_bool): true, yes or 1 (any case,
+    spaces trimmed) is true, anything else ("false", "0", "no") false; a JSON true is true."""
+    if isinstance(value, bool):
+        return value
+    if value is None or isinstance(value, (Mapping, list)):
+        return False
+    return str(value).strip().lower() in ("true", "yes", "1")
 
 
 class ApiError(Exception):
@@ -71,6 +86,12 @@ def canonical_method(name: str) -> str | None:
 def normalize_params(raw: Mapping[str, Any]) -> dict[str, Any]:
     """Decode JSON-string fields of form bodies so every body type looks alike."""
     out = dict(raw)
+    for key in _TEXT_FIELDS & out.keys():
+        value = out[key]
+        if isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        elif isinstance(value, (int, float)):
+            out[key] = json.dumps(value)
     for key in ("chat_id", "message_id"):
         # forms carry numbers as strings; JSON bodies as numbers: record one shape
         if isinstance(out.get(key), str) and re.fullmatch(r"-?\d{1,20}", out[key].strip()):

@@ -23,6 +23,7 @@ from aiohttp import web
 
 from harness.channels.telegram_calls import (
     _SEND_METHODS, ApiError, _bad, call_keys, canonical_method, chat_of, make_reply, normalize_params, redact,
+    to_bool,
 )
 from harness.channels.telegram_limits import FLOOD_METHODS, FloodLimits, _int, _int_chat, validate_call
 from harness.channels.telegram_methods import BotApiMethods, WebhookSettings
@@ -109,14 +110,15 @@ class BotApiEmulator(BotApiMethods):
     async def _handle(self, request: web.Request) -> web.Response:
         at = self.clock()
         started = time.perf_counter()
-        m = re.fullmatch(r"/bot([^/]+)/([^/]+)/?", request.path)
+        # /bot<token>/<method>, or /bot<token>/test/<method> (the test environment's path)
+        m = re.fullmatch(r"/bot([^/]+)/(?:test/)?([^/]+)/?", request.path)
         given = m.group(2) if m else request.path.rsplit("/", 1)[-1]
         method = canonical_method(given) or given
         params: dict[str, Any] = {}
         result: Any = None
         error: ApiError | None = None
         try:
-            if m is None or request.method not in ("GET", "POST"):
+            if m is None:  # the Bot API server answers any HTTP method; only the path counts
                 raise ApiError(404, "Not Found")
             if m.group(1) != self.token:
                 raise ApiError(401, "Unauthorized")
@@ -144,6 +146,8 @@ class BotApiEmulator(BotApiMethods):
             result = await getattr(self, f"_m_{method}")(params, at)
         except ApiError as exc:
             error = exc
+        except web.HTTPRequestEntityTooLarge:  # over client_max_size: the server's own 413
+            error = ApiError(413, "Request Entity Too Large")
         except Exception as exc:  # noqa: BLE001 - a malformed call Telegram answers 400, never a 500
             log.debug("telegram emulator: %s refused as malformed", method, exc_info=True)
             error = _bad(f"invalid request ({type(exc).__name__})")
@@ -182,16 +186,18 @@ class BotApiEmulator(BotApiMethods):
         if method not in _SEND_METHODS:
             return
         rp = params.get("reply_parameters")
-        target, allow = None, bool(params.get("allow_sending_without_reply"))
-        if isinstance(rp, Mapping) and rp.get("message_id") is not None:
-            target, allow = rp.get("message_id"), allow or bool(rp.get("allow_sending_without_reply"))
+        target, allow = None, to_bool(params.get("allow_sending_without_reply"))
+        if isinstance(rp, Mapping):  # (then the top-level allow_sending_without_reply is not read)
+            target, allow = rp.get("message_id"), to_bool(rp.get("allow_sending_without_reply"))
             if rp.get("chat_id") not in (None, "", params.get("chat_id")):
                 return  # a reply into another chat: not this emulator's to judge
         elif params.get("reply_to_message_id") not in (None, ""):
             target = params.get("reply_to_message_id")
-        if target is None:
+        if target in (None, ""):
             return
         chat, mid = _int_chat(params.get("chat_id")), _int(target)
+        if mid <= 0:  # the Bot API reads a message id of 0 or less as no reply at all
+            return
         if self._message_exists(chat, mid):
             return
         if not allow:
@@ -215,13 +221,16 @@ class BotApiEmulator(BotApiMethods):
     @staticmethod
     async def _params(request: web.Request) -> dict[str, Any]:
         """Query string plus JSON, urlencoded or multipart body (uploads summarized)."""
-        params: dict[str, Any] = dict(request.query)
-        if request.method != "POST" or not request.body_exists:
+        params: dict[str, Any] = _form(request.rel_url.raw_query_string)
+        if not request.body_exists:
             return params
         ctype = request.content_type
         if ctype == "application/json":
+            raw = await request.read()
             try:
-                data = json.loads(await request.read())
+                if raw.startswith(b"\xef\xbb\xbf"):  # json.loads would skip a BOM; the Bot API does not
+                    raise ValueError("BOM")
+                data = json.loads(raw)
             except (ValueError, RecursionError):  # bad UTF-8, not JSON, nested past the parser's depth
                 raise _bad("can't parse JSON") from None
             if not isinstance(data, dict):
@@ -230,7 +239,7 @@ class BotApiEmulator(BotApiMethods):
         elif ctype == "multipart/form-data":
             try:
                 await _read_multipart(request, params)
-            except ApiError:
+            except (ApiError, web.HTTPRequestEntityTooLarge):
                 raise
             except Exception:  # truncated parts, a missing boundary, undecodable text
                 raise _bad("can't parse multipart/form-data request") from None
@@ -239,8 +248,18 @@ class BotApiEmulator(BotApiMethods):
                 raw = (await request.read()).decode("utf-8")
             except UnicodeDecodeError:
                 raise _bad("can't parse request: not UTF-8") from None
-            params.update(parse_qsl(raw, keep_blank_values=True))
+            params.update(_form(raw))
         return params
+
+
+def _form(raw: str) -> dict[str, Any]:
+    """A query string or urlencoded body. A %-escape that is not UTF-8 (``%ED%A0%80``, a lone
+    surrogate; ``%E9``, Latin-1) is refused as the Bot API refuses such text, not read as U+FFFD."""
+    try:
+        pairs = parse_qsl(raw, keep_blank_values=True, errors="strict")
+    except UnicodeDecodeError:
+        raise _bad("strings must be encoded in UTF-8") from None
+    return dict(pairs)
 
 
 def webhook_reply_event(body: Mapping[str, Any], at: float) -> Event:
@@ -273,9 +292,15 @@ def webhook_reply_event(body: Mapping[str, Any], at: float) -> Event:
     )
 
 
+#: What a bot may upload in one call (core.telegram.org/bots/api#sending-files: 50 MB); past
+#: it the Bot API answers 413 Request Entity Too Large.
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+
+
 async def _read_multipart(request: web.Request, params: dict[str, Any]) -> None:
     """A multipart body's fields into ``params`` (uploads summarized by name and size, never kept)."""
     reader = await request.multipart()
+    total = [0]
     async for part in reader:
         if part.name is None:
             continue
@@ -283,6 +308,9 @@ async def _read_multipart(request: web.Request, params: dict[str, Any]) -> None:
             size = 0
             while chunk := await part.read_chunk():
                 size += len(chunk)
+                total[0] += len(chunk)
+                if total[0] > MAX_UPLOAD_BYTES:  # read on to no end, never kept
+                    raise ApiError(413, "Request Entity Too Large")
             params[part.name] = {"upload": part.filename, "size": size,
                                  "content_type": part.headers.get("Content-Type", "")}
         else:

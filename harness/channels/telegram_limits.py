@@ -98,9 +98,13 @@ def validate_call(method: str, params: Mapping[str, Any]) -> None:
     for key in _SCALARS:
         if isinstance(params.get(key), (Mapping, list)):
             raise _bad(f"field \"{key}\" must be of type {'Integer' if key in ('offset', 'limit', 'timeout', 'message_id') else 'String'}")
-    for key in ("reply_parameters", "link_preview_options"):
-        if key in params and params[key] is not None and not isinstance(params[key], Mapping):
-            raise _bad(f"can't parse {key} JSON object")
+    for key, words in (("reply_parameters", "reply parameters"), ("link_preview_options", "link preview options")):
+        value = params.get(key)
+        if value in (None, "") or isinstance(value, Mapping):
+            continue
+        if isinstance(value, str):  # a form's JSON text that did not parse
+            raise _bad(f"can't parse {words} JSON object")
+        raise _bad(f"object expected as {words}")  # JSON, but an array, a number...
     for key in ("entities", "caption_entities"):
         if key in params and params[key] is not None:
             _check_entities(params[key])
@@ -140,10 +144,19 @@ def validate_call(method: str, params: Mapping[str, Any]) -> None:
     if method == "answerCallbackQuery" and not params.get("callback_query_id"):
         raise _bad("query is too old and response timeout expired or query ID is invalid")
     markup = params.get("reply_markup")
-    if markup is not None and not isinstance(markup, Mapping):
-        raise _bad("can't parse reply keyboard markup JSON object")
-    if isinstance(markup, Mapping) and "inline_keyboard" in markup:
-        _check_inline_keyboard(markup["inline_keyboard"])
+    if markup not in (None, "") and not isinstance(markup, Mapping):
+        raise _bad("can't parse reply keyboard markup JSON object" if isinstance(markup, str)
+                   else "object expected as reply markup")
+    if isinstance(markup, Mapping):
+        for key in ("keyboard", "inline_keyboard"):  # Client::get_reply_markup's texts
+            rows = markup.get(key)
+            if key in markup and rows is not None and not isinstance(rows, list):
+                raise _bad(f"field \"{key}\" must be of type Array")
+            if isinstance(rows, list) and not all(isinstance(r, list) for r in rows):
+                raise _bad(f"field \"{key}\" " + ("of the InlineKeyboardMarkup " if key == "inline_keyboard" else "")
+                           + "must be an Array of Arrays")
+        if isinstance(markup.get("inline_keyboard"), list):
+            _check_inline_keyboard(markup["inline_keyboard"])
 
 
 def _check_entities(entities: Any) -> None:

@@ -56,7 +56,7 @@ class BotApiMethods:
         target = rp.get("message_id") if isinstance(rp, Mapping) else params.get("reply_to_message_id")
         if target not in (None, "") and (not isinstance(rp, Mapping) or rp.get("chat_id") in (None, "", params["chat_id"])):
             mid = _int(target)
-            if self._message_exists(chat_id, mid):  # (_check_reply_target refused a missing one unless allowed)
+            if mid > 0 and self._message_exists(chat_id, mid):  # (_check_reply_target refused a missing one unless allowed)
                 msg["reply_to_message"] = self._state.messages.get(
                     (chat_id, mid), {"message_id": mid, "date": int(at), "chat": self._chat(chat_id)})
         return msg
