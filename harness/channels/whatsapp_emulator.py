@@ -217,15 +217,19 @@ class GraphApiEmulator:
             self._check_phone(request, "post")
             if request.content_type != "multipart/form-data":
                 raise _invalid("media upload must be multipart/form-data with messaging_product, file and type")
-            reader = await request.multipart()
-            async for part in reader:
-                if part.filename is not None:
-                    size = 0
-                    while chunk := await part.read_chunk():
-                        size += len(chunk)
-                    fields[part.name or "file"] = {"upload": part.filename, "size": size}
-                elif part.name:
-                    fields[part.name] = await part.text()
+            try:
+                reader = await request.multipart()
+                async for part in reader:
+                    if part.filename is not None:
+                        size = 0
+                        while chunk := await part.read_chunk():
+                            size += len(chunk)
+                        fields[part.name or "file"] = {"upload": part.filename, "size": size}
+                    elif part.name:
+                        fields[part.name] = await part.text()
+            except Exception:  # noqa: BLE001 - truncated parts, no boundary, undecodable text: Graph's 400
+                log.debug("whatsapp emulator: media upload refused as malformed", exc_info=True)
+                raise _invalid("the media upload is not a readable multipart/form-data body") from None
             if fields.get("messaging_product") != "whatsapp":
                 raise _invalid("messaging_product must be 'whatsapp'")
             if not isinstance(fields.get("file"), dict):
@@ -287,6 +291,9 @@ class GraphApiEmulator:
         type_ = body.get("type", "text")  # the Cloud API defaults to text
         if type_ not in MESSAGE_TYPES:
             raise _invalid(f"type must be one of {', '.join(MESSAGE_TYPES)}, got {type_!r}")
+        context = body.get("context")
+        if context is not None and not (isinstance(context, dict) and isinstance(context.get("message_id"), str)):
+            raise _invalid("context must be an object with the message_id (a string) of the message replied to")
         content = body.get(type_)
         if not isinstance(content, dict):
             raise _invalid(f"the parameter '{type_}' (an object) is required for a {type_} message")

@@ -218,7 +218,7 @@ class ToolSpy:
         at = self.clock()
         t0 = time.perf_counter()
         tool = request.match_info["tool"]
-        raw = await request.text()
+        raw = (await request.read()).decode("utf-8", errors="replace")  # not UTF-8: still a call, never a 500
         try:
             body = json.loads(raw) if raw else {}
         except (ValueError, RecursionError):

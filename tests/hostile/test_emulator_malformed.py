@@ -171,3 +171,51 @@ async def test_the_llm_gateway_answers_400_to_json_nested_past_the_parser(caplog
         await gw.stop()
         await up.stop()
     assert parse_json(DEEP)[0] is None
+
+
+@pytest.mark.parametrize("body, status", [
+    (b"--X\r\nContent-Disposition: form-data; name=\"file\"\r\n", 400),  # truncated: no end, no close
+    (b"--X\r\nContent-Disposition: form-data; name=\"messaging_product\"\r\n\r\n\xff\xfe\r\n--X--\r\n", 400),
+    (b"--X\r\nContent-Disposition: form-data; name=\"messaging_product\"\r\n\r\nwhatsapp\r\n"
+     b"--X\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n"
+     b"PNG\r\n--X--\r\n", 200),  # the well-formed twin
+])
+async def test_whatsapp_media_upload_with_broken_multipart_is_400(whatsapp, caplog, body, status):
+    """Issue 24, session 29: a broken multipart media upload was a 500 with a logged traceback."""
+    call, _ = whatsapp
+    with caplog.at_level(logging.ERROR):
+        got, answer = await call("/v21.0/1234567890/media", data=body, ctype="multipart/form-data; boundary=X")
+    assert got == status, answer
+    assert ("id" in answer) if status == 200 else isinstance(answer.get("error"), dict)
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+
+
+@pytest.mark.parametrize("context, status", [("wamid.x", 400), ({"message_id": ["x"]}, 400), ({}, 400),
+                                             ({"message_id": "wamid.HBgM"}, 200)])
+async def test_whatsapp_context_of_the_wrong_shape_is_400(whatsapp, context, status):
+    call, _ = whatsapp
+    body = {"messaging_product": "whatsapp", "to": "447700900001", "type": "text", "text": {"body": "x"},
+            "context": context}
+    got, answer = await call("/v21.0/1234567890/messages", data=json.dumps(body))
+    assert got == status, answer
+
+
+@pytest.mark.parametrize("body", [b"\xff\xfe not utf-8", b'{"q": "ok"}'])
+async def test_the_tool_double_takes_a_body_that_is_not_utf8(caplog, body):
+    """Issue 24, session 29: a tool call whose body is not UTF-8 was a 500 with a logged traceback;
+    it is a call like any other (recorded, answered)."""
+    from harness.sandbox.spy import ToolSpy
+
+    events: list = []
+    srv = await listen(ToolSpy(events.append).app(), "tools")
+    try:
+        async with aiohttp.ClientSession() as session:
+            with caplog.at_level(logging.ERROR):
+                async with session.post(f"{srv.base_url}/search", data=body,
+                                        headers={"Content-Type": "application/json"}) as resp:
+                    status = resp.status
+    finally:
+        await srv.stop()
+    assert status == 200
+    assert len(events) == 1 and events[0].name.endswith("search")
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
