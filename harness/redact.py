@@ -55,6 +55,12 @@ SHAPES: tuple[tuple[str, str], ...] = (
                   r"|credential|session|code_verifier|private)[A-Za-z0-9_.-]*)=)[^&\s\"'<>#]{4,}"),
     ("url-password", r"(?P<keep>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/@:\"'<>]*:)[^\s/@\"'<>]+(?=@)"),
     ("basic-auth", r"(?P<keep>\b[Bb]asic\s+)[A-Za-z0-9+/]{8,}={0,2}"),
+    # (each starts with its literal and looks behind after it: a leading lookbehind is tried at
+    # every position of the text and made the whole pattern half again slower)
+    ("jwt", r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)"),
+    ("stripe-key", r"[sr]k(?<![A-Za-z0-9_][sr]k)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("google-api-key", r"AIza(?<![0-9A-Za-z_-]AIza)[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
 )
 
 
@@ -62,12 +68,12 @@ SHAPES: tuple[tuple[str, str], ...] = (
 #: (``[redacted:secret-field]``). Its own pass, only where its names occur (``_FIELD_NAMES``):
 #: in the one pattern of ``SHAPES`` it slowed every redaction by half.
 FIELD_SHAPE = ("secret-field",
-               r"(?P<keep>(?i:(?:passw(?:or)?d|secret|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token"
-               r"|auth[_-]?token|private[_-]?key|authorization))[\"']?\s*[:=]\s*[\"']?"
+               r"(?P<keep>(?i:(?:passw(?:or)?d|secret|api[_-]?key|apikey|(?<![A-Za-z])token|access[_-]?key"
+               r"|private[_-]?key|credentials?|session[_-]?(?:id|key)|sessionid|authorization))[\"']?\s*[:=]\s*[\"']?"
                r"(?:(?i:bearer|basic|token|bot)\s+)?)(?>[^\s\"'&,;<>()\[\]{}]{8,})(?![(\[{])")
 _FIELD_RE = re.compile(FIELD_SHAPE[1])
-_FIELD_NAMES = re.compile(r"(?i:passw(?:or)?d|secret|api[_-]?key|apikey|token|private[_-]?key|authorization)"
-                          r"[\"']?\s*[:=]")
+_FIELD_NAMES = re.compile(r"(?i:passw(?:or)?d|secret|api[_-]?key|apikey|token|access[_-]?key|private[_-]?key"
+                          r"|credentials?|session[_-]?(?:id|key)|sessionid|authorization)[\"']?\s*[:=]")
 
 
 def _field_sub(s: str) -> str:
@@ -80,7 +86,8 @@ def _field_sub(s: str) -> str:
 #: aws-key "AKIA" or "ASIA", query-key "key=", "token=" or "secret="; github-token and
 #: slack-token their fixed start (``_NEEDED_RE``); telegram-token ``_TELEGRAM_TAIL`` after
 #: five digits.
-_NEEDED_PARTS: tuple[str, ...] = ("earer", "sk-", "AKIA", "ASIA", "asic")
+_NEEDED_PARTS: tuple[str, ...] = ("earer", "sk-", "AKIA", "ASIA", "asic", "eyJ", "PRIVATE KEY", "_live_", "_test_",
+                                  "AIza")
 _NEEDED_RE = re.compile(r"gh[pousr]_|xox[abposr]-|://[^\s/@]*@"
                         r"|(?i:key|token|secret|pass|pwd|sig|auth|credential|session|verifier|private)[A-Za-z0-9_.-]*=")
 _TELEGRAM_TAIL = re.compile(r":[A-Za-z0-9_-]{35}")
@@ -103,10 +110,36 @@ def _forms(value: str) -> tuple[str, ...]:
              repr(value)[1:-1],  # an error message's {value!r}
              html.escape(value), html.escape(value, quote=False),
              html.escape(json.dumps(value, ensure_ascii=False)[1:-1])]
+    forms.append(escaped[0].replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e"))  # Go's JSON
     raw = value.encode("utf-8")
     for b64 in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
         forms += [b64, b64.rstrip("=")]
+    # base64 of a longer text holding the secret (``user:<secret>`` in a Basic header or a docker
+    # config's "auth"): at each of the three offsets the secret can start at, the part of the
+    # encoding that only its own bytes decide
+    for shift in range(3):
+        core = raw[(3 - shift) % 3:]
+        core = core[:len(core) // 3 * 3]
+        if len(core) >= 6:
+            forms += [base64.b64encode(core).decode(), base64.urlsafe_b64encode(core).decode()]
+    forms += [raw.hex(), raw.hex().upper()]
     return tuple(f for f in dict.fromkeys(forms) if len(f) >= MIN_SECRET_LEN)
+
+
+def pairs_of(secrets: Mapping[str, str] | Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    return list(secrets.items() if isinstance(secrets, Mapping) else secrets)
+
+
+def _is_basic_credential(value: str) -> bool:
+    """True when ``value`` is base64 of ``user:password`` (what an ``Authorization: Basic`` holds)."""
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in raw
 
 
 def _is_secret_name(name: str) -> bool:
@@ -124,7 +157,7 @@ class Redactor:
 
     def __init__(self, secrets: Mapping[str, str] | Iterable[tuple[str, str]] = (), *,
                  shapes: Iterable[tuple[str, str]] = SHAPES):
-        pairs = secrets.items() if isinstance(secrets, Mapping) else secrets
+        secrets = pairs = pairs_of(secrets)
         by_value: dict[str, str] = {}
         for name, value in pairs:
             value = str(value or "")
@@ -132,10 +165,13 @@ class Redactor:
                 continue
             for variant in _forms(value):
                 by_value.setdefault(variant, name)
-            if len(value) >= PART_FROM:  # a message cut short (ours, ``[:200]``, or the agent's own
-                # ``token[:20]``) leaves a head or a tail of the secret: those are known too
-                for part in (value[:PART_LEN], value[-PART_LEN:]):
-                    by_value.setdefault(part, name)
+            # a message cut short (ours, ``[:200]``, or the agent's own ``token[:20]``) or wrapped
+            # (base64 at 64 or 76 columns) leaves a head or a tail of the secret, or of one of its
+            # forms: those are known too
+            for variant in (value, *_forms(value)):
+                if len(variant) >= PART_FROM:
+                    for part in (variant[:PART_LEN], variant[-PART_LEN:]):
+                        by_value.setdefault(part, name)
         self.secrets: dict[str, str] = by_value
         """Each literal secret (and its URL-encoded forms) -> its name."""
         self.shapes = tuple(shapes)
@@ -143,9 +179,16 @@ class Redactor:
         parts = [f"(?P<lit>{'|'.join(map(re.escape, literals))})"] if literals else []
         parts += [f"(?P<s{i}>{_renamed(p, i)})" for i, (_n, p) in enumerate(self.shapes)]
         self._re = re.compile("|".join(parts)) if parts else None
+        self._shape_parts = parts[1:] if literals else parts
+        self._by_found: dict[tuple[str, ...], re.Pattern] = {}
         self._re_b = re.compile("|".join(parts).encode("utf-8")) if parts else None
         self._literals = tuple(literals)
         self._default_shapes = self.shapes == SHAPES
+        # whole secrets (every form, no cut parts) for the pass over text whose lines are joined
+        whole = sorted({f for name, value in pairs_of(secrets) for f in _forms(str(value or ""))
+                        if len(str(value or "").strip()) >= MIN_SECRET_LEN}, key=len, reverse=True)
+        self._whole = tuple(whole)
+        self._whole_re = re.compile("|".join(map(re.escape, whole))) if whole else None
 
     @property
     def names(self) -> list[str]:
@@ -158,6 +201,8 @@ class Redactor:
         for i, (name, _p) in enumerate(self.shapes):
             if m.group(f"s{i}") is not None:
                 keep = m.group(f"k{i}") if f"k{i}" in m.re.groupindex else None
+                if name == "basic-auth" and not _is_basic_credential(m.group(f"s{i}")[len(keep or ""):]):
+                    return m.group(0)  # "Basic features ...": prose, not base64 of user:password
                 return (keep or "") + f"[redacted:{name}]"
         return m.group(0)  # pragma: no cover - one group always matched
 
@@ -165,9 +210,34 @@ class Redactor:
         """``s`` with every secret replaced."""
         if not s or self._re is None:
             return s
-        if self._may_match(s):
-            s = self._re.sub(self._replacement, s)
+        if not self._default_shapes:
+            if self._re.search(s) is not None:
+                s = self._re.sub(self._replacement, s)
+            return s
+        found = tuple(lit for lit in self._literals if lit in s)  # substring searches: fast on long text
+        if found or self._shapes_may_match(s):
+            if found and self._whole_re is not None and ("\n" in s or "\r" in s):
+                s = self._split_sub(s)  # first: the main pass would take the cut secret's head and tail
+                found = tuple(lit for lit in found if lit in s)
+            s = self._pattern_for(found).sub(self._replacement, s)
         return _field_sub(s) if self._default_shapes else s
+
+    def _split_sub(self, s: str) -> str:
+        """A known secret cut by line breaks (a log wrapped at 80 columns, base64 wrapped at 76,
+        ``print(token[:20]); print(token[20:])``): found in the text with its line breaks taken
+        out, and replaced where it stood, breaks and all. One substring search per secret form
+        when there is none; tried only where the main pass finds something (a secret of 32
+        characters or more cut anywhere leaves its head or its tail whole on one line)."""
+        joined = s.replace("\r", "").replace("\n", "")
+        if not any(form in joined for form in self._whole):
+            return s
+        kept = [i for i, ch in enumerate(s) if ch not in "\r\n"]  # joined[k] is s[kept[k]]
+        out, last = [], 0
+        for m in self._whole_re.finditer(joined):
+            start, end = kept[m.start()], kept[m.end() - 1] + 1
+            out += [s[last:start], f"[redacted:{self.secrets.get(m.group(0), 'secret')}]"]
+            last = end
+        return "".join(out) + s[last:]
 
     def binary(self, b: bytes) -> bytes:
         """``b`` with every secret replaced (binary-safe: UTF-8 text is redacted as text)."""
@@ -201,6 +271,28 @@ class Redactor:
         if not self._may_match(joined) and not (self._default_shapes and _FIELD_NAMES.search(joined)):
             return copy
         return self._data(value)
+
+    def _pattern_for(self, found: tuple[str, ...]) -> re.Pattern:
+        """The shapes, and of the literal secrets only those ``found`` in the text (longest first,
+        as in the full pattern): an alternation of every form of every secret, tried at each
+        position, was most of the time a redaction took."""
+        rx = self._by_found.get(found)
+        if rx is None:
+            parts = ([f"(?P<lit>{'|'.join(map(re.escape, found))})"] if found else []) + self._shape_parts
+            rx = re.compile("|".join(parts)) if parts else re.compile(r"(?!)")
+            if len(self._by_found) < 256:
+                self._by_found[found] = rx
+        return rx
+
+    def _shapes_may_match(self, s: str) -> bool:
+        """``_may_match`` for the shapes alone (the default ones)."""
+        if any(part in s for part in _NEEDED_PARTS) or _NEEDED_RE.search(s):
+            return True
+        for m in _TELEGRAM_TAIL.finditer(s):
+            i = m.start()
+            if i >= 5 and s[i - 5:i].isdecimal():
+                return True
+        return False
 
     def _may_match(self, s: str) -> bool:
         """False only when the full pattern has no match in ``s``. With the default shapes it
@@ -368,7 +460,9 @@ _TERMINAL_SEQUENCES = re.compile(
     r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f]).*?(?:\x07|\x1b\\|\x9c|$)"  # OSC/DCS/SOS/PM/APC ... BEL or ST
     r"|\x1b[ -/]*[0-~]?",                            # other ESC sequences, or a lone ESC
     re.S)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: C0 and C1 controls but newline and tab, and the bidirectional overrides and isolates (U+202A-E,
+#: U+2066-9) that reorder what a terminal shows ("Trojan source").
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def strip_sequences(text: str) -> str:

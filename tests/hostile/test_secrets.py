@@ -406,3 +406,59 @@ def test_a_cut_secret_is_redacted_too(shown):
     secret = "tgAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
     out = Redactor({"TELEGRAM_BOT_TOKEN": secret}).text(f"got {shown(secret)} back")
     assert "[redacted:TELEGRAM_BOT_TOKEN]" in out and secret[:16] not in out and secret[-16:] not in out, out
+
+
+# -- issue 24, round 3, session 29 (hostileB) ---------------------------------------------------------
+_S29 = 'Zq9"Xw\\v7Lp#2Rt&Yk/ Mn+Ab=Cd'
+_T29 = "7391045526:AAH3kd9-fjw_Qn2LxpV8rTzYb4cMuE1sOaZ"
+
+
+def _b64(text: str) -> str:
+    import base64
+
+    return base64.b64encode(text.encode()).decode()
+
+
+@pytest.mark.parametrize("shown, cleartext", [
+    ('"auth": "' + _b64("user:" + _S29) + '"', _b64("user:" + _S29)[8:30]),  # a docker config's auth
+    (_b64("ab" + _S29), _b64("ab" + _S29)[4:30]),
+    ("Authorization: Basic " + _b64("x" + _T29), _b64("x" + _T29)[4:40]),
+    (_T29.encode().hex(), _T29.encode().hex()[10:60]),
+    (_T29[:23] + "\n" + _T29[23:], _T29[16:23] + "\n" + _T29[23:30]),  # print(token[:23]); print(token[23:])
+    ("\n".join(_b64("user:" + _T29 * 2)[i:i + 64] for i in range(0, 200, 64)), _b64("user:" + _T29 * 2)[60:70]),
+    ('{"k": "' + _S29.replace("\\", "\\\\").replace('"', '\\"').replace("&", "\\u0026") + '"}', "2Rt\\u0026Yk"),
+])
+def test_a_known_secret_inside_base64_hex_go_json_or_cut_by_a_line_break_is_redacted(shown, cleartext):
+    r = redact.Redactor({"MY_SECRET": _S29, "bot_token": _T29})
+    out = r.text(shown)
+    assert cleartext not in out, out
+    assert "[redacted:" in out
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("key sk_live_51HxYzAbCdEfGhIjKlMnOpQr", "51HxYzAbCdEfGhIjKlMnOpQr"),
+    ("AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "9tSrke72PouQMnMX"),
+    ("token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "dozjgNryP4J3jVmNHl0w5N"),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq98s9Wq2\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA"),
+    ("Cookie: sessionid=abcd1234efgh5678ijkl", "abcd1234efgh5678"),
+    ("X-Telegram-Bot-Api-Secret-Token: Qm9vYmFyQmF6UXV4MTIzNDU2", "Qm9vYmFyQmF6UXV4"),
+    ("login ok token=Abcdefgh12345678XYZ", "Abcdefgh12345678XYZ"),
+    ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
+])
+def test_more_key_shapes_are_redacted_unknown(text, secret):
+    assert secret not in redact.Redactor().text(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Basic question about pricing", "Basic features include export and search",  # prose, not base64 of user:pw
+    "the token count is 1234", "max_tokens: 123456789", "tokens_source: estimated", "see sk_live docs",
+    "eyJ is how base64 JSON starts",
+])
+def test_prose_that_only_looks_like_a_shape_is_kept(text):
+    assert redact.Redactor().text(text) == text
+
+
+def test_bidi_overrides_are_inert():
+    assert redact.inert("abc\u202egnp.exe\u2066x\u2069") == "abcgnp.exex"
+    assert redact.inert("naïve café 😀") == "naïve café 😀"
