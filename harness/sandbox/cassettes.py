@@ -54,7 +54,8 @@ def request_key(body: dict) -> str:
     """sha256 of the normalized request (model + messages + parameters)."""
     kept = {k: v for k, v in body.items() if k not in IGNORED_KEYS}
     text = json.dumps(_normalize(kept), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate (a JSON "\ud800" the agent sent) hashes too, never a 500
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _docs_base(body: dict) -> str | None:
@@ -124,7 +125,8 @@ class Cassette:
             with open(self.path, "a", encoding="utf-8") as fh:
                 # a cassette is committed with the project: an upstream that echoes a key must not
                 # put it there (harness/redact.py)
-                fh.write(active().text(json.dumps(entry, ensure_ascii=False)) + "\n")
+                # (ASCII-escaped: a lone surrogate in the answer is written as \udXXX, not a crash)
+                fh.write(active().text(json.dumps(entry)) + "\n")
 
 
 def cassette_from_config(config) -> Cassette | None:

@@ -278,7 +278,7 @@ class LlmGateway:
                 parsed = None
         error = "" if status < 400 else f"upstream answered {status}"
         if self.cassette is not None:
-            self.cassette.store(body, status, parsed)
+            self._store(body, status, parsed)
         resp = web.Response(body=payload, status=status, content_type=ctype.split(";")[0], headers=back)
         return self._record(started, t0, body, keys, status, parsed, error, resp, meta)
 
@@ -304,8 +304,16 @@ class LlmGateway:
         if capture.broken:
             meta["stream_broken_frames"] = capture.broken
         if self.cassette is not None and not error:
-            self.cassette.store(body, up.status, parsed)
+            self._store(body, up.status, parsed)
         return self._record(started, t0, body, keys, up.status, parsed, error, resp, meta)
+
+    def _store(self, body: dict, status: int, parsed: dict | None) -> None:
+        """Record an answer in the cassette; a cassette that cannot be written (a read-only or
+        full disk, an agent's file in its place) is a warning, never a failed call for the agent."""
+        try:
+            self.cassette.store(body, status, parsed)
+        except (OSError, ValueError) as exc:
+            log.warning("cassette: could not record the answer in %s: %s", self.cassette.path, exc)
 
     # -- the event ---------------------------------------------------------------------
 

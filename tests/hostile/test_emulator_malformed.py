@@ -219,3 +219,73 @@ async def test_the_tool_double_takes_a_body_that_is_not_utf8(caplog, body):
     assert status == 200
     assert len(events) == 1 and events[0].name.endswith("search")
     assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+
+
+@pytest.mark.parametrize("mode", ["record", "replay"])
+async def test_the_cassette_takes_a_lone_surrogate_in_the_prompt_and_the_answer(tmp_path, caplog, mode):
+    """Issue 24, session 29: with llm_mode record or replay, a prompt or an upstream answer holding
+    a lone surrogate (a JSON "\\ud800") was a 500 with a logged traceback (the cassette's hash and
+    its line were encoded as strict UTF-8); and a cassette that cannot be written fails no call."""
+    from aiohttp import web
+
+    from harness.sandbox.cassettes import Cassette
+    from harness.sandbox.gateway import LlmGateway
+
+    async def upstream(request):
+        return web.json_response({"id": "x", "object": "chat.completion", "model": "m", "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "ok \ud800"}, "finish_reason": "stop"}]})
+
+    up_app = web.Application()
+    up_app.router.add_post("/chat/completions", upstream)
+    up = await listen(up_app, "upstream")
+    path = tmp_path / "c.jsonl"
+    statuses = []
+    for run_mode in ("record", mode):
+        gw_obj = LlmGateway(lambda e: None, upstream=up.base_url)
+        gw_obj.cassette = Cassette(path, run_mode)
+        gw = await listen(gw_obj.app(), "gateway")
+        try:
+            async with aiohttp.ClientSession() as session:
+                for body in ('{"model": "m", "messages": [{"role": "user", "content": "a \\ud800"}]}',
+                             '{"model": "m", "messages": [{"role": "user", "content": "a"}]}'):  # the twin
+                    with caplog.at_level(logging.ERROR):
+                        async with session.post(f"{gw.base_url}/v1/chat/completions", data=body,
+                                                headers={"Content-Type": "application/json"}) as resp:
+                            statuses.append(resp.status)
+                            answer = await resp.json()
+                    assert answer["choices"][0]["message"]["content"] == "ok \ud800"
+        finally:
+            await gw.stop()
+    await up.stop()
+    assert statuses == [200, 200, 200, 200]
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    assert len(path.read_text().splitlines()) == 2
+
+
+async def test_a_cassette_that_cannot_be_written_fails_no_call(tmp_path, caplog):
+    from aiohttp import web
+
+    from harness.sandbox.cassettes import Cassette
+    from harness.sandbox.gateway import LlmGateway
+
+    async def upstream(request):
+        return web.json_response({"choices": [{"message": {"role": "assistant", "content": "x"}}]})
+
+    up_app = web.Application()
+    up_app.router.add_post("/chat/completions", upstream)
+    up = await listen(up_app, "upstream")
+    (tmp_path / "c.jsonl").mkdir()  # a folder where the cassette file goes
+    gw_obj = LlmGateway(lambda e: None, upstream=up.base_url)
+    gw_obj.cassette = Cassette(tmp_path / "c.jsonl", "record")
+    gw = await listen(gw_obj.app(), "gateway")
+    try:
+        async with aiohttp.ClientSession() as session:
+            with caplog.at_level(logging.ERROR):
+                async with session.post(f"{gw.base_url}/v1/chat/completions", data='{"model": "m", "messages": []}',
+                                        headers={"Content-Type": "application/json"}) as resp:
+                    status = resp.status
+    finally:
+        await gw.stop()
+        await up.stop()
+    assert status == 200
+    assert not [r for r in caplog.records if r.exc_info]
