@@ -1,8 +1,9 @@
 """One redactor for every artifact and every output of a run.
 
 The redactor knows every secret of the run by value: the sandbox's generated channel
-credentials (bot token, webhook secret, app secret, verify token, WhatsApp token), secrets
-pinned in the environment (``HARNESS_*`` names holding TOKEN, SECRET, KEY, PASSWORD), every
+credentials (bot token, webhook secret, app secret, verify token, WhatsApp token), every
+variable of the environment and every key of the config (``[target.env]`` above all) named as
+a secret (TOKEN, SECRET, PASSWORD, API_KEY, ACCESS_KEY, PRIVATE_KEY, CREDENTIAL in its name), every
 variable named by an ``*_env`` key anywhere in the config (critic ``api_key_env``, alert
 tokens and URLs, the LLM upstream key), the storage and LLM keys of the environment, and the
 alert webhook URL (a webhook URL carries its token). It also knows the common shapes of keys
@@ -365,8 +366,9 @@ def environ_secrets(environ: Mapping[str, str]) -> dict[str, str]:
     """Secrets the environment holds: pinned ``HARNESS_*`` secrets and well-known key variables."""
     out = {}
     for name, value in environ.items():
-        if name in WELL_KNOWN or (name.startswith("HARNESS_") and _is_secret_name(name)) \
-                or name.endswith(("_API_KEY", "_SECRET_ACCESS_KEY", "_BOT_TOKEN", "_AUTH_TOKEN")):
+        # any variable named as a secret (DB_PASSWORD, CI_JOB_TOKEN...), not only HARNESS_* ones: the
+        # target inherits the whole environment and may print any of it
+        if name in WELL_KNOWN or _is_secret_name(name):
             out[name] = value
     return out
 
@@ -395,6 +397,9 @@ def config_secrets(config: Any, environ: Mapping[str, str]) -> dict[str, str]:
             elif isinstance(key, str) and key.lower().endswith("_env") and isinstance(value, str) \
                     and environ.get(value):
                 out[value] = environ[value]
+            elif isinstance(key, str) and _is_secret_name(key) and isinstance(value, str) \
+                    and not _PLACEHOLDER.fullmatch(value.strip()):
+                out[key] = value  # a secret written into the config ([target.env] DB_PASSWORD = "...")
 
     sections = getattr(config, "sections", None) or {}
     walk(sections)
@@ -402,6 +407,9 @@ def config_secrets(config: Any, environ: Mapping[str, str]) -> dict[str, str]:
     if isinstance(alerts, Mapping) and isinstance(alerts.get("webhook_url"), str):
         out["alerts.webhook_url"] = alerts["webhook_url"]
     return out
+
+
+_PLACEHOLDER = re.compile(r"\{[A-Za-z0-9_]+\}")
 
 
 def for_config(config: Any, environ: Mapping[str, str] | None = None) -> Redactor:

@@ -11,6 +11,8 @@ It answers Telegram webhooks on ``--port`` like a plain echo bot, and misbehaves
   tag to find it by) right away, its parent gone at once: ``daemon <pid>`` in ``HOSTILE_PIDS``;
 - ``stubborn``: ignores SIGTERM (the bot and its worker);
 - ``flood``: answers a message with ``FLOOD_N`` replies of ``FLOOD_CHARS`` characters.
+- ``bare``: prints the value of every ``MY_*`` variable of its environment alone on a line (no
+  name beside it for a shape to catch);
 - ``crash``: prints a traceback-like line and exits 3 before it listens;
 - ``chatty``: prints 5 MB of lines at start, then ``LAST LINE BEFORE LISTENING``;
 - ``garbage``: writes undecodable bytes and a 300 KB line without a newline to stdout;
@@ -93,6 +95,10 @@ def main() -> None:
         for name, value in sorted(env.items()):
             if name.startswith(("HARNESS_", "OPENAI", "ANTHROPIC", "AWS_", "HOSTILE_", "MY_")):
                 print(f"env {name}={value}", flush=True)
+    if "bare" in MODES:
+        for name, value in sorted(env.items()):
+            if name.startswith("MY_"):
+                print(f"using {value}", flush=True)
     n = int(env.get("FLOOD_N", "6000"))
     chars = int(env.get("FLOOD_CHARS", "4000"))
     state: dict = {}

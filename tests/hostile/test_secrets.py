@@ -462,3 +462,52 @@ def test_prose_that_only_looks_like_a_shape_is_kept(text):
 def test_bidi_overrides_are_inert():
     assert redact.inert("abc\u202egnp.exe\u2066x\u2069") == "abcgnp.exex"
     assert redact.inert("naïve café 😀") == "naïve café 😀"
+
+
+def test_a_secret_of_target_env_or_of_any_variable_named_as_one_never_reaches_target_log(tmp_path):
+    """Issue 24, session 29: a bot printing the bare value (no name beside it) of a [target.env]
+    DB password, or of a CI token in the harness's own environment (not a HARNESS_* name), put it
+    in clear into target.log (uploaded with the run). The twin: a plain setting stays readable."""
+    write_cases(tmp_path, "h.yaml", """
+        layer: robustness
+        cases:
+          - id: hello
+            send: "hello"
+            expect:
+              reply: {contains: "echo: hello"}
+        """)
+    bot_config(tmp_path, "bare", name="bare", env={"MY_DB_PASSWORD": "hunter2-hunter2-x",
+                                                  "MY_GREETING": "hello-world-123"},
+               tables="[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 5\n")
+    proc = harness_cli("run", "--out", tmp_path / "runs", cwd=tmp_path, timeout=120,
+                       env={"MY_CI_TOKEN": "ci-token-value-123"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    logs = list((tmp_path / "runs").glob("*/target.log"))
+    assert logs
+    log = logs[0].read_text()
+    assert "using hello-world-123" in log  # the twin: not a secret, kept
+    assert "[redacted:MY_DB_PASSWORD]" in log and "[redacted:MY_CI_TOKEN]" in log
+    for f in (tmp_path / "runs").rglob("*"):
+        if f.is_file():
+            data = f.read_bytes()
+            assert b"hunter2-hunter2-x" not in data and b"ci-token-value-123" not in data, f
+
+
+def test_placeholders_and_plain_settings_of_the_config_are_not_secrets(tmp_path, monkeypatch):
+    from harness.config import load_config
+
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(textwrap.dedent("""
+        [target]
+        command = ["python", "bot.py"]
+        [target.env]
+        TELEGRAM_BOT_TOKEN = "{bot_token}"
+        SERVICE_PASSWORD = "s3rvice-pa55word"
+        GREETING = "good-morning-all"
+        """))
+    monkeypatch.setenv("CI_JOB_TOKEN", "job-token-abcdef12")
+    monkeypatch.setenv("PLAIN_SETTING", "not-a-secret-value")
+    r = redact.for_config(load_config(cfg))
+    out = r.text("s3rvice-pa55word job-token-abcdef12 good-morning-all not-a-secret-value {bot_token}")
+    assert out == ("[redacted:SERVICE_PASSWORD] [redacted:CI_JOB_TOKEN] good-morning-all not-a-secret-value "
+                   "{bot_token}")
