@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -155,8 +156,20 @@ class BotApiMethods:
         if offset:
             self._pending = [u for u in self._pending if u["update_id"] >= offset]
         limit = max(1, min(100, _int(params.get("limit"), 100)))
+        timeout = max(0.0, _seconds(params.get("timeout")))
+        # the server's own guard against a bot polling in a tight loop (Client.cpp,
+        # process_get_updates_query): the same offset again within 3 s waits at least 3 s, and
+        # within 0.5 s gets one update at most
+        now = time.monotonic()
+        previous = getattr(self, "_last_poll", None)
+        if previous is not None and previous[0] == offset:
+            if timeout < 3 and now < previous[1] + 3.0:
+                timeout = 3.0
+            if now < previous[1] + 0.5:
+                limit = 1
+        self._last_poll = (offset, now)
         # long polling: wait a little for updates, capped so servers stop promptly
-        wait = min(max(0.0, _seconds(params.get("timeout"))), 5.0)
+        wait = min(timeout, 5.0)
         if not self._pending and wait > 0:
             self._pending_changed.clear()
             try:

@@ -13,6 +13,12 @@ It answers Telegram webhooks on ``--port`` like a plain echo bot, and misbehaves
 - ``flood``: answers a message with ``FLOOD_N`` replies of ``FLOOD_CHARS`` characters.
 - ``bare``: prints the value of every ``MY_*`` variable of its environment alone on a line (no
   name beside it for a shape to catch);
+- ``wrongchat``: replies into another chat (the chat id plus one);
+- ``dieafter``: exits (code 5) right after it replied to its first message;
+- ``orphan``: after its first reply forks a child that keeps the listening socket and answers
+  on, then the bot itself exits: ``orphan <pid>`` in ``HOSTILE_PIDS``;
+- ``slowhook``: answers the webhook after ``SLOW_S`` seconds (default 8), replying meanwhile;
+- ``hook500``: replies, but answers every webhook with HTTP 500;
 - ``crash``: prints a traceback-like line and exits 3 before it listens;
 - ``chatty``: prints 5 MB of lines at start, then ``LAST LINE BEFORE LISTENING``;
 - ``garbage``: writes undecodable bytes and a 300 KB line without a newline to stdout;
@@ -134,8 +140,20 @@ def main() -> None:
         update = await request.json()
         msg = update.get("message") or {}
         if "text" in msg:
-            asyncio.get_running_loop().create_task(reply(msg["chat"]["id"], f"echo: {msg['text']}"))
-        return web.Response(status=200)
+            chat = msg["chat"]["id"] + (1 if "wrongchat" in MODES else 0)
+            task = asyncio.get_running_loop().create_task(reply(chat, f"echo: {msg['text']}"))
+            if "dieafter" in MODES or "orphan" in MODES:
+                await task
+                if "orphan" in MODES and not state.get("forked"):
+                    state["forked"] = True
+                    if os.fork() != 0:  # the parent goes; the child serves on with the inherited socket
+                        os._exit(0)
+                    note(f"orphan {os.getpid()}")
+                elif "dieafter" in MODES:
+                    asyncio.get_running_loop().call_later(0.05, os._exit, 5)
+        if "slowhook" in MODES:
+            await asyncio.sleep(float(env.get("SLOW_S", "8")))
+        return web.Response(status=500 if "hook500" in MODES else 200)
 
     app = web.Application()
     app.router.add_post("/telegram", telegram)

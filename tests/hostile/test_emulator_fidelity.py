@@ -145,3 +145,25 @@ async def test_a_json_body_with_a_bom_is_not_json(call):
     assert status == 400
     status, _ = await call("sendMessage", body)
     assert status == 200
+
+
+async def test_get_updates_in_a_tight_loop_waits_as_the_bot_api_makes_it(monkeypatch):
+    """A bot polling getUpdates with timeout 0 in a loop spun the emulator (every call answered at
+    once, each one recorded). The Bot API makes the same offset again within 3 s wait 3 s; the
+    twins: the first call and a new offset (the bot moved on) are answered at once."""
+    import asyncio
+
+    from harness.channels import telegram_methods
+
+    waits: list[float] = []
+
+    async def no_wait(awaitable, timeout):  # records how long the call would wait, waits not at all
+        waits.append(timeout)
+        awaitable.close()
+        raise asyncio.TimeoutError
+
+    monkeypatch.setattr(telegram_methods.asyncio, "wait_for", no_wait)
+    em = BotApiEmulator(TOKEN, lambda e: None)
+    for offset in (0, 5, 5, 5):
+        assert await em._m_getUpdates({"offset": offset, "timeout": 0}, 0.0) == []
+    assert waits == [3.0, 3.0]  # the first two (offsets 0, then 5) did not wait at all
