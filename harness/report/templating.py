@@ -3,7 +3,8 @@ judges.html and their fragments, under ``harness/report/templates/``).
 
 Autoescape is on and every ``{{ value }}`` goes through ``finalize`` first: ``None`` prints
 as nothing (never "None"), a ``Markup`` value passes as it is, anything else is escaped with
-``html.escape(quote=True)`` (the escaping the pages always had, so ``'`` stays ``&#x27;``).
+``html.escape(quote=True)`` (the escaping the pages always had, so ``'`` stays ``&#x27;``), its
+terminal control sequences and control characters removed first (``harness.redact.inert``).
 Undefined names raise (``StrictUndefined``): a template that misspells a field fails its test
 instead of printing an empty cell. Only ``Markup`` passes raw, and only two things make it:
 a fragment this module rendered (``fragment``) and a plugin layer's deprecated HTML string
@@ -19,13 +20,17 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup  # jinja2's own dependency; imported from here by the report modules
 
+from harness.redact import inert
+
 
 def _finalize(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, Markup) or hasattr(value, "__html__"):
         return value
-    return Markup(html.escape(str(value), quote=True))
+    # inert: a control sequence the agent put in a reply, a target name... is no character of an
+    # HTML page (and reaches a terminal when the page is cat'ed or grepped)
+    return Markup(html.escape(inert(str(value)), quote=True))
 
 
 @lru_cache(maxsize=1)

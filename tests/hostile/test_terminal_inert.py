@@ -101,3 +101,29 @@ def test_paths_and_reasons_the_console_shows_are_inert(tmp_path: Path):
                                                            "HOME": str(tmp_path)})
         assert done.returncode == 0, done.stderr
         assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr, done.stdout
+
+
+def test_report_html_holds_no_control_sequence_of_a_target_name_or_a_reply(tmp_path: Path):
+    """Issue 24, session 29: a [target] name with a window-title and screen-clear sequence reached
+    report.html raw (its <title> and heading); a page holds no control character, and the name
+    itself stays readable (the twin)."""
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "tests" / "hostile"))
+    from tests.hostile._project import bot_config, harness_cli, write_cases
+
+    write_cases(tmp_path, "h.yaml", """
+        layer: robustness
+        cases:
+          - id: hello
+            send: "hello"
+            expect:
+              reply: {contains: "echo: hello"}
+        """)
+    cfg = bot_config(tmp_path, "escapes", name="nightly-bot",
+                     tables="[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 5\n")
+    cfg.write_text(cfg.read_text().replace('name = "nightly-bot"', 'name = "nightly\\u001b]0;pwned\\u0007\\u001b[2J-bot"'))
+    done = harness_cli("run", "--out", tmp_path / "runs", cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    page = next((tmp_path / "runs").glob("*/report.html")).read_text(encoding="utf-8")
+    assert "\x1b" not in page and "\x07" not in page and "\x9b" not in page
+    assert "nightly-bot" in page and "echo: hello" in page
