@@ -36,6 +36,10 @@ MIN_SECRET_LEN = 8
 #: A secret this long is also known by its first and last ``PART_LEN`` characters.
 PART_FROM = 24
 PART_LEN = 16
+#: ... and by every ``WINDOW`` characters of it, one every ``STRIDE``: a piece of it cut anywhere
+#: keeps at most ``WINDOW + STRIDE - 2`` characters in clear.
+WINDOW = 12
+STRIDE = 4
 
 #: Words in an environment variable's name that make its value a secret.
 SECRET_NAME_WORDS = ("TOKEN", "SECRET", "PASSWORD", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL")
@@ -97,8 +101,7 @@ _TELEGRAM_TAIL = re.compile(r":[A-Za-z0-9_-]{35}")
 def _forms(value: str) -> tuple[str, ...]:
     """Every form a secret takes in an artifact: as is, URL-encoded (query, path), JSON-escaped
     (a ``"`` or ``\\`` in it, or non-ASCII written as ``\\uXXXX``), HTML-escaped, and base64
-    (as an ``Authorization: Basic`` value or a header of its own carries it)."""
-    import base64
+    (as an ``Authorization: Basic`` value or a header of its own carries it), hex."""
     import html
     import json
 
@@ -113,18 +116,26 @@ def _forms(value: str) -> tuple[str, ...]:
              html.escape(json.dumps(value, ensure_ascii=False)[1:-1])]
     forms.append(escaped[0].replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e"))  # Go's JSON
     raw = value.encode("utf-8")
+    forms += [*_base64_forms(value), raw.hex(), raw.hex().upper()]
+    return tuple(f for f in dict.fromkeys(forms) if len(f) >= MIN_SECRET_LEN)
+
+
+def _base64_forms(value: str) -> list[str]:
+    """The secret base64-encoded (standard and URL-safe alphabets), alone, and inside a longer
+    text (``user:<secret>`` in a Basic header or a docker config's "auth"): at each of the three
+    offsets the secret can start at, the part of the encoding that only its own bytes decide."""
+    import base64
+
+    raw = value.encode("utf-8")
+    out: list[str] = []
     for b64 in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
-        forms += [b64, b64.rstrip("=")]
-    # base64 of a longer text holding the secret (``user:<secret>`` in a Basic header or a docker
-    # config's "auth"): at each of the three offsets the secret can start at, the part of the
-    # encoding that only its own bytes decide
+        out += [b64, b64.rstrip("=")]
     for shift in range(3):
         core = raw[(3 - shift) % 3:]
         core = core[:len(core) // 3 * 3]
         if len(core) >= 6:
-            forms += [base64.b64encode(core).decode(), base64.urlsafe_b64encode(core).decode()]
-    forms += [raw.hex(), raw.hex().upper()]
-    return tuple(f for f in dict.fromkeys(forms) if len(f) >= MIN_SECRET_LEN)
+            out += [base64.b64encode(core).decode(), base64.urlsafe_b64encode(core).decode()]
+    return out
 
 
 def pairs_of(secrets: Mapping[str, str] | Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -169,10 +180,14 @@ class Redactor:
             # a message cut short (ours, ``[:200]``, or the agent's own ``token[:20]``) or wrapped
             # (base64 at 64 or 76 columns) leaves a head or a tail of the secret, or of one of its
             # forms: those are known too
-            for variant in (value, *_forms(value)):
+            for variant in (value, *_base64_forms(value)):
                 if len(variant) >= PART_FROM:
                     for part in (variant[:PART_LEN], variant[-PART_LEN:]):
                         by_value.setdefault(part, name)
+            if len(value) >= PART_FROM:  # cut anywhere (two prints with other text between): every
+                # WINDOW characters at a STRIDE, so what stays in clear of each piece is short
+                for i in (*range(0, len(value) - WINDOW + 1, STRIDE), len(value) - WINDOW):
+                    by_value.setdefault(value[i:i + WINDOW], name)
         self.secrets: dict[str, str] = by_value
         """Each literal secret (and its URL-encoded forms) -> its name."""
         self.shapes = tuple(shapes)
@@ -207,15 +222,17 @@ class Redactor:
                 return (keep or "") + f"[redacted:{name}]"
         return m.group(0)  # pragma: no cover - one group always matched
 
-    def text(self, s: str) -> str:
-        """``s`` with every secret replaced."""
+    def text(self, s: str, _among: tuple[str, ...] | None = None) -> str:
+        """``s`` with every secret replaced (``_among``: the literals worth looking for, when a
+        caller already knows which ones its texts hold)."""
         if not s or self._re is None:
             return s
         if not self._default_shapes:
             if self._re.search(s) is not None:
                 s = self._re.sub(self._replacement, s)
             return s
-        found = tuple(lit for lit in self._literals if lit in s)  # substring searches: fast on long text
+        found = tuple(lit for lit in (self._literals if _among is None else _among)
+                      if lit in s)  # substring searches: fast on long text
         if found or self._shapes_may_match(s):
             if found and self._whole_re is not None and ("\n" in s or "\r" in s):
                 s = self._split_sub(s)  # first: the main pass would take the cut secret's head and tail
@@ -271,7 +288,8 @@ class Redactor:
         joined = "\0".join(strings)
         if not self._may_match(joined) and not (self._default_shapes and _FIELD_NAMES.search(joined)):
             return copy
-        return self._data(value)
+        # each string then looks only for the literals the whole value holds
+        return self._data(value, tuple(lit for lit in self._literals if lit in joined))
 
     def _pattern_for(self, found: tuple[str, ...]) -> re.Pattern:
         """The shapes, and of the literal secrets only those ``found`` in the text (longest first,
@@ -312,13 +330,13 @@ class Redactor:
                 return True
         return False
 
-    def _data(self, value: Any) -> Any:
+    def _data(self, value: Any, among: tuple[str, ...] | None = None) -> Any:
         if isinstance(value, str):
-            return self.text(value)
+            return self.text(value, among)
         if isinstance(value, Mapping):
-            return {self.text(k) if isinstance(k, str) else k: self._data(v) for k, v in value.items()}
+            return {self.text(k, among) if isinstance(k, str) else k: self._data(v, among) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return [self._data(v) for v in value]
+            return [self._data(v, among) for v in value]
         return value
 
     def holds_secret(self, s: str) -> bool:

@@ -19,6 +19,9 @@ It answers Telegram webhooks on ``--port`` like a plain echo bot, and misbehaves
   on, then the bot itself exits: ``orphan <pid>`` in ``HOSTILE_PIDS``;
 - ``slowhook``: answers the webhook after ``SLOW_S`` seconds (default 8), replying meanwhile;
 - ``hook500``: replies, but answers every webhook with HTTP 500;
+- ``leakforms``: prints its bot token in every form a careless bot gives it (cut in two lines,
+  base64 of ``bot:<token>`` wrapped at 76 columns, hex, a Go-style JSON escape, percent-encoded in
+  a URL, in a traceback of its own), and replies with it base64-encoded and cut across two lines;
 - ``crash``: prints a traceback-like line and exits 3 before it listens;
 - ``chatty``: prints 5 MB of lines at start, then ``LAST LINE BEFORE LISTENING``;
 - ``garbage``: writes undecodable bytes and a 300 KB line without a newline to stdout;
@@ -101,6 +104,22 @@ def main() -> None:
         for name, value in sorted(env.items()):
             if name.startswith(("HARNESS_", "OPENAI", "ANTHROPIC", "AWS_", "HOSTILE_", "MY_")):
                 print(f"env {name}={value}", flush=True)
+    if "leakforms" in MODES:
+        import base64
+        import traceback
+        from urllib.parse import quote
+
+        tok = env["TELEGRAM_BOT_TOKEN"]
+        wrapped = base64.encodebytes(f"bot:{tok}".encode() * 3).decode()
+        print(f"token head {tok[:20]}\ntoken tail {tok[20:]}", flush=True)
+        print(f"auth {wrapped}", flush=True)
+        print(f"hex {tok.encode().hex()}", flush=True)
+        print(f"url https://api.telegram.org/bot{quote(tok, safe='')}/getMe?x=1", flush=True)
+        try:
+            raise RuntimeError(f"could not log in with {tok!r}")
+        except RuntimeError:
+            traceback.print_exc()
+            sys.stderr.flush()
     if "bare" in MODES:
         for name, value in sorted(env.items()):
             if name.startswith("MY_"):
@@ -129,6 +148,11 @@ def main() -> None:
         if "leak" in MODES and "reply" in MODES:
             text = f"{text} (my token is {env['TELEGRAM_BOT_TOKEN']})"
             print(f"replying with {env['TELEGRAM_BOT_TOKEN']}", flush=True)
+        if "leakforms" in MODES:
+            import base64
+
+            tok = env["TELEGRAM_BOT_TOKEN"]
+            text = f"{text} {base64.b64encode(('k:' + tok).encode()).decode()} {tok[:25]}\n{tok[25:]}"
         if "escapes" in MODES:  # terminal control sequences in the reply itself
             text = f"{text} \x1b[2J\x1b]0;pwned\x07\x1b]8;;http://evil.example/\x07link\x1b]8;;\x07\x1b[6n\x9b2J end"
         async with s.post(f"{base}/sendMessage", json={"chat_id": chat_id, "text": text}) as r:

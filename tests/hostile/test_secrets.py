@@ -511,3 +511,53 @@ def test_placeholders_and_plain_settings_of_the_config_are_not_secrets(tmp_path,
     out = r.text("s3rvice-pa55word job-token-abcdef12 good-morning-all not-a-secret-value {bot_token}")
     assert out == ("[redacted:SERVICE_PASSWORD] [redacted:CI_JOB_TOKEN] good-morning-all not-a-secret-value "
                    "{bot_token}")
+
+
+def test_a_token_printed_in_every_careless_form_leaves_no_usable_part(tmp_path):
+    """Issue 24, session 29: a bot printing its token cut in two prints with text between, base64
+    of ``bot:<token>`` wrapped at 76 columns, hex, percent-encoded in a URL, in its own traceback,
+    and replying with it base64-encoded and cut across lines. No artifact of the run, nor the
+    console, holds 15 characters of it in a row, in any of those forms (before: up to 29 of its
+    45 characters of a cut token stayed in clear, the base64 and the hex whole)."""
+    import base64
+    import re
+
+    write_cases(tmp_path, "h.yaml", """
+        layer: robustness
+        cases:
+          - id: hello
+            send: "hello"
+            expect:
+              reply: {contains: "echo: hello"}
+        """)
+    bot_config(tmp_path, "leakforms", name="forms", tables="[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 5\n")
+    token = _token(10)
+    proc = harness_cli("run", "--out", tmp_path / "runs", "-v", cwd=tmp_path, timeout=120,
+                       env={"HARNESS_BOT_TOKEN": token})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = next(p for p in (tmp_path / "runs").iterdir() if p.is_dir())
+    log = (run / "target.log").read_text()
+    # the twins: what stands around the token stays readable
+    assert "url https://api.telegram.org/bot[redacted:HARNESS_BOT_TOKEN]/getMe?x=1" in log, log[:2000]
+    assert "could not log in with '[redacted:HARNESS_BOT_TOKEN]'" in log
+    forms = {"as is": token, "hex": token.encode().hex(),
+             "base64": base64.b64encode(("bot:" + token).encode() * 3).decode(),
+             "base64 k:": base64.b64encode(("k:" + token).encode()).decode()}
+    texts = {"console": proc.stdout + proc.stderr}
+    texts.update({f.name: f.read_text(errors="replace") for f in run.rglob("*") if f.is_file()})
+    for where, text in texts.items():
+        flat = re.sub(r"\s", "", text)
+        for name, form in forms.items():
+            for i in range(len(form) - 15):
+                assert form[i:i + 15] not in flat, (where, name, form[i:i + 15])
+
+
+@pytest.mark.parametrize("cuts", [(20, 44), (10, 30, 50), (32,)])
+def test_a_long_secret_cut_into_pieces_keeps_no_15_characters_in_clear(cuts):
+    secret = "gsk_" + "".join(chr(ord("a") + (i * 7) % 26) + str(i % 10) for i in range(30))  # 64 characters
+    bounds = (0, *cuts, len(secret))
+    shown = " | ".join(f"part {secret[a:b]}" for a, b in zip(bounds, bounds[1:]))
+    out = redact.Redactor({"LLM_KEY": secret}).text(shown)
+    for i in range(len(secret) - 15):
+        assert secret[i:i + 15] not in out.replace(" | part ", ""), out
+    assert out.startswith("part ")  # the twin: the text around the pieces stays
