@@ -7,6 +7,12 @@ from __future__ import annotations
 
 import json
 
+#: A frame longer than this (a stream that never sends a blank line) is dropped as broken, and
+#: the text read back stops at MAX_TEXT characters: an endless or hostile upstream costs the
+#: gateway bounded memory and linear time, and the agent still gets every byte.
+MAX_FRAME = 1 << 20
+MAX_TEXT = 4_000_000
+
 
 class StreamCapture:
     """Reads an SSE stream (OpenAI chunks or Anthropic events) as it passes, and gives it back
@@ -15,7 +21,10 @@ class StreamCapture:
 
     def __init__(self, provider: str):
         self.provider = provider
-        self._buf = b""
+        self._buf = bytearray()
+        self._scanned = 0  # where to look for the next blank line
+        self._skipping = False  # the rest of a frame that grew past MAX_FRAME
+        self._chars = 0
         self.frames = 0
         self.broken = 0
         self.model = ""
@@ -28,10 +37,30 @@ class StreamCapture:
         self.usage: dict | None = None
 
     def feed(self, data: bytes) -> None:
-        self._buf = (self._buf + data).replace(b"\r\n", b"\n")
-        while b"\n\n" in self._buf:
-            frame, self._buf = self._buf.split(b"\n\n", 1)
+        if not data:
+            return
+        if self._buf.endswith(b"\r") and data.startswith(b"\n"):  # a CRLF cut between two chunks
+            del self._buf[-1]
+            self._scanned = max(0, len(self._buf) - 1)
+        self._buf += data.replace(b"\r\n", b"\n")
+        start = 0
+        while True:  # (what was scanned before holds no blank line: look only from its last byte on)
+            end = self._buf.find(b"\n\n", max(start, self._scanned))
+            if end < 0:
+                break
+            frame = bytes(self._buf[start:end])
+            start = end + 2
+            if self._skipping:  # the tail of an oversized frame
+                self._skipping = False
+                continue
             self._frame(frame)
+        del self._buf[:start]
+        self._scanned = max(0, len(self._buf) - 1)
+        if len(self._buf) > MAX_FRAME:
+            self.broken += 1
+            self._skipping = True
+            self._buf.clear()
+            self._scanned = 0
 
     def _frame(self, frame: bytes) -> None:
         lines = frame.decode("utf-8", "replace").split("\n")
@@ -41,11 +70,17 @@ class StreamCapture:
         self.frames += 1
         try:
             obj = json.loads(data)
-        except (ValueError, RecursionError):
+            if isinstance(obj, dict):
+                (self._anthropic if self.provider == "anthropic" else self._openai)(obj)
+        except (ValueError, RecursionError, TypeError, AttributeError, KeyError):
+            # not JSON, or a chunk of the wrong shape (choices an object, an index "x"...): one
+            # broken frame, never an exception out of the agent's stream
             self.broken += 1
-            return
-        if isinstance(obj, dict):
-            (self._anthropic if self.provider == "anthropic" else self._openai)(obj)
+
+    def _append(self, parts: list[str], text: str) -> None:
+        if self._chars < MAX_TEXT:
+            parts.append(text[:MAX_TEXT - self._chars])
+            self._chars += len(text)
 
     def _openai(self, chunk: dict) -> None:
         self.model = self.model or str(chunk.get("model") or "")
@@ -55,9 +90,9 @@ class StreamCapture:
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
             if isinstance(delta.get("content"), str):
-                self.text.append(delta["content"])
+                self._append(self.text, delta["content"])
             if isinstance(delta.get("refusal"), str):
-                self.refusal.append(delta["refusal"])
+                self._append(self.refusal, delta["refusal"])
             for call in delta.get("tool_calls") or ():
                 slot = self.calls.setdefault(int(call.get("index", 0)), {"id": "", "name": "", "arguments": ""})
                 fn = call.get("function") or {}
@@ -81,10 +116,14 @@ class StreamCapture:
         elif kind == "content_block_delta":
             block = self.blocks.setdefault(int(event.get("index", 0)), {"type": "text", "text": ""})
             delta = event.get("delta") or {}
-            if delta.get("type") == "text_delta":
-                block["text"] = block.get("text", "") + str(delta.get("text", ""))
+            piece = str(delta.get("text" if delta.get("type") == "text_delta" else "partial_json", ""))
+            if self._chars >= MAX_TEXT:
+                pass
+            elif delta.get("type") == "text_delta":
+                block.setdefault("parts", []).append(piece)
             elif delta.get("type") == "input_json_delta":
-                block["partial"] = block.get("partial", "") + str(delta.get("partial_json", ""))
+                block.setdefault("partial_parts", []).append(piece)
+            self._chars += len(piece)
         elif kind == "message_delta":
             self.finish = str((event.get("delta") or {}).get("stop_reason") or self.finish)
             usage = event.get("usage")
@@ -93,12 +132,15 @@ class StreamCapture:
 
     def completion(self) -> dict:
         """The stream read back as the provider's non-streamed answer."""
-        if self._buf.strip():
-            self._frame(self._buf)
-            self._buf = b""
+        if self._buf.strip() and not self._skipping:
+            self._frame(bytes(self._buf))
+        self._buf.clear()
         if self.provider == "anthropic":
             content = []
             for _, block in sorted(self.blocks.items()):
+                block = {**block}
+                block["text"] = block.get("text", "") + "".join(block.pop("parts", ()))
+                block["partial"] = block.get("partial", "") + "".join(block.pop("partial_parts", ()))
                 if block.get("type") == "tool_use":
                     try:
                         args = json.loads(block.get("partial") or "{}")

@@ -289,3 +289,53 @@ async def test_a_cassette_that_cannot_be_written_fails_no_call(tmp_path, caplog)
         await up.stop()
     assert status == 200
     assert not [r for r in caplog.records if r.exc_info]
+
+
+_CHUNK = b'data: {"choices": [{"delta": {"content": "ok"}}]}\n\n'
+
+
+@pytest.mark.parametrize("provider, bad", [
+    ("openai", b'data: {"choices": {"a": 1}}\n\n'),
+    ("openai", b'data: {"choices": ["x"]}\n\n'),
+    ("openai", b'data: {"choices": [{"delta": [1]}]}\n\n'),
+    ("openai", b'data: {"choices": [{"delta": {"tool_calls": [{"index": "x"}]}}]}\n\n'),
+    ("openai", b'data: {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"name": 5}}]}}]}\n\n'),
+    ("openai", b'data: {"choices": [{"delta": {"tool_calls": {"a": 1}}}]}\n\n'),
+    ("anthropic", b'data: {"type": "content_block_delta", "index": "x", "delta": {"type": "text_delta", "text": "a"}}\n\n'),
+    ("anthropic", b'data: {"type": "content_block_delta", "index": 0, "delta": [1]}\n\n'),
+    ("anthropic", b'data: {"type": "content_block_start", "index": 0, "content_block": [1]}\n\n'),
+    ("anthropic", b'data: {"type": "message_start", "message": "x"}\n\n'),
+])
+def test_a_streamed_chunk_of_the_wrong_shape_is_one_broken_frame(provider, bad):
+    """Issue 24, session 29: an upstream (or proxy) stream chunk of the wrong shape raised out of
+    the gateway's pass-through (the agent's stream cut, a traceback logged); it is one broken
+    frame, and the well-formed frames around it are still read."""
+    from harness.sandbox.stream_capture import StreamCapture
+
+    good = (_CHUNK if provider == "openai" else
+            b'data: {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}}\n\n')
+    capture = StreamCapture(provider)
+    capture.feed(good + bad + good)
+    out = capture.completion()
+    assert capture.broken == 1 and capture.frames == 3
+    text = out["choices"][0]["message"]["content"] if provider == "openai" else out["content"][0]["text"]
+    assert text == "okok"
+
+
+def test_a_stream_that_never_ends_a_frame_costs_bounded_memory_and_linear_time():
+    """A stream of 8 MB with no blank line: each chunk was joined to all before it and searched
+    again (13 s of CPU for 8 MB, the whole stream held); now a frame past MAX_FRAME is dropped as
+    broken and the frames after it are read. The twin: a CRLF stream fed a byte at a time."""
+    from harness.sandbox import stream_capture
+
+    capture = stream_capture.StreamCapture("openai")
+    for _ in range(2000):
+        capture.feed(b"x" * 4096)
+        assert len(capture._buf) <= stream_capture.MAX_FRAME
+    capture.feed(b"\n\n" + _CHUNK)
+    assert capture.broken >= 1 and capture.completion()["choices"][0]["message"]["content"] == "ok"
+    crlf = _CHUNK.replace(b"\n", b"\r\n") * 2
+    capture = stream_capture.StreamCapture("openai")
+    for i in range(len(crlf)):
+        capture.feed(crlf[i:i + 1])
+    assert capture.completion()["choices"][0]["message"]["content"] == "okok" and capture.broken == 0
