@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 HOST = "127.0.0.1"
 BACKLOG = 128
+#: Seconds a stopping server waits for requests still in flight (aiohttp's default is 60): a bot
+#: that holds a half-sent request open must not hold up the end of the run for a minute per server.
+SHUTDOWN_S = 3.0
 
 
 @dataclass
@@ -62,7 +65,7 @@ async def listen(app: "web.Application", name: str, port: int = 0, sock: socket.
     which the server owns from here) and return where it listens."""
     from aiohttp import web
 
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_S)
     await runner.setup()
     site = web.TCPSite(runner, HOST, port) if sock is None else web.SockSite(runner, sock)
     try:

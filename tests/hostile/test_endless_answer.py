@@ -95,3 +95,31 @@ def test_a_webhook_answer_nested_past_parsing_is_no_method_call():
 
     deep = '{"method": "sendMessage", "chat_id": 1, "text": ' + "[" * 100_000 + "]" * 100_000 + "}"
     assert _webhook_call(200, deep) is None  # RecursionError out of the delivery before
+
+
+async def test_a_half_sent_request_held_open_does_not_hold_up_the_servers_stop(monkeypatch):
+    """Issue 24, session 29: a bot that sends a request's headers and part of its body, then holds
+    the connection open, held each sandbox server's stop for aiohttp's 60 s (the Bot API emulator,
+    the gateway... one after the other at the end of the run). The stop waits SHUTDOWN_S for
+    requests in flight; the twin: a request that completes is answered as before."""
+    import asyncio
+
+    import aiohttp
+
+    from harness.channels.telegram import BotApiEmulator
+    from harness.sandbox import server
+
+    monkeypatch.setattr(server, "SHUTDOWN_S", 0.5)
+    srv = await server.listen(BotApiEmulator("1:a", lambda e: None).app(), "telegram")
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"{srv.base_url}/bot1:a/getMe") as resp:
+            assert resp.status == 200
+    reader, writer = await asyncio.open_connection("127.0.0.1", srv.port)
+    writer.write(b"POST /bot1:a/sendMessage HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: 1000\r\n\r\n{")
+    await writer.drain()
+    await asyncio.sleep(0.2)  # the request is in flight (its handler waits for the body)
+    try:
+        await asyncio.wait_for(srv.stop(), timeout=30)  # (aiohttp's default: 60 s)
+    finally:
+        writer.close()
