@@ -8,6 +8,7 @@ until ``listen(..., sock=...)`` serves it."""
 
 from __future__ import annotations
 
+import logging
 import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -34,6 +35,45 @@ class Listening:
 
     async def stop(self) -> None:
         await self.runner.cleanup()
+
+
+class _BrokenBodyLogFilter(logging.Filter):
+    """aiohttp reads on after a handler answered, to drain the request body (its "lingering"),
+    and logs "Unhandled exception" with a traceback when the body is broken (a deflate or gzip
+    body that does not decompress). That is the client's error, answered 400 already: kept out
+    of the logs (and so out of the console)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from aiohttp.http_exceptions import HttpProcessingError
+        from aiohttp.web_protocol import RequestPayloadError
+
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, (RequestPayloadError, HttpProcessingError))
+
+
+logging.getLogger("aiohttp.server").addFilter(_BrokenBodyLogFilter())
+
+
+def _middleware():
+    """Every sandbox server's guard: a request body that cannot be read (bad compression, a
+    broken chunked encoding) is a 400 where a handler did not answer it itself, never a 500
+    with a traceback; and the connection of such a request is closed after the answer, so the
+    client opens a new one instead of failing its next call on this one."""
+    from aiohttp import web
+    from aiohttp.web_protocol import RequestPayloadError
+
+    @web.middleware
+    async def guard(request, handler):
+        try:
+            resp = await handler(request)
+        except RequestPayloadError as exc:
+            resp = web.json_response({"error": {"message": f"the request body could not be read: {exc}",
+                                                "type": "invalid_request_error", "code": 400}}, status=400)
+        if request.content.exception() is not None:
+            resp.force_close()
+        return resp
+
+    return guard
 
 
 def _cannot_listen(name: str, port: int, exc: OSError) -> SandboxError:
@@ -65,6 +105,7 @@ async def listen(app: "web.Application", name: str, port: int = 0, sock: socket.
     which the server owns from here) and return where it listens."""
     from aiohttp import web
 
+    app.middlewares.append(_middleware())
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_S)
     await runner.setup()
     site = web.TCPSite(runner, HOST, port) if sock is None else web.SockSite(runner, sock)

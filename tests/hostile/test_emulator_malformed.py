@@ -339,3 +339,37 @@ def test_a_stream_that_never_ends_a_frame_costs_bounded_memory_and_linear_time()
     for i in range(len(crlf)):
         capture.feed(crlf[i:i + 1])
     assert capture.completion()["choices"][0]["message"]["content"] == "okok" and capture.broken == 0
+
+
+@pytest.mark.parametrize("which", ["telegram", "whatsapp", "gateway", "tools"])
+async def test_a_body_that_does_not_decompress_is_400_and_the_next_call_works(caplog, which):
+    """Issue 24, session 29: a body sent with Content-Encoding: deflate that is not deflate was a
+    500 with a traceback (the gateway, the tool double) or a 400 with aiohttp's own "Unhandled
+    exception" traceback logged (the emulators), and the client's next call on the same
+    connection failed with "Server disconnected". Now: 400, nothing logged, the next call (the
+    twin, a well-formed one) answered."""
+    from harness.sandbox.gateway import LlmGateway
+    from harness.sandbox.spy import ToolSpy
+
+    app, path, good, ok = {
+        "telegram": (BotApiEmulator(TOKEN, lambda e: None).app(), f"/bot{TOKEN}/sendMessage",
+                     {"chat_id": CHAT, "text": "x"}, 200),
+        "whatsapp": (GraphApiEmulator("1234567890", "wa-token", lambda e: None).app(), "/v21.0/1234567890/messages",
+                     {"messaging_product": "whatsapp", "to": "447700900001", "type": "text", "text": {"body": "x"}}, 200),
+        "gateway": (LlmGateway(lambda e: None).app(), "/v1/chat/completions", {"model": "m", "messages": []}, 200),
+        "tools": (ToolSpy(lambda e: None).app(), "/search", {"q": "x"}, 200),
+    }[which]
+    srv = await listen(app, which)
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer wa-token"}
+    try:
+        async with aiohttp.ClientSession() as session:
+            with caplog.at_level(logging.ERROR):
+                async with session.post(f"{srv.base_url}{path}", data=b"not deflate at all",
+                                        headers={**headers, "Content-Encoding": "deflate"}) as resp:
+                    assert resp.status == 400
+                    await resp.read()
+                async with session.post(f"{srv.base_url}{path}", data=json.dumps(good), headers=headers) as resp:
+                    assert resp.status == ok, await resp.text()
+    finally:
+        await srv.stop()
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
