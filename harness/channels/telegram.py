@@ -95,8 +95,9 @@ async def deliver_update(
     if secret_token:
         headers[SECRET_HEADER] = secret_token
     try:
-        async with session.post(
-            url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout)
+        async with session.post(  # a redirect is not followed, as Telegram does not: the update (and
+            # its secret token) go to the webhook only, never to wherever the bot points
+            url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout), allow_redirects=False
         ) as resp:
             raw = await read_capped(resp, MAX_ANSWER_BYTES)  # an endless answer never fills the memory
     except asyncio.TimeoutError:

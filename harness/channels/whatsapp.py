@@ -112,8 +112,9 @@ async def deliver_payload(
     elif app_secret is not None:
         headers[SIGNATURE_HEADER] = sign(body, app_secret)
     try:
-        async with session.post(
-            url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout)
+        async with session.post(  # a redirect is not followed (Meta does not): the payload and its
+            # signature go to the webhook only
+            url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout), allow_redirects=False
         ) as resp:
             raw = await read_capped(resp, MAX_BODY_CHARS * 4)  # only its head is kept: never read it all
             return DeliveryResult(status=resp.status, body=raw.decode("utf-8", errors="replace")[:MAX_BODY_CHARS])
@@ -138,6 +139,7 @@ async def verify_webhook(
     try:
         async with session.get(
             url,
+            allow_redirects=False,  # the verify token goes to the webhook only
             params=params,
             headers={"User-Agent": USER_AGENT},
             timeout=aiohttp.ClientTimeout(total=timeout),

@@ -237,7 +237,7 @@ class Turns:
         """The state of ``ident``'s chat after the turn (the probe is asked per chat)."""
         url = self.endpoints.state_url.replace("{chat_id}", ident.chat_for(att.case.channel))
         try:
-            async with driver.session.get(url, timeout=aiohttp.ClientTimeout(total=5)) as resp:
+            async with driver.session.get(url, timeout=aiohttp.ClientTimeout(total=5), allow_redirects=False) as resp:
                 if resp.status != 200:
                     return replace(t_obs, state_error=f"state probe answered HTTP {resp.status}")
                 from harness.channels import read_capped

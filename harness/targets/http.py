@@ -167,7 +167,8 @@ class HttpTarget:
                     raise TargetError(f"the target exited with code {self._proc.returncode} before it was ready"
                                       f"\n{self.log_tail()}", fix="run [target].command by hand to see why")
                 try:
-                    async with session.get(url) as resp:
+                    # not followed: a redirect to another process must not make this one "ready"
+                    async with session.get(url, allow_redirects=False) as resp:
                         if resp.status == 200:
                             from harness.channels import read_capped
 

@@ -123,3 +123,49 @@ async def test_a_half_sent_request_held_open_does_not_hold_up_the_servers_stop(m
         await asyncio.wait_for(srv.stop(), timeout=30)  # (aiohttp's default: 60 s)
     finally:
         writer.close()
+
+
+async def test_a_webhook_that_redirects_gets_nothing_sent_on():
+    """Issue 24, session 29: a webhook answering 307 to another address made the harness POST the
+    user's update and the webhook's secret token (WhatsApp: the payload and its signature; the
+    verification GET: the verify token) on to it, off loopback if the bot said so, and count the
+    delivery as 200. Telegram and Meta do not follow a webhook's redirect: the harness neither;
+    the 307 is the delivery's status. The twin: a webhook answering 200 is delivered."""
+    import aiohttp
+    from aiohttp import web
+
+    from harness.channels.telegram import deliver_update
+    from harness.channels.whatsapp import deliver_payload, verify_webhook
+    from harness.sandbox.server import listen
+
+    seen: list = []
+
+    async def elsewhere(request):
+        seen.append((request.method, dict(request.headers), await request.read()))
+        return web.Response(text=request.query.get("hub.challenge", "ok"))
+
+    other_app = web.Application()
+    other_app.router.add_route("*", "/x", elsewhere)
+    other = await listen(other_app, "elsewhere")
+
+    async def hook(request):
+        if request.path == "/fine":
+            return web.Response(text="")
+        raise web.HTTPTemporaryRedirect(other.base_url + "/x?" + request.query_string)
+
+    bot_app = web.Application()
+    bot_app.router.add_route("*", "/{p}", hook)
+    bot = await listen(bot_app, "bot")
+    try:
+        async with aiohttp.ClientSession() as session:
+            tg = await deliver_update(session, f"{bot.base_url}/hook", {"update_id": 1}, "secret-token-1", 5)
+            wa = await deliver_payload(session, f"{bot.base_url}/hook", {"object": "x"}, "app-secret-1", 5)
+            ver = await verify_webhook(session, f"{bot.base_url}/hook", "verify-token-1", 5)
+            fine = await deliver_update(session, f"{bot.base_url}/fine", {"update_id": 2}, "secret-token-1", 5)
+    finally:
+        await bot.stop()
+        await other.stop()
+    assert (tg.status, wa.status, ver.status) == (307, 307, 307)
+    assert not tg.ok and not ver.ok
+    assert seen == [], seen
+    assert fine.status == 200 and fine.ok
