@@ -105,7 +105,8 @@ async def listen(app: "web.Application", name: str, port: int = 0, sock: socket.
     which the server owns from here) and return where it listens."""
     from aiohttp import web
 
-    app.middlewares.append(_middleware())
+    if not app.frozen:  # (an agent's app served a second time is frozen: it has the guard already)
+        app.middlewares.append(_middleware())
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_S)
     await runner.setup()
     site = web.TCPSite(runner, HOST, port) if sock is None else web.SockSite(runner, sock)

@@ -169,3 +169,26 @@ async def test_a_webhook_that_redirects_gets_nothing_sent_on():
     assert not tg.ok and not ver.ok
     assert seen == [], seen
     assert fine.status == 200 and fine.ok
+
+
+async def test_an_app_served_twice_still_starts():
+    """An in-process agent whose factory returns one module-level app is served once per run (and
+    twice by two runs in one process): the sandbox's guard is added to an app only while it can
+    be (a served app is frozen), never a RuntimeError."""
+    import aiohttp
+    from aiohttp import web
+
+    from harness.sandbox.server import listen
+
+    async def hello(request):
+        return web.Response(text="hi")
+
+    app = web.Application()
+    app.router.add_get("/", hello)
+    for _ in range(2):
+        srv = await listen(app, "agent")
+        try:
+            async with aiohttp.ClientSession() as session, session.get(srv.base_url + "/") as resp:
+                assert (resp.status, await resp.text()) == (200, "hi")
+        finally:
+            await srv.stop()
