@@ -154,6 +154,22 @@ def _is_basic_credential(value: str) -> bool:
     return b":" in raw
 
 
+_SECRET_WORDS = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "APIKEY"}
+_SECRET_PAIRS = {("API", "KEY"), ("ACCESS", "KEY"), ("PRIVATE", "KEY"), ("SECRET", "KEY")}
+#: A last word that makes the value a place or a setting, not the secret itself.
+_NOT_A_SECRET_END = {"ENV", "DIR", "DIRECTORY", "PATH", "FILE", "SOCK", "SOCKET", "PARALLELISM"}
+
+
+def _names_a_secret(name: str) -> bool:
+    """A name (of a variable or a config key) whose value is a secret: one of its words is TOKEN,
+    SECRET, PASSWORD... (DB_PASSWORD, CI_JOB_TOKEN, webhook_secret, MY_API_KEY), never part of a
+    word (TIKTOKEN_CACHE_DIR, TOKENIZERS_PARALLELISM) nor a name ending in _DIR, _PATH, _FILE..."""
+    words = [w for w in re.split(r"[^A-Z0-9]+", name.upper()) if w]
+    if not words or words[-1] in _NOT_A_SECRET_END:
+        return False
+    return any(w in _SECRET_WORDS for w in words) or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+
+
 def _is_secret_name(name: str) -> bool:
     up = name.upper()
     if up.endswith("_ENV"):  # names a variable, holds no secret itself
@@ -386,7 +402,7 @@ def environ_secrets(environ: Mapping[str, str]) -> dict[str, str]:
     for name, value in environ.items():
         # any variable named as a secret (DB_PASSWORD, CI_JOB_TOKEN...), not only HARNESS_* ones: the
         # target inherits the whole environment and may print any of it
-        if name in WELL_KNOWN or _is_secret_name(name):
+        if name in WELL_KNOWN or (name.startswith("HARNESS_") and _is_secret_name(name)) or _names_a_secret(name):
             out[name] = value
     return out
 
@@ -415,7 +431,7 @@ def config_secrets(config: Any, environ: Mapping[str, str]) -> dict[str, str]:
             elif isinstance(key, str) and key.lower().endswith("_env") and isinstance(value, str) \
                     and environ.get(value):
                 out[value] = environ[value]
-            elif isinstance(key, str) and _is_secret_name(key) and isinstance(value, str) \
+            elif isinstance(key, str) and _names_a_secret(key) and isinstance(value, str) \
                     and not _PLACEHOLDER.fullmatch(value.strip()):
                 out[key] = value  # a secret written into the config ([target.env] DB_PASSWORD = "...")
 

@@ -507,10 +507,13 @@ def test_placeholders_and_plain_settings_of_the_config_are_not_secrets(tmp_path,
         """))
     monkeypatch.setenv("CI_JOB_TOKEN", "job-token-abcdef12")
     monkeypatch.setenv("PLAIN_SETTING", "not-a-secret-value")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "/var/cache/tiktoken-here")  # TOKEN inside a word; a folder
+    monkeypatch.setenv("PASSWORD_FILE", "/run/secrets/db-password")  # where the secret is, not the secret
     r = redact.for_config(load_config(cfg))
-    out = r.text("s3rvice-pa55word job-token-abcdef12 good-morning-all not-a-secret-value {bot_token}")
+    out = r.text("s3rvice-pa55word job-token-abcdef12 good-morning-all not-a-secret-value {bot_token} "
+                 "/var/cache/tiktoken-here /run/secrets/db-password")
     assert out == ("[redacted:SERVICE_PASSWORD] [redacted:CI_JOB_TOKEN] good-morning-all not-a-secret-value "
-                   "{bot_token}")
+                   "{bot_token} /var/cache/tiktoken-here /run/secrets/db-password")
 
 
 def test_a_token_printed_in_every_careless_form_leaves_no_usable_part(tmp_path):
