@@ -213,7 +213,6 @@ class Redactor:
         self._re = re.compile("|".join(parts)) if parts else None
         self._shape_parts = parts[1:] if literals else parts
         self._by_found: dict[tuple[str, ...], re.Pattern] = {}
-        self._re_b = re.compile("|".join(parts).encode("utf-8")) if parts else None
         self._literals = tuple(literals)
         self._default_shapes = self.shapes == SHAPES
         # whole secrets (every form, no cut parts) for the pass over text whose lines are joined
@@ -275,21 +274,11 @@ class Redactor:
 
     def binary(self, b: bytes) -> bytes:
         """``b`` with every secret replaced (binary-safe: UTF-8 text is redacted as text)."""
-        if not b or self._re_b is None:
+        if not b or self._re is None:
             return b
-        try:
-            return self.text(b.decode("utf-8")).encode("utf-8")
-        except UnicodeDecodeError:
-            return self._re_b.sub(lambda m: self._replacement_b(m), b)
-
-    def _replacement_b(self, m: re.Match) -> bytes:
-        if "lit" in m.re.groupindex and m.group("lit") is not None:
-            return f"[redacted:{self.secrets.get(m.group('lit').decode('utf-8', 'replace'), 'secret')}]".encode()
-        for i, (name, _p) in enumerate(self.shapes):
-            if m.group(f"s{i}") is not None:
-                keep = m.group(f"k{i}") if f"k{i}" in m.re.groupindex else None
-                return (keep or b"") + f"[redacted:{name}]".encode()
-        return m.group(0)  # pragma: no cover
+        # bytes that are not UTF-8 stand as lone surrogates (surrogateescape) and come back exactly:
+        # the one text pipeline (its forms, cut and split secrets, shapes) for every byte string
+        return self.text(b.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
     def data(self, value: Any) -> Any:
         """A copy of a JSON-like value (dicts, lists, strings) with every string redacted."""

@@ -564,3 +564,17 @@ def test_a_long_secret_cut_into_pieces_keeps_no_15_characters_in_clear(cuts):
     for i in range(len(secret) - 15):
         assert secret[i:i + 15] not in out.replace(" | part ", ""), out
     assert out.startswith("part ")  # the twin: the text around the pieces stays
+
+
+def test_bytes_that_are_not_utf8_go_through_the_same_redaction_and_come_back_exactly():
+    """target.log of a bot writing undecodable bytes was redacted by a pattern of its own: no cut or
+    split secrets, no prose check ("Basic features" mangled). Now the one text pipeline, the
+    bytes around untouched (the twin: no secret, the same bytes back)."""
+    token = "7391045526:AAH3kd9-fjw_Qn2LxpV8rTzYb4cMuE1sOaZ"
+    r = redact.Redactor({"bot_token": token})
+    junk = b"\xff\xfe\x00 garbage \xc3\x28 "
+    assert r.binary(junk + b"Basic features here") == junk + b"Basic features here"
+    out = r.binary(junk + token[:23].encode() + b"\n" + token[23:].encode() + b" and " + token.encode()[:30])
+    assert out.startswith(junk) and b"[redacted:bot_token]" in out
+    for i in range(len(token) - 15):
+        assert token[i:i + 15].encode() not in out.replace(b"\n", b""), out
