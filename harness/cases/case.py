@@ -166,6 +166,14 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
                 line=getattr(raw, "key_lines", {}).get("source", line),
                 fix="name a file of the documents folder ([sandbox] docs_dir), e.g. source: paper.pdf")
         return None
+    for i, t in enumerate(turns):  # a document's content: a file of the documents folder (channels/media.py)
+        doc = t.options.get("source") if t.kind == "document" else None
+        if doc is not None and (not isinstance(doc, str) or not doc or
+                                (docs_dir is not None and not _document_exists(docs_dir, doc))):
+            out.add(f"turn {i}: document source {doc!r} is not a document in {docs_dir or 'the documents folder'}",
+                    file=file, case=cid, line=line,
+                    fix="name a file of the documents folder ([sandbox] docs_dir), e.g. source: paper.pdf")
+            return None
     if "judges" in merged:
         from harness.schema.frames import validate as frame_error
 

@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from harness.channels.media import InboundFile
 from harness.channels.telegram_calls import (
     _SEND_METHODS, ApiError, _bad, call_keys, canonical_method, chat_of, make_reply, normalize_params, redact,
     to_bool,
@@ -82,6 +83,9 @@ class BotApiEmulator(BotApiMethods):
         self._pending: list[dict[str, Any]] = []
         self._pending_changed = asyncio.Event()
         self._files = 0
+        #: the files the simulated users sent (file_id -> bytes), served by getFile and /file/bot...
+        self.files: dict[str, InboundFile] = {}
+        self._file_paths: dict[str, str] = {}
 
     # -- test/harness controls ------------------------------------------------------
     def fail_next(
@@ -90,6 +94,10 @@ class BotApiEmulator(BotApiMethods):
         """Answer the next call of ``method`` with this error (429 + retry_after for floods)."""
         name = canonical_method(method) or method
         self._faults.setdefault(name, []).append(_Fault(error_code, description, retry_after))
+
+    def note_file(self, file_id: str, file: InboundFile) -> None:
+        """A file the driver sent as the user: ``getFile`` describes it, ``/file/bot<token>/...`` serves it."""
+        self.files[str(file_id)] = file
 
     def note_delivery_error(self, message: str) -> None:
         """Remember a failed webhook delivery so getWebhookInfo reports it, like Telegram."""
@@ -110,6 +118,8 @@ class BotApiEmulator(BotApiMethods):
     async def _handle(self, request: web.Request) -> web.Response:
         at = self.clock()
         started = time.perf_counter()
+        if request.path.startswith("/file/bot"):
+            return self._download(request, at, started)
         # /bot<token>/<method>, or /bot<token>/test/<method> (the test environment's path)
         m = re.fullmatch(r"/bot([^/]+)/(?:test/)?([^/]+)/?", request.path)
         given = m.group(2) if m else request.path.rsplit("/", 1)[-1]
@@ -172,12 +182,35 @@ class BotApiEmulator(BotApiMethods):
                 duration_ms=(time.perf_counter() - started) * 1000,
                 request=redact(params),
                 response=body,
-                keys=call_keys(method, params),
+                keys=call_keys(method, params) + self._file_keys(method, params),
                 reply=reply,
                 error=error.description if error else "",
             )
         )
         return web.json_response(body, status=status)
+
+    def _file_keys(self, method: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+        """getFile of a file a user sent is that user's case's call."""
+        if method != "getFile":
+            return ()
+        file = self.files.get(str(params.get("file_id") or ""))
+        return file.keys if file is not None else ()
+
+    def _download(self, request: web.Request, at: float, started: float) -> web.Response:
+        """``GET /file/bot<token>/<file_path>``: the bytes of a file ``getFile`` described (404 else,
+        as the Bot API server answers a path it does not hold)."""
+        m = re.fullmatch(r"/file/bot([^/]+)/(.+)", request.path)
+        file_id = self._file_paths.get(m.group(2)) if m and m.group(1) == self.token else None
+        file = self.files.get(file_id) if file_id else None
+        status = 200 if file is not None and request.method in ("GET", "HEAD") else 404
+        self._emit(Event(source="telegram", name="telegram.download", at=at, status=status,
+                         duration_ms=(time.perf_counter() - started) * 1000,
+                         request={"file_path": m.group(2) if m else ""}, keys=file.keys if file else (),
+                         response={"bytes": len(file.data), "origin": file.origin} if status == 200 and file else {},
+                         error="" if status == 200 else "Not Found"))
+        if status != 200 or file is None:
+            return web.json_response({"ok": False, "error_code": 404, "description": "Not Found"}, status=404)
+        return web.Response(body=file.data, content_type="application/octet-stream")
 
     def _check_reply_target(self, method: str, params: Mapping[str, Any]) -> None:
         """A reply must name a message of the chat (``reply_parameters.message_id`` or the older

@@ -36,6 +36,9 @@ class BotApiMethods:
     (``self._state``, ``self.message_ids``, ``self.webhook``, ``self._pending``: set by the
     emulator's ``__init__``)."""
 
+    files: dict[str, Any]  # file_id -> media.InboundFile: what the simulated users sent
+    _file_paths: dict[str, str]  # getFile's file_path -> file_id
+
     # -- helpers ----------------------------------------------------------------------
     def _chat(self, chat_id: int) -> dict[str, Any]:
         if chat_id > 0:
@@ -267,12 +270,21 @@ class BotApiMethods:
         file_id = str(params.get("file_id") or "")
         if not file_id:
             raise _bad("file_id is empty")
-        return {
-            "file_id": file_id,
-            "file_unique_id": "AgAD" + file_id[-6:],
-            "file_size": 12_345,
-            "file_path": f"documents/file_{abs(hash(file_id)) % 1000}.bin",
-        }
+        sent = self.files.get(file_id)
+        if sent is None:  # not a file the user sent (e.g. one the bot uploaded): described, not served
+            return {"file_id": file_id, "file_unique_id": "AgAD" + file_id[-6:], "file_size": 12_345,
+                    "file_path": f"documents/file_{abs(hash(file_id)) % 1000}.bin"}
+        path = next((p for p, f in self._file_paths.items() if f == file_id), None)
+        if path is None:  # Telegram's shape: <folder>/file_<n>.<ext>
+            kind = sent.mime_type.split("/")[0]
+            folder = ("voice" if sent.mime_type.startswith("audio/ogg") else
+                      {"image": "photos", "audio": "music", "video": "videos"}.get(kind, "documents"))
+            ext = sent.name.rsplit(".", 1)[-1] if "." in sent.name[1:] else ""
+            ext = ext if re.fullmatch(r"[A-Za-z0-9]{1,10}", ext) else ""
+            path = f"{folder}/file_{len(self._file_paths)}" + (f".{ext}" if ext else "")
+            self._file_paths[path] = file_id
+        return {"file_id": file_id, "file_unique_id": "AgAD" + file_id[-6:], "file_size": len(sent.data),
+                "file_path": path}
 
     async def _m_getChat(self, params: Mapping[str, Any], at: float) -> Any:
         chat = self._chat(_int_chat(params["chat_id"]))

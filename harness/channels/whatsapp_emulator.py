@@ -19,6 +19,8 @@ from typing import Any, Callable
 
 from aiohttp import web
 
+from harness.channels.media import InboundFile
+from harness.channels.whatsapp_media import ATTACHMENTS, MediaDownloads
 from harness.channels.whatsapp_messages import (
     MEDIA_TYPES, MESSAGE_TYPES, _content_text, _invalid, _not_valid, _Rejected, _undeliverable, _utf8_only, _wa_id,
     graph_error, offered_options,
@@ -37,7 +39,7 @@ VERSION = r"v\d+\.\d+"
 log = logging.getLogger("harness.whatsapp_emulator")
 
 
-class GraphApiEmulator:
+class GraphApiEmulator(MediaDownloads):
     """Answers ``POST /{version}/{phone_number_id}/messages`` and ``GET /{version}/{phone_number_id}``."""
 
     def __init__(
@@ -61,6 +63,8 @@ class GraphApiEmulator:
         self._inbound: dict[str, str] = {}
         self._bsuids: dict[str, str] = {}
         self._media: set[str] = set()
+        #: the media the simulated users sent (media id -> bytes): GET /<media-id> and its download URL
+        self.media_files: dict[str, InboundFile] = {}
         #: what each accepted interactive message offered: wamid -> [(id, title), ...]
         self.offered: dict[str, list[tuple[str, str]]] = {}
         #: called after every accepted send with (wa_id, wamid, errors or None): the driver
@@ -108,6 +112,7 @@ class GraphApiEmulator:
         app.router.add_post("/{pnid}/media", self._upload)
         app.router.add_get(rf"/{{version:{VERSION}}}/{{pnid}}", self._phone_info)
         app.router.add_get("/{pnid:[0-9A-Za-z_]+}", self._phone_info)
+        app.router.add_get(ATTACHMENTS, self._attachment)  # the media's download URL (Meta: lookaside.fbsbx.com)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
         return app
 
@@ -324,6 +329,9 @@ class GraphApiEmulator:
     async def _phone_info(self, request: web.Request) -> web.Response:
         started, at = time.perf_counter(), self.clock()
         query = {k: v for k, v in request.query.items() if k != "access_token"}
+        media = self.media_files.get(request.match_info["pnid"])
+        if media is not None:
+            return self._media_info(request, request.match_info["pnid"], media, started, at)
         try:
             self._authorize(request)
             self._check_phone(request, "get")

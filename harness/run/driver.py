@@ -13,10 +13,12 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
 import aiohttp
 
+from harness.channels import media
 from harness.channels import telegram as tg
 from harness.channels import whatsapp as wa
 from harness.config import Config
@@ -38,6 +40,9 @@ class Driver:
                  placeholders: dict[str, str], whatsapp_emulator: Any = None, telegram_emulator: Any = None):
         self.config = config
         self.whatsapp_emulator = whatsapp_emulator
+        self.telegram_emulator = telegram_emulator
+        docs = Path(config.resolve(config.sandbox.docs_dir)) if config.sandbox.docs_dir else None
+        self.docs_dir = docs if docs is not None and docs.is_dir() else None  # a document turn's content
         self.endpoints = endpoints
         self.router = router
         self.session = session
@@ -148,6 +153,8 @@ class Driver:
         else:
             update = self.whatsapp_update(turn, ident, state, text, last_bot_message_id)
             url = self.endpoints.whatsapp_webhook
+        self.note_files(case.channel, update, ident, turn)
+        if case.channel == "whatsapp":
             self.note_whatsapp(update, ident)
         state.last_update = update
         sent_at = time.time()
@@ -181,6 +188,20 @@ class Driver:
             if not forged and app_secret:
                 self._last_signature = wa.sign(wa.encode_payload(update), app_secret)
         return Delivery(result.status, result.error, sent_at, time.time())
+
+    def note_files(self, channel: str, update: dict, ident: Identity, turn: Turn) -> None:
+        """Give the emulator the bytes of the files this update sends (harness/channels/media.py),
+        so a bot downloads them as in production (getFile and /file/bot...; GET /<media-id>)."""
+        source = turn.options.get("source") if turn.kind == "document" else None
+        source = str(source) if source else None
+        if channel == "telegram" and self.telegram_emulator is not None:
+            for file_id, file in media.telegram_files(update, docs_dir=self.docs_dir, source=source,
+                                                      keys=(f"tg:{ident.chat_id}",)):
+                self.telegram_emulator.note_file(file_id, file)
+        elif channel == "whatsapp" and self.whatsapp_emulator is not None:
+            for media_id, file in media.whatsapp_files(update, docs_dir=self.docs_dir, source=source,
+                                                       keys=(f"wa:{ident.wa_id}",)):
+                self.whatsapp_emulator.note_file(media_id, file)
 
     def note_whatsapp(self, update: dict, ident: Identity) -> None:
         """Tell the Graph emulator who the user is, so replies addressed by BSUID or mark-reads

@@ -655,6 +655,9 @@ class DocumentAction(Strict):
     file_name: str = Field(..., min_length=1, max_length=255)
     mime_type: str = Field(..., pattern=r"^[\w.+-]+/[\w.+-]+$")
     caption: str | None = None
+    source: str | None = Field(None, min_length=1, max_length=255,
+                               description="the documents folder's file whose bytes the bot downloads "
+                                           "(default: the file named file_name there, else a labelled placeholder)")
 
 
 class PhotoAction(Strict):
