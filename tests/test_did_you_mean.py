@@ -14,6 +14,10 @@ from harness.errors import FixtureErrors
     ("reply: {contians: x}", "did you mean 'reply.contains'?"),
     ("tool_called: [a]", "did you mean 'tools_called'?"),
     ("lantency_ms: {max: 5}", "did you mean 'latency_ms'?"),
+    # a grouped check written as one key: its fix says how to write it (it was "did you mean
+    # 'reply.regex'?" for reply.regex, naming the very key it refused)
+    ('reply.regex: "x"', "write it as reply: {regex: ...}"),
+    ("replies.min: 1", "write it as replies: {min: ...}"),
 ])
 def test_a_misspelt_check_gets_the_nearest_name(tmp_path, expect, says):
     (tmp_path / "robustness").mkdir()

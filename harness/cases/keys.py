@@ -132,6 +132,11 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
 
 def unknown_check_fix(name: str) -> str:
     """The fix for an unknown check name: the nearest known one, else where the list is."""
+    family, _, sub = name.partition(".")
+    if sub and (family in GROUPED and name in known_names() or family in known_names()):
+        # a grouped check (reply.regex) or a check's parameter (replies.min) written as one key
+        return (f"write it as {family}: {{{sub}: ...}} under expect ({sub} is a key of the {family} table, "
+                f"not part of one key {name!r}); docs/CASES.md shows each check's example")
     guess = did_you_mean(name, known_names() + [g for g in GROUPED])
     if guess:
         return f"did you mean {guess!r}? (docs/CASES.md lists every check)"
