@@ -20,8 +20,24 @@ KNOWN_METHODS: tuple[str, ...] = (
     "editMessageReplyMarkup", "answerCallbackQuery", "deleteMessage", "getFile", "getChat",
     "setMyCommands", "deleteMyCommands", "getMyCommands", "setChatMenuButton",
     "setMessageReaction", "setMyDescription", "setMyShortDescription", "setMyName",
+    # what bots also send and ask (core.telegram.org/bots/api): answered as the server does
+    "sendAudio", "sendVoice", "sendVideo", "sendAnimation", "sendVideoNote", "sendSticker", "sendLocation",
+    "sendVenue", "sendContact", "sendPoll", "sendDice", "sendMediaGroup", "copyMessage", "forwardMessage",
+    "editMessageCaption", "pinChatMessage", "unpinChatMessage", "unpinAllChatMessages", "getChatMember",
+    "getChatMemberCount", "getChatAdministrators", "answerInlineQuery", "getUserProfilePhotos", "leaveChat",
+    "getMyDescription", "getMyShortDescription", "getMyName", "getChatMenuButton",
 )
 _CANONICAL = {m.lower(): m for m in KNOWN_METHODS}
+
+#: Media a bot sends: the method, and the key its file goes under (in the call and in the Message).
+MEDIA_SENDS: dict[str, str] = {"sendAudio": "audio", "sendVoice": "voice", "sendVideo": "video",
+                               "sendAnimation": "animation", "sendVideoNote": "video_note", "sendSticker": "sticker"}
+#: Other messages a bot sends, and the Message key they produce.
+OTHER_SENDS: dict[str, str] = {"sendLocation": "location", "sendVenue": "venue", "sendContact": "contact",
+                               "sendPoll": "poll", "sendDice": "dice"}
+#: Methods whose text field is ``caption`` (with ``caption_entities``).
+CAPTION_METHODS = {"sendDocument", "sendPhoto", "editMessageCaption", *(m for m in MEDIA_SENDS
+                                                                       if m not in ("sendVideoNote", "sendSticker"))}
 
 #: Methods whose success shows the user something, and the Reply.kind they produce.
 REPLY_KINDS: dict[str, str] = {
@@ -29,9 +45,16 @@ REPLY_KINDS: dict[str, str] = {
     "sendDocument": "document",
     "sendPhoto": "photo",
     "editMessageText": "edit",
+    "editMessageCaption": "edit",
+    **MEDIA_SENDS,
+    **OTHER_SENDS,
+    "sendMediaGroup": "media_group",
+    "copyMessage": "copy",
+    "forwardMessage": "forward",
 }
 #: Methods that send a message (a reply to a missing message is refused).
-_SEND_METHODS = {"sendMessage", "sendDocument", "sendPhoto"}
+_SEND_METHODS = {"sendMessage", "sendDocument", "sendPhoto", *MEDIA_SENDS, *OTHER_SENDS, "sendMediaGroup",
+                 "copyMessage"}
 
 
 # Form and multipart bodies carry nested values as JSON strings.
@@ -153,10 +176,18 @@ def make_reply(
     kind = REPLY_KINDS.get(method)
     if kind is None:
         return None
-    text = params.get("caption") if kind in ("document", "photo") else params.get("text")
+    text = params.get("caption") if method in CAPTION_METHODS else params.get("text")
+    if method == "sendPoll":
+        text = params.get("question")
+    elif method == "sendMediaGroup":  # an album: its captions, in order
+        items = params.get("media") if isinstance(params.get("media"), list) else []
+        text = "\n".join(m["caption"] for m in items if isinstance(m, Mapping) and isinstance(m.get("caption"), str))
+    elif method in ("sendVenue", "sendContact"):
+        text = " ".join(str(params[k]) for k in ("title", "address", "first_name", "last_name", "phone_number")
+                        if isinstance(params.get(k), (str, int)) and not isinstance(params.get(k), bool))
     text = text if isinstance(text, str) else ""
     try:
-        shown = formatted(method, params)
+        shown = formatted(method, params) if method in CAPTION_METHODS or kind in ("text", "edit") else Formatted(text)
     except ParseError:  # only reached for calls that were not validated first
         shown = Formatted(text)
     return Reply(
@@ -181,7 +212,7 @@ def formatted(method: str, params: Mapping[str, Any]) -> Formatted:
     Explicit ``entities`` / ``caption_entities`` win over ``parse_mode``, as in the Bot API.
     Raises ``ParseError`` with TDLib's message when the markup does not parse.
     """
-    field_name = "caption" if method in ("sendDocument", "sendPhoto") else "text"
+    field_name = "caption" if method in CAPTION_METHODS else "text"
     text = params.get(field_name)
     if not isinstance(text, str):
         return Formatted("")

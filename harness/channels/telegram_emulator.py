@@ -15,7 +15,7 @@ import json
 import logging
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 from urllib.parse import parse_qsl
 
@@ -173,6 +173,12 @@ class BotApiEmulator(BotApiMethods):
         reply = None
         if error is None and isinstance(result, Mapping):
             reply = make_reply(method, params, at=at, via=method, message_id=result.get("message_id"))
+            if reply is not None and method in ("copyMessage", "forwardMessage"):  # the user sees the source's text
+                stored = self._state.messages.get((_int_chat(params.get("chat_id")), _int(result.get("message_id"))))
+                shown = (stored or {}).get("text") or (stored or {}).get("caption") or ""
+                reply = replace(reply, text=shown, raw_text=shown)
+        elif error is None and isinstance(result, list) and result and isinstance(result[0], Mapping):
+            reply = make_reply(method, params, at=at, via=method, message_id=result[0].get("message_id"))
         self._emit(
             Event(
                 source="telegram",

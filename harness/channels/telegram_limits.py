@@ -8,13 +8,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from harness.channels.telegram_calls import ApiError, _bad, formatted
+from harness.channels.telegram_calls import CAPTION_METHODS, MEDIA_SENDS, OTHER_SENDS, ApiError, _bad, formatted
 from harness.channels.telegram_markup import Formatted, ParseError, canonical_mode, utf16_len
 
 
 _CHAT_METHODS = {
     "sendMessage", "sendChatAction", "sendDocument", "sendPhoto", "deleteMessage", "getChat",
-    "setMessageReaction",
+    "setMessageReaction", *MEDIA_SENDS, *OTHER_SENDS, "sendMediaGroup", "copyMessage", "forwardMessage",
+    "pinChatMessage", "unpinChatMessage", "unpinAllChatMessages", "getChatMember", "getChatMemberCount",
+    "getChatAdministrators", "leaveChat",
 }
 
 
@@ -124,13 +126,24 @@ def validate_call(method: str, params: Mapping[str, Any]) -> None:
             raise _bad("message text is empty")
         if utf16_len(shown.text) > MAX_TEXT:  # counted after parsing, in UTF-16 code units
             raise _bad("message is too long" if method == "sendMessage" else "MESSAGE_TOO_LONG")
-    if method in ("sendDocument", "sendPhoto"):
-        what = "document" if method == "sendDocument" else "photo"
+    if method in ("sendDocument", "sendPhoto") or method in MEDIA_SENDS:
+        what = MEDIA_SENDS.get(method) or ("document" if method == "sendDocument" else "photo")
         if params.get(what) in (None, ""):
-            raise _bad(f"there is no {what} in the request")
-        if isinstance(params.get("caption"), str):
-            if utf16_len(_parsed(method, params).text) > MAX_CAPTION:
-                raise _bad("message caption is too long")
+            raise _bad(f"there is no {what.replace('_', ' ')} in the request")
+    if method in CAPTION_METHODS and isinstance(params.get("caption"), str):
+        if utf16_len(_parsed(method, params).text) > MAX_CAPTION:
+            raise _bad("message caption is too long")
+    if method in ("sendLocation", "sendVenue"):
+        for key in ("latitude", "longitude"):
+            if str(params.get(key) if params.get(key) is not None else "").strip() == "":
+                raise _bad(f"{key} is empty")
+    if method == "sendMediaGroup" and not isinstance(params.get("media"), list):
+        raise _bad("Expected an Array of InputMedia")
+    if method in ("copyMessage", "forwardMessage"):
+        if params.get("from_chat_id") in (None, ""):
+            raise _bad("from_chat_id is empty")
+        if params.get("message_id") in (None, ""):
+            raise _bad("message identifier is not specified")
     if method == "editMessageText":
         if params.get("inline_message_id") in (None, ""):
             if params.get("chat_id") in (None, ""):
@@ -207,7 +220,8 @@ def _check_inline_keyboard(rows: Any) -> None:
 
 # -- flood limits ---------------------------------------------------------------------------
 #: Methods that put a message in a chat, counted by the flood limits.
-FLOOD_METHODS = {"sendMessage", "sendDocument", "sendPhoto", "editMessageText", "editMessageReplyMarkup"}
+FLOOD_METHODS = {"sendMessage", "sendDocument", "sendPhoto", "editMessageText", "editMessageReplyMarkup",
+                 "editMessageCaption", *MEDIA_SENDS, *OTHER_SENDS, "sendMediaGroup", "copyMessage", "forwardMessage"}
 
 
 @dataclass

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 from harness.channels.telegram_calls import ApiError, _bad, formatted
 from harness.channels.telegram_limits import _int, _int_chat, _seconds
 from harness.channels.telegram_markup import Formatted
+from harness.channels.telegram_sends import MoreSends
 
 
 _SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
@@ -31,7 +32,7 @@ class WebhookSettings:
     at: float = 0.0
 
 
-class BotApiMethods:
+class BotApiMethods(MoreSends):
     """The method handlers of ``BotApiEmulator`` and the message store they read and write
     (``self._state``, ``self.message_ids``, ``self.webhook``, ``self._pending``: set by the
     emulator's ``__init__``)."""

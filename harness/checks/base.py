@@ -87,7 +87,10 @@ def message_text(reply: Reply, of: str = "reply") -> str:
 
 #: Calls that would have shown the user something, had the platform accepted them.
 SEND_CALLS = ("telegram.sendMessage", "telegram.sendDocument", "telegram.sendPhoto", "telegram.editMessageText",
-              "whatsapp.send")
+              "telegram.editMessageCaption", "telegram.sendAudio", "telegram.sendVoice", "telegram.sendVideo",
+              "telegram.sendAnimation", "telegram.sendVideoNote", "telegram.sendSticker", "telegram.sendLocation",
+              "telegram.sendVenue", "telegram.sendContact", "telegram.sendPoll", "telegram.sendDice",
+              "telegram.sendMediaGroup", "telegram.copyMessage", "telegram.forwardMessage", "whatsapp.send")
 
 
 def refused_sends(obs: Observation, turn: int) -> list[str]:
