@@ -300,6 +300,8 @@ class GraphApiEmulator(MediaDownloads):
         if context is not None and not (isinstance(context, dict) and isinstance(context.get("message_id"), str)):
             raise _invalid("context must be an object with the message_id (a string) of the message replied to")
         content = body.get(type_)
+        if type_ == "contacts" and isinstance(content, list):  # the one type whose object is an array
+            content = {"contacts": content}
         if not isinstance(content, dict):
             raise _invalid(f"the parameter '{type_}' (an object) is required for a {type_} message")
         if type_ in MEDIA_TYPES and content.get("id") and str(content["id"]) not in self._media:

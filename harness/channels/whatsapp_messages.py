@@ -13,7 +13,7 @@ from typing import Any
 MAX_TEXT = 4096
 MESSAGE_TYPES: tuple[str, ...] = (
     "text", "image", "document", "interactive", "template",
-    "reaction", "audio", "video", "sticker", "location",
+    "reaction", "audio", "video", "sticker", "location", "contacts",
 )
 MEDIA_TYPES = ("image", "document", "audio", "video", "sticker")
 
@@ -156,6 +156,18 @@ def _content_text(type_: str, content: dict[str, Any]) -> tuple[str, tuple[str, 
         if not content.get("message_id") or "emoji" not in content:
             raise _invalid("reaction needs message_id and emoji")
         return str(content["emoji"]), (), ""
+    if type_ == "contacts":  # contacts: [{name: {formatted_name, ...}, phones: [{phone}], ...}]
+        cards = content.get("contacts")
+        if not isinstance(cards, list) or not cards:
+            raise _invalid("contacts must be a non-empty array of contact objects")
+        shown = []
+        for card in cards:
+            name = card.get("name") if isinstance(card, dict) else None
+            if not isinstance(name, dict) or not isinstance(name.get("formatted_name"), str) or not name["formatted_name"]:
+                raise _invalid("contacts[].name.formatted_name is required")
+            phones = [str(p.get("phone")) for p in card.get("phones") or [] if isinstance(p, dict) and p.get("phone")]
+            shown.append(" ".join([name["formatted_name"], *phones]))
+        return "\n".join(shown), (), ""
     # location
     for key in ("latitude", "longitude"):
         if key not in content:

@@ -61,6 +61,11 @@ GOOD_SENDS = [
     ("reaction", "/v21.0/{p}/messages",
      {"messaging_product": "whatsapp", "to": TO, "type": "reaction",
       "reaction": {"message_id": "wamid.x", "emoji": "\U0001f44d"}}, "reaction", "\U0001f44d", ()),
+    # a contact card (its object is an array; it was refused as an unknown type)
+    ("contacts", "/v21.0/{p}/messages",
+     {"messaging_product": "whatsapp", "to": TO, "type": "contacts",
+      "contacts": [{"name": {"formatted_name": "Support Desk", "first_name": "Support"},
+                    "phones": [{"phone": "+4930123456", "type": "WORK"}]}]}, "contacts", "Support Desk +4930123456", ()),
 ]
 
 
@@ -134,6 +139,11 @@ BAD_CALLS = [
      {**BUTTONS, "interactive": {**BUTTONS["interactive"], "action": {"buttons": [
          {"type": "reply", "reply": {"id": str(i), "title": f"B{i}"}} for i in range(4)]}}},
      AUTH, 400, 131009, "Max allowed count: 3"),
+    ("contact without its name", "/v21.0/{p}/messages",
+     {"messaging_product": "whatsapp", "to": TO, "type": "contacts", "contacts": [{"phones": [{"phone": "1"}]}]},
+     AUTH, 400, 100, "formatted_name"),
+    ("contacts empty", "/v21.0/{p}/messages",
+     {"messaging_product": "whatsapp", "to": TO, "type": "contacts", "contacts": []}, AUTH, 400, 100, "contacts"),
     ("template without language", "/v21.0/{p}/messages",
      {"messaging_product": "whatsapp", "to": TO, "type": "template", "template": {"name": "x"}},
      AUTH, 400, 100, "language"),
