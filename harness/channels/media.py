@@ -40,6 +40,18 @@ class InboundFile:
     keys: tuple[str, ...] = ()
     """The sender's correlation keys (``tg:<chat>``, ``wa:<wa_id>``): a download is its case's call."""
 
+    def opening(self, chars: int = 120) -> str:
+        """The first ``chars`` characters of a text document from the documents folder (spacing
+        collapsed), which a bot that sends the document to its model puts in the prompt; '' for
+        a placeholder or a file that is not UTF-8 text."""
+        if not self.origin.startswith("documents/") or b"\0" in self.data[:4096]:
+            return ""
+        try:
+            text = self.data[:16 * chars].decode("utf-8")
+        except UnicodeDecodeError:
+            return ""
+        return " ".join(text.split())[:chars]
+
     @property
     def sha256_hex(self) -> str:
         return hashlib.sha256(self.data).hexdigest()

@@ -194,14 +194,21 @@ class Driver:
         so a bot downloads them as in production (getFile and /file/bot...; GET /<media-id>)."""
         source = turn.options.get("source") if turn.kind == "document" else None
         source = str(source) if source else None
+        files: list[media.InboundFile] = []
         if channel == "telegram" and self.telegram_emulator is not None:
             for file_id, file in media.telegram_files(update, docs_dir=self.docs_dir, source=source,
                                                       keys=(f"tg:{ident.chat_id}",)):
                 self.telegram_emulator.note_file(file_id, file)
+                files.append(file)
         elif channel == "whatsapp" and self.whatsapp_emulator is not None:
             for media_id, file in media.whatsapp_files(update, docs_dir=self.docs_dir, source=source,
                                                        keys=(f"wa:{ident.wa_id}",)):
                 self.whatsapp_emulator.note_file(media_id, file)
+                files.append(file)
+        # a summarizer's LLM call carries the document, not a message: its opening is the case's text
+        # (two cases sending one document never run side by side: turns.case_texts locks its name)
+        self.router.sent_by(f"tg:{ident.chat_id}" if channel == "telegram" else f"wa:{ident.wa_id}",
+                            [t for t in (f.opening() for f in files) if t])
 
     def note_whatsapp(self, update: dict, ident: Identity) -> None:
         """Tell the Graph emulator who the user is, so replies addressed by BSUID or mark-reads

@@ -182,6 +182,13 @@ class Router:
             if rest != n and len(rest) >= MIN_CONTAINED:
                 rec.texts.append((rec.turn, rest))
 
+    def sent_by(self, key: str, texts: Iterable[str]) -> None:
+        """``sent`` for the running case holding ``key`` (the driver knows the chat, not the
+        recorder): e.g. the opening of a document the user sent, which a summarizer's prompt holds."""
+        rec = self._by_key.get(key)
+        if rec is not None:
+            self.sent(rec, texts)
+
     def _claims(self, messages: list[str], current: bool) -> dict[CaseRecorder, str]:
         """Running cases whose (current turn's, or earlier turns') text is in one of ``messages``,
         each with its longest such text; a text two running cases sent (in any turn) counts for neither."""
