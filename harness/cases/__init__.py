@@ -124,24 +124,53 @@ def _validate_schema(data: dict, file: str, out: _Collector) -> set[int] | None:
     return None if whole else bad
 
 
-_ID_LINE = re.compile(r"^\s*-?\s*id:\s*[\"']?([a-z0-9-]+)[\"']?\s*(?:#.*)?$")
+_ENTRY = re.compile(r"^(\s*)-(?:\s|$)")
+_BLOCK_ID = re.compile(r"^\s*(?:-\s+)?id:\s*[\"']?([a-z0-9-]+)[\"']?\s*(?:#.*)?$")
+_FLOW_ID = re.compile(r"[{,]\s*id:\s*[\"']?([a-z0-9-]+)[\"']?\s*[,}]")
 
 
 def _case_at(path: Path, line: int | None) -> str:
-    """The id of the case a line of a file that did not load sits in ('' when unknown): the
-    nearest ``id:`` at or above it, read from the raw text (the YAML could not be parsed)."""
+    """The id of the case a line of a file that did not load sits in ('' when unknown), read from
+    the raw text (the YAML could not be parsed): the entry of ``cases:`` holding the line, and the
+    ``id:`` key of that entry, wherever in the entry it is written (after the faulty line too, or
+    in a flow table ``- {id: x, ...}``), never a neighbouring case's."""
     if not line:
         return ""
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[:line]
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return ""
-    for text in reversed(lines):
-        m = _ID_LINE.match(text)
-        if m:
-            return m.group(1)
-        if text.startswith("cases:"):
+    top = next((i for i, text in enumerate(lines[:line]) if text.startswith("cases:")), None)
+    if top is None:
+        return ""
+    indent = None
+    entries: list[int] = []
+    end = len(lines)
+    for i in range(top + 1, len(lines)):
+        text = lines[i]
+        if text and not text[0].isspace() and not text.startswith(("-", "#")):
+            end = i  # the next top-level key
             break
+        m = _ENTRY.match(text)
+        if m and (indent is None or len(m.group(1)) == indent):
+            indent = len(m.group(1)) if indent is None else indent
+            entries.append(i)
+    here = [i for i in entries if i <= line - 1]
+    if not here:
+        return ""
+    first = here[-1]
+    after = [i for i in entries if i > first]
+    last = after[0] if after else end
+    for i in range(first, last):
+        text = lines[i]
+        block = _BLOCK_ID.match(text)
+        key_indent = len(text) - len(text.lstrip(" -")) if i == first else len(text) - len(text.lstrip())
+        if block and key_indent == (indent or 0) + 2:
+            return block.group(1)
+        if i == first:
+            flow = _FLOW_ID.search(text.split("#", 1)[0])
+            if flow and text.lstrip(" -").startswith("{"):
+                return flow.group(1)
     return ""
 
 
