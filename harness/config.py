@@ -281,7 +281,8 @@ def validate_data(data: Mapping[str, Any], *, file: str = "", text: str = "", ro
     plain = _typed_for_schema(data, origins)
     try:
         return config_model(layer_registry.config_sections()).model_validate(
-            plain, context={"root": root} if root is not None else None)
+            plain, context={"root": root, "layers": layer_registry.names()} if root is not None
+            else {"layers": layer_registry.names()})
     except ValidationError as exc:
         found = problems(exc, plain)
     lines = []

@@ -3,6 +3,7 @@ share it, so check says what run would), and ``harness check`` itself."""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from pathlib import Path
@@ -147,10 +148,18 @@ def _validate_files(config) -> None:
     if prices:
         path = config.resolve(str(prices))
         try:
-            load_prices(str(path))
+            table = load_prices(str(path))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(f"[budget] prices: {path} is not a price table ({type(exc).__name__}: {exc})",
                               file=str(config.path or ""), fix="see harness/data/prices.toml for the format") from None
+        bad = next((p for p in table.prices.values() if not all(
+            math.isfinite(x) and x >= 0 for x in (p.input_per_m, p.output_per_m, p.per_call))), None)
+        if not table.prices or bad is not None:  # every cost would be unavailable, or nan / negative dollars
+            what = (f"prices {bad.model} at {bad.input_per_m}/{bad.output_per_m} per million tokens "
+                    f"(per call {bad.per_call}): a price is a finite number >= 0" if bad is not None else
+                    "holds no price ([providers.<name>.models.<model>] tables with input_per_m and output_per_m)")
+            raise ConfigError(f"[budget] prices: {path} {what}", file=str(config.path or ""),
+                              fix="see harness/data/prices.toml for the format") from None
 
 
 def cmd_check(args) -> int:
