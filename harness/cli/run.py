@@ -24,8 +24,9 @@ def cmd_run(args) -> int:
                          fix="--repeat 3 runs every case three times")
     if args.maxfail is not None and args.maxfail < 1:
         raise UsageError("--maxfail must be at least 1", fix="-x stops at the first failure, --maxfail 3 after three")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1", fix="--concurrency 1 runs one case at a time")
+    if args.concurrency is not None and not 1 <= args.concurrency <= 1000:  # as [sandbox] concurrency
+        raise UsageError(f"--concurrency {args.concurrency} is not between 1 and 1000",
+                         fix="--concurrency 1 runs one case at a time ([sandbox] concurrency takes 1-1000 too)")
     if args.budget_usd is not None and not (math.isfinite(args.budget_usd) and args.budget_usd >= 0):
         raise UsageError(f"--budget-usd {args.budget_usd} is not an amount", fix="a finite number of dollars >= 0, e.g. 0.5")
     config = load_config(args.config)
