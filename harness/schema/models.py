@@ -518,6 +518,11 @@ def bucket_problem(name: str) -> str | None:
     return None
 
 
+#: The longest key prefix: S3 keys are at most 1,024 bytes, and a run adds
+#: ``/runs/YYYY/MM/DD/<run id, up to 100>/<file name>`` to it.
+MAX_PREFIX_BYTES = 1024 - len("/runs/YYYY/MM/DD/") - 100 - len("/summary-github.md") - 32
+
+
 class StorageModel(Section):
     """``[storage]``: S3-compatible object storage for runs (harness/night/storage.py)."""
 
@@ -563,9 +568,12 @@ class StorageModel(Section):
             ("//" in prefix.strip("/"), "holds an empty segment ('//')"),
             (any(c in prefix for c in "?#"), "holds '?' or '#' (a query or fragment is no part of a key)"),
             (any(ord(c) < 32 or ord(c) == 127 for c in prefix), "holds a control character"),
-            ("\\" in prefix, "holds a backslash")) if test), None)
+            ("\\" in prefix, "holds a backslash"),
+            (len(prefix.encode("utf-8", "surrogatepass")) > MAX_PREFIX_BYTES,
+             f"is {len(prefix.encode('utf-8', 'surrogatepass')):,} bytes: S3 keys are at most 1,024 bytes, and a run's "
+             f"keys add up to {1024 - MAX_PREFIX_BYTES} to the prefix (at most {MAX_PREFIX_BYTES} bytes)")) if test), None)
         if bad:
-            raise ValueError(f"the prefix {prefix!r} of url {value!r} {bad}"
+            raise ValueError(f"the prefix {_cut(prefix)} of url {_cut(value)} {bad}"
                              f"{FIX}a plain key prefix such as url = \"s3://nightly-evals/chatbot/nightly\"")
         return value
 

@@ -94,3 +94,19 @@ def test_config_values_that_name_nothing_usable_are_refused(tmp_path, capsys, co
     code = cli.main(argv)
     err = capsys.readouterr().err
     assert code in (0, 1) and "internal error" not in err, err  # the twin is accepted
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_a_storage_prefix_longer_than_an_s3_key_can_hold_is_refused(tmp_path, capsys, command):
+    """S3 refuses keys over 1,024 bytes; a prefix that leaves no room for a run's keys made every
+    upload fail at night (the loopback store in tests takes them; real S3 answers KeyTooLongError)."""
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    text = cfg.read_text()
+    cfg.write_text(text + '[storage]\nurl = "s3://nightly-evals/' + "p" * 900 + '"\n')
+    argv = [command, "--config", str(cfg), *(["--quiet", "--no-upload"] if command == "run" else [])]
+    capsys.readouterr()
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "S3 keys are at most 1,024 bytes" in err and len(err) < 1500, err
+    cfg.write_text(text + '[storage]\nurl = "s3://nightly-evals/' + "p" * 800 + '"\n')
+    assert cli.main(argv) == 0
