@@ -126,6 +126,7 @@ def _validate_schema(data: dict, file: str, out: _Collector) -> set[int] | None:
 
 _ENTRY = re.compile(r"^(\s*)-(?:\s|$)")
 _BLOCK_ID = re.compile(r"^\s*(?:-\s+)?id:\s*[\"']?([a-z0-9-]+)[\"']?\s*(?:#.*)?$")
+_QUOTED_ID = re.compile(r"""^\s*(?:-\s+)?["']id["']:\s*["']?([a-z0-9-]+)["']?\s*(?:#.*)?$""")
 _FLOW_ID = re.compile(r"[{,]\s*id:\s*[\"']?([a-z0-9-]+)[\"']?\s*[,}]")
 
 
@@ -140,7 +141,7 @@ def _case_at(path: Path, line: int | None) -> str:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return ""
-    top = next((i for i, text in enumerate(lines[:line]) if text.startswith("cases:")), None)
+    top = next((i for i, text in enumerate(lines[:line]) if re.match(r"""^(cases|"cases"|'cases')\s*:""", text)), None)
     if top is None:
         return ""
     indent = None
@@ -167,6 +168,9 @@ def _case_at(path: Path, line: int | None) -> str:
         key_indent = len(text) - len(text.lstrip(" -")) if i == first else len(text) - len(text.lstrip())
         if block and key_indent == (indent or 0) + 2:
             return block.group(1)
+        quoted = _QUOTED_ID.match(text)
+        if quoted and key_indent == (indent or 0) + 2:
+            return quoted.group(1)
         if i == first:
             flow = _FLOW_ID.search(text.split("#", 1)[0])
             if flow and text.lstrip(" -").startswith("{"):

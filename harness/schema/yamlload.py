@@ -52,6 +52,8 @@ class LineDict(dict):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.key_lines = {}
+        self.item_lines: dict = {}
+        """For a key whose value is a list: the line of each item (``cases[1]`` that is no table)."""
 
 
 class _Limits(yaml.SafeLoader):
@@ -170,6 +172,8 @@ def _construct_mapping(loader: _Limits, node: yaml.MappingNode) -> LineDict:
                               line=key_node.start_mark.line + 1, fix="write the key as text") from None
         out[key] = loader.construct_object(value_node, deep=True)
         out.key_lines.setdefault(key, key_node.start_mark.line + 1)
+        if isinstance(value_node, yaml.SequenceNode):
+            out.item_lines.setdefault(key, [n.start_mark.line + 1 for n in value_node.value])
     out[LINE] = out.line
     return out
 
@@ -224,14 +228,19 @@ def line_of(data: Any, loc: Iterable[Any]) -> int | None:
     line where known, else the line of the nearest enclosing mapping."""
     best: int | None = getattr(data, "line", None) if isinstance(data, dict) else None
     node = data
+    items: list = []
     for part in loc:
         if isinstance(node, dict):
             if part in getattr(node, "key_lines", {}):
                 best = node.key_lines[part]
             if part not in node:
                 break
+            items = getattr(node, "item_lines", {}).get(part) or []
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            if part < len(items):
+                best = items[part]  # the item's own line (a scalar item has no mapping to say it)
+            items = []
             node = node[part]
         else:
             break

@@ -85,3 +85,23 @@ def test_a_quarantine_entry_with_a_date_that_is_none_is_refused_with_its_line(tm
     quarantine.write_text("quarantine:\n  - id: echo-0\n    reason: flaky\n    owner: ana\n    expires: 2099-12-31\n")
     code, out = _main("run", cfg, capsys)
     assert code == 0, out
+
+
+def test_a_quoted_cases_key_still_names_the_case(tmp_path, capsys):
+    text = 'layer: robustness\n"cases":\n  - id: second\n    send: hi\n    send: ho\n' + EXPECT
+    cfg = make_project(tmp_path, cases=text)
+    code, out = _main("check", cfg, capsys)
+    assert code == 2 and "case 'second'" in out and "written twice" in out, out
+
+
+def test_a_list_item_of_the_wrong_type_is_reported_at_its_own_line(tmp_path, capsys):
+    text = HEAD + "  - id: first\n    send: hi\n" + EXPECT + "  - just a string\n"
+    cfg = make_project(tmp_path, cases=text)
+    code, out = _main("check", cfg, capsys)
+    assert code == 2 and "echo.yaml:6: case '#2': must be a table" in out, out  # line 2 (cases:) before
+    text = HEAD + "  - id: first\n    tags:\n      - ok\n      - [nested]\n    send: hi\n" + EXPECT
+    (tmp_path / "fixtures" / "robustness" / "echo.yaml").write_text(text)
+    code, out = _main("check", cfg, capsys)
+    assert code == 2 and "echo.yaml:6: case 'first'" in out and "tags" in out, out
+    (tmp_path / "fixtures" / "robustness" / "echo.yaml").write_text(text.replace("[nested]", "nested"))
+    assert _main("check", cfg, capsys)[0] == 0
