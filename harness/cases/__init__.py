@@ -15,12 +15,12 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import ValidationError
 
-from harness.cases.case import _case
+from harness.cases.case import ID_FIX, ID_RULE, _case
 from harness.cases.keys import (CASE_KEYS, FILE_KEYS, MAX_USERS, TURN_KEYS, _Collector, _strip, did_you_mean,
                                 unknown_check_fix)
 from harness.checks import GROUPED, KEY_PARAMS, REGISTRY
 from harness.checks.params import example, known_keys
-from harness.errors import FixtureError, FixtureErrors
+from harness.errors import ConfigError, FixtureError, FixtureErrors
 from harness import layer as layer_registry
 from harness.schema.files import InputProblem
 from harness.schema.models import case_file_model
@@ -54,8 +54,7 @@ def _schema_message(problem: Problem, data: dict) -> tuple[str, str]:
                 "write one of the layers above (or install the package of yours)")
     if len(loc) == 3 and loc[0] == "cases" and loc[2] == "id":
         cid = data["cases"][loc[1]].get("id") if isinstance(data["cases"][loc[1]], dict) else None
-        return (f"case id {cid!r} must match [a-z0-9-]+",
-                "use lowercase letters, digits and dashes, e.g. url-malformed-scheme")
+        return (f"case id {cid!r} {ID_RULE}", ID_FIX)
     if problem.message.startswith("must have") and loc and loc[-1] in _LIST_MESSAGES:
         return _LIST_MESSAGES[loc[-1]].format(value=problem.message.rsplit(", got ", 1)[-1]), problem.fix
     if "expect" in loc[:-1]:
@@ -215,6 +214,8 @@ def load_file(path: Path, out: _Collector, display: str | None = None, docs_dir:
     return cases
 
 
+#: The quarantine file of a fixtures folder (harness.night.quarantine.FILE; the loader sits below it).
+QUARANTINE_FILE = "quarantine.yaml"
 #: Folders of a fixtures folder that hold no case files by design.
 NOT_CASE_FOLDERS = ("documents",)
 
@@ -257,7 +258,11 @@ def _case_files(root: Path, folders: Mapping[str, str], out: "_Collector") -> li
                         "not be loaded", file=str(stray[0]),
                         fix=(f"rename it to {close[0]}/" if close else
                              f"case files go in one of {', '.join(f + '/' for f in folders)}"))
-        elif _is_yaml(child) and child.name.lower() not in ("quarantine.yaml", "quarantine.yml"):
+        elif _is_yaml(child) and child.name.lower() in ("quarantine.yaml", "quarantine.yml") \
+                and child.name != QUARANTINE_FILE:  # QUARANTINE.yaml, quarantine.yml: read by nobody before
+            out.add(f"{child.name} is not read: the quarantine file is named {QUARANTINE_FILE}", file=str(child),
+                    fix=f"rename it to {QUARANTINE_FILE}")
+        elif _is_yaml(child) and child.name != QUARANTINE_FILE:
             out.add("a YAML file at the top of the fixtures folder is not loaded as cases", file=str(child),
                     fix=f"move it into the folder of its layer ({', '.join(f + '/' for f in folders)})")
     return files
@@ -309,6 +314,9 @@ def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Itera
                 out.errors.extend(exc.errors)
             except FixtureError as exc:
                 out.errors.append(exc)
+            except ConfigError as exc:  # a layer's own section: name the variable that set it, if one did
+                attribute = getattr(config, "from_environment", None)
+                raise (attribute(exc) if attribute else exc) from None
     seen: dict[str, str] = {}
     for case in cases:
         if case.id in seen:

@@ -105,3 +105,33 @@ def test_a_list_item_of_the_wrong_type_is_reported_at_its_own_line(tmp_path, cap
     assert code == 2 and "echo.yaml:6: case 'first'" in out and "tags" in out, out
     (tmp_path / "fixtures" / "robustness" / "echo.yaml").write_text(text.replace("[nested]", "nested"))
     assert _main("check", cfg, capsys)[0] == 0
+
+
+@pytest.mark.parametrize("name", ["QUARANTINE.yaml", "quarantine.yml", "Quarantine.YAML"])
+def test_a_quarantine_file_under_another_spelling_is_said_not_skipped(tmp_path, capsys, name):
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    (tmp_path / "fixtures" / name).write_text("quarantine:\n  - {id: echo-0, reason: r, owner: o}\n")
+    code, out = _main("check", cfg, capsys)
+    assert code == 2 and f"{name} is not read" in out and "rename it to quarantine.yaml" in out, out
+    (tmp_path / "fixtures" / name).rename(tmp_path / "fixtures" / "quarantine.yaml")
+    assert _main("check", cfg, capsys)[0] == 0
+
+
+@pytest.mark.parametrize("bad", ["conv--typos", "-lead", "trail-"])
+def test_a_case_id_with_a_double_leading_or_trailing_dash_says_why(tmp_path, capsys, bad):
+    cfg = make_project(tmp_path, cases=HEAD + f"  - id: {bad}\n    send: hi\n" + EXPECT)
+    code, out = _main("check", cfg, capsys)
+    assert code == 2 and "no leading, trailing or double dash" in out and "[a-z0-9-]+" not in out, out
+
+
+def test_a_layer_setting_from_the_environment_names_the_variable(tmp_path, capsys, monkeypatch):
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    (tmp_path / "fixtures" / "multiturn").mkdir()
+    (tmp_path / "fixtures" / "multiturn" / "m.yaml").write_text(
+        "layer: multiturn\ncases:\n  - id: conv\n    turns:\n      - send: hi\n        expect: {replies: {min: 1}}\n")
+    monkeypatch.setenv("HARNESS_ROBUSTNESS_VARIANTS", "bogus")
+    code, out = _main("check", cfg, capsys)
+    assert code == 2 and "from the environment variable HARNESS_ROBUSTNESS_VARIANTS" in out, out  # harness.toml before
+    assert "set HARNESS_ROBUSTNESS_VARIANTS to a valid value" in out
+    monkeypatch.setenv("HARNESS_ROBUSTNESS_VARIANTS", "typos")
+    assert _main("check", cfg, capsys)[0] == 0
