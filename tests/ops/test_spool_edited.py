@@ -43,6 +43,8 @@ def test_an_edited_spool_entry_is_left_and_said(tmp_path, s3, capsys, edit, says
     text = out.out + out.err
     assert code in (0, 1) and "internal error" not in text and SECRET_KEY not in text, text
     assert not any(k.endswith("harness.toml") or k.startswith("elsewhere") for k in s3.keys()), s3.keys()
+    config_text = cfg.read_bytes()  # under the run's own key (junit.xml's) before: the file outside, uploaded
+    assert not any(s3.client().get_object(Bucket=s3.bucket, Key=k)["Body"].read() == config_text for k in s3.keys())
     assert spool.read_text() == json.dumps(data)  # left as it is
     assert says in text, text
     spool.write_text(original)  # the twin: uploaded
