@@ -40,9 +40,11 @@ def cmd_run(args) -> int:
                                       ".harness.lock in it")
     if args.against:  # a run to diff with that is not there is refused before anything starts
         from harness.cli.nightly import source_for
-        from harness.night.baseline import resolve_run_id
+        from harness.night.baseline import load_run, resolve_run_id
 
-        args.against = resolve_run_id(source_for(out, config), args.against)
+        source = source_for(out, config)
+        args.against = resolve_run_id(source, args.against)
+        load_run(source, args.against)  # one that is there but unreadable too (the diff was dropped, exit 0)
     from harness.run.early import start_early
 
     # The target starts now, before the heavy imports below and the cases' validation: its own

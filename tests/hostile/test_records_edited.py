@@ -159,3 +159,12 @@ def test_command_line_values_the_harness_cannot_use_are_refused(project, capsys,
         pytest.importorskip("pyarrow")
     code, out = _main([twin[0], "--config", "harness.toml", *twin[1:]], capsys)
     assert code == 0 and "internal error" not in out, out
+
+
+def test_run_against_an_unreadable_run_is_refused_before_it_starts(project, capsys):
+    _edit_json(project / "reports" / "r2" / "results.json", lambda d: d.update(cases=[5]))
+    code, out = _main(["run", "--config", "harness.toml", "--quiet", "--against", "r2", "--run-id", "r3"], capsys)
+    assert code == 2 and "run r2 is unreadable" in out and "cases[0] is int" in out, out  # ran, dropped the diff, exit 0
+    assert not (project / "reports" / "r3").exists()
+    code, out = _main(["run", "--config", "harness.toml", "--quiet", "--against", "r1", "--run-id", "r3"], capsys)
+    assert code == 0 and "history/diff left out" not in out, out
