@@ -250,6 +250,9 @@ def _case_files(root: Path, folders: Mapping[str, str], out: "_Collector") -> li
     for child in sorted(root.iterdir()):
         if child.is_dir() and child.name in folders:
             files += _walk_yaml(child)
+        elif child.name in folders:  # a file (or a dangling link) where a layer's folder belongs
+            out.add(f"{child.name} is not a folder, so the {folders[child.name]} layer's cases would not be loaded",
+                    file=str(child), fix=f"make {child.name}/ a folder of *.yaml case files (or remove it)")
         elif child.is_dir() and child.name not in NOT_CASE_FOLDERS and not child.name.startswith("."):
             stray = _walk_yaml(child)
             if stray:

@@ -135,3 +135,13 @@ def test_a_layer_setting_from_the_environment_names_the_variable(tmp_path, capsy
     assert "set HARNESS_ROBUSTNESS_VARIANTS to a valid value" in out
     monkeypatch.setenv("HARNESS_ROBUSTNESS_VARIANTS", "typos")
     assert _main("check", cfg, capsys)[0] == 0
+
+
+def test_a_file_where_a_layer_folder_belongs_is_said(tmp_path, capsys):
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    (tmp_path / "fixtures" / "cost").write_text(echo_cases(1).replace("robustness", "cost"))
+    code, out = _main("check", cfg, capsys)
+    assert code == 2 and "cost is not a folder, so the cost layer's cases would not be loaded" in out, out
+    (tmp_path / "fixtures" / "cost").unlink()
+    (tmp_path / "fixtures" / "cost").mkdir()
+    assert _main("check", cfg, capsys)[0] == 0
