@@ -246,6 +246,20 @@ class TargetModel(Section):
         return {str(k): str(v) for k, v in env.items()}
 
     @model_validator(mode="after")
+    def _port_given(self) -> "TargetModel":
+        # {port} is filled only when [target] port is set: a URL holding it literally crashed the run (exit 70)
+        if self.port is None and not self.inprocess:
+            keys = ("ready_url", "telegram_webhook", "whatsapp_webhook", "state_url") + (
+                ("command", "env") if self.command else ())  # env reaches only a command the harness starts
+            used = [key for key in keys
+                    if "{port}" in " ".join(_texts(getattr(self, key))) + " ".join(
+                        str(v) for v in (getattr(self, key).values() if key == "env" else ()))]
+            if used:
+                raise ValueError(f"{{port}} is used in {', '.join(used)} but port is not set, so it would stay the "
+                                 f"text {{port}}{FIX}add port = 0 to [target] (a free port each run), or a fixed port")
+        return self
+
+    @model_validator(mode="after")
     def _state_url(self) -> "TargetModel":
         # an in-process target takes any non-empty state_url as "serve /state/{chat_id}"; another is called
         problem = None if self.inprocess else url_problem(self.state_url)
@@ -761,6 +775,15 @@ class ConfigModel(Section):
     storage: StorageModel | None = None
     schedule: ScheduleModel = Field(default_factory=ScheduleModel)
     baseline: BaselineModel = Field(default_factory=BaselineModel)
+
+    @model_validator(mode="after")
+    def _upstream_port(self) -> "ConfigModel":
+        used = [k for k in ("llm_upstream", "anthropic_upstream") if "{port}" in getattr(self.sandbox, k)]
+        if used and self.target.port is None and not self.target.inprocess:  # left as the text {port}
+            raise ValueError(f"[sandbox] {' and '.join(used)} {'use' if len(used) > 1 else 'uses'} {{port}} (the "
+                             f"target's port) but [target] port is "
+                             f"not set{FIX}add port = 0 to [target] (a free port each run), or a fixed port")
+        return self
 
 
 @functools.lru_cache(maxsize=8)

@@ -110,3 +110,25 @@ def test_a_storage_prefix_longer_than_an_s3_key_can_hold_is_refused(tmp_path, ca
     assert "S3 keys are at most 1,024 bytes" in err and len(err) < 1500, err
     cfg.write_text(text + '[storage]\nurl = "s3://nightly-evals/' + "p" * 800 + '"\n')
     assert cli.main(argv) == 0
+
+
+@pytest.mark.parametrize("target, sandbox, says", [
+    # the URL kept the text {port}: the run crashed (exit 70, "Port could not be cast to integer value")
+    ('command = ["python", "-c", "pass"]\ntelegram_webhook = "http://127.0.0.1:{port}/telegram"', "",
+     "{port} is used in telegram_webhook but port is not set"),
+    ('command = ["python", "-c", "pass", "--port", "{port}"]', "", "{port} is used in command but port is not set"),
+    ('command = ["python", "-c", "pass"]', 'llm_upstream = "http://127.0.0.1:{port}/v1"',
+     "[sandbox] llm_upstream uses {port} (the target's port) but [target] port is not set"),
+])
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_a_port_placeholder_without_a_port_is_refused(tmp_path, capsys, command, target, sandbox, says):
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    text = cfg.read_text().replace(INPROCESS, target).replace("[sandbox]", "[sandbox]\n" + sandbox)
+    cfg.write_text(text)
+    argv = [command, "--config", str(cfg), *(["--quiet", "--no-upload"] if command == "run" else [])]
+    capsys.readouterr()
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert says in err and "add port = 0" in err and "internal error" not in err, err
+    cfg.write_text(text.replace(target, target + "\nport = 0"))
+    assert cli.main(["check", "--config", str(cfg)]) == 0  # the twin
