@@ -243,6 +243,7 @@ def accept_baseline(reports_dir: str | os.PathLike[str], source: RunSource, run_
     saved) says where it went.
     """
     run_id = resolve_run_id(source, run_id)
+    load_run(source, run_id)  # a run edited into another shape is no baseline (every diff would refuse it)
     problem = local_record_problem(reports_dir)
     if problem:
         raise UsageError(f"{problem}; refusing to write over it", fix="restore it from storage or a backup; if it "

@@ -76,6 +76,20 @@ def results_problem(data: Mapping[str, Any]) -> str | None:
             return f"{key} is {type(data[key]).__name__}, not text"
     if not isinstance(data.get("cases"), list):
         return "cases is not a list"
+    for name, block in [("summary", data.get("summary"))] + [(f"layers.{k}", v) for k, v in
+                                                             (data.get("layers") or {}).items()]:
+        if block is None:
+            continue
+        if not isinstance(block, dict):
+            return f"{name} is {type(block).__name__}, not an object"
+        for key in COUNT_FIELDS:  # the counts every table, history row and diff adds up
+            value = block.get(key)
+            if key == "verdict":
+                if value is not None and not isinstance(value, str):
+                    return f"{name}.verdict is {value!r}, not text"
+            elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                        or not math.isfinite(value)):
+                return f"{name}.{key} is {value!r}, not a number"
     for i, case in enumerate(data["cases"]):
         where = f"cases[{i}]"
         if not isinstance(case, dict):

@@ -91,12 +91,14 @@ def test_a_manifest_selection_of_numbers_is_refused(project, capsys):
     (lambda d: d.update(target="x"), "target is str, not an object"),
     (lambda d: d["cases"][1].update(evidence=[3]), "cases[1].evidence[0] is not an object"),
     (lambda d: d["cases"][0].update(latency_ms="slow"), "cases[0].latency_ms is 'slow', not a number"),
-    (lambda d: d["summary"].update(cost_usd="lots"), "holds a value the report cannot show"),
+    (lambda d: d["summary"].update(cost_usd="lots"), "summary.cost_usd is 'lots', not a number"),
+    (lambda d: d["summary"].update(latency={"first_reply_ms": {"p50": "a", "p95": 1}}),
+     "holds a value the report cannot show"),
 ])
 @pytest.mark.parametrize("fmt", ["html", "md", "junit", "github"])
 def test_report_on_an_edited_results_json_is_refused_naming_the_place(project, capsys, edit, says, fmt):
-    if fmt == "junit" and "cannot show" in says:
-        pytest.skip("junit.xml shows no summary figure: nothing it reads was edited")
+    if fmt in ("junit", "github") and "cannot show" in says:
+        pytest.skip("junit.xml and the GitHub summary show no latency figure: nothing they read was edited")
     results = project / "reports" / "r1" / "results.json"
     original = results.read_text()
     _edit_json(results, edit)
@@ -168,3 +170,12 @@ def test_run_against_an_unreadable_run_is_refused_before_it_starts(project, caps
     assert not (project / "reports" / "r3").exists()
     code, out = _main(["run", "--config", "harness.toml", "--quiet", "--against", "r1", "--run-id", "r3"], capsys)
     assert code == 0 and "history/diff left out" not in out, out
+
+
+def test_a_run_whose_summary_counts_are_text_is_skipped_and_never_accepted(project, capsys):
+    _edit_json(project / "reports" / "r2" / "results.json", lambda d: d["summary"].update(executed="many"))
+    code, out = _main(["history", "--config", "harness.toml", "--local"], capsys)
+    assert code == 0 and "summary.executed is 'many', not a number" in out, out  # exit 70 before
+    code, out = _main(["baseline", "--config", "harness.toml", "accept", "r2", "--reason", "x"], capsys)
+    assert code == 2 and "run r2 is unreadable" in out and not (project / "reports" / "baseline.json").exists(), out
+    assert _main(["baseline", "--config", "harness.toml", "accept", "r1", "--reason", "x"], capsys)[0] == 0
