@@ -40,7 +40,7 @@ from typing import Any, Mapping
 
 from harness.redact import active
 from harness.errors import StorageError
-from harness.night.runindex import _get_json, index_entry, read_index, update_index
+from harness.night.runindex import get_results, index_entry, read_index, update_index
 from harness.night.store import LAST, S3Store, StorageModel, storage_config
 
 log = logging.getLogger("harness.night.storage")
@@ -379,7 +379,7 @@ def merge_shards(store: S3Store, run_id: str, key_prefix: str, count: int | None
         m = re.search(r"/shards/(\d+)-of-(\d+)/results\.json$", key)
         if not m:
             continue
-        data = _get_json(store, key)
+        data = get_results(store, key)
         if data is None:
             continue
         shard_results[int(m.group(1))] = data
