@@ -67,7 +67,19 @@ def validate_suite(args, config):
     if (config.sections.get("schedule") or {}):
         from harness.night.schedule import schedule_config
 
-        schedule_config(config)  # what `harness schedule` would refuse, check refuses
+        sc = schedule_config(config)  # what `harness schedule` would refuse, check refuses
+        if sc.cases or sc.layers:  # a selection the nightly run would find empty: every night "failed to start"
+            night_fixtures = config.resolve(sc.fixtures) if sc.fixtures else config.fixtures_dir()
+            chosen = load_cases(night_fixtures, layers=sc.layers, globs=sc.cases,
+                                docs_dir=config.resolve(config.sandbox.docs_dir), config=config)
+            if not chosen:
+                from harness.errors import ConfigError
+
+                what = " and ".join(f"{key} {list(value)}" for key, value in (("layers", sc.layers), ("cases", sc.cases))
+                                    if value)
+                raise ConfigError(f"[schedule] {what} match no case in {night_fixtures}: every nightly run would be "
+                                  "refused (\"failed to start\")", file=str(config.path or ""),
+                                  fix="correct the globs (harness check --case GLOB lists what one matches)")
     _validate_files(config)
     _validate_command(config)
     golden_dir = Path(args.golden) if getattr(args, "golden", None) else config.golden_dir()  # [suite] golden

@@ -132,3 +132,18 @@ def test_a_port_placeholder_without_a_port_is_refused(tmp_path, capsys, command,
     assert says in err and "add port = 0" in err and "internal error" not in err, err
     cfg.write_text(text.replace(target, target + "\nport = 0"))
     assert cli.main(["check", "--config", str(cfg)]) == 0  # the twin
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_a_schedule_selection_matching_no_case_is_refused(tmp_path, capsys, command):
+    """`check` said 0 and every nightly cycle's run was refused ("failed to start", an alert a night)."""
+    cfg = make_project(tmp_path, cases=echo_cases(1))
+    text = cfg.read_text()
+    cfg.write_text(text.replace("[sandbox]", '[schedule]\ncases = ["nomatch*"]\n[sandbox]'))
+    argv = [command, "--config", str(cfg), *(["--quiet", "--no-upload"] if command == "run" else [])]
+    capsys.readouterr()
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "[schedule] cases ['nomatch*'] match no case" in err and "fix:" in err, err
+    cfg.write_text(text.replace("[sandbox]", '[schedule]\ncases = ["echo-*"]\n[sandbox]'))
+    assert cli.main(argv) == 0
