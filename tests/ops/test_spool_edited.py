@@ -14,11 +14,13 @@ from harness import cli
 
 
 def _spooled(tmp_path, s3, capsys):
-    """A run whose upload waits in the spool (storage was down), and its spool file."""
+    """A run whose upload waits in the spool (its storage endpoint did not answer), and its spool file.
+    The endpoint is pointed away for the run rather than the server stopped and started again."""
     cfg = make_project(tmp_path, storage=s3)
-    s3.stop()
+    text = cfg.read_text()
+    cfg.write_text(text.replace(s3.endpoint, "http://127.0.0.1:9"))
     assert cli.main(["run", "--config", str(cfg), "--quiet", "--run-id", "r1"]) == 0
-    s3.start()
+    cfg.write_text(text)
     [spool] = list((tmp_path / "reports" / ".pending").glob("*.json"))
     capsys.readouterr()
     return cfg, spool
