@@ -14,7 +14,7 @@ from harness.types import CASE_ID_RE, CHANNELS, Case, Turn
 
 #: What CASE_ID_RE asks, in words ("[a-z0-9-]+" said nothing of the dashes it refuses).
 ID_RULE = ("must be lowercase letters and digits in words joined by single dashes ([a-z0-9]+(-[a-z0-9]+)*: no "
-           "leading, trailing or double dash; `--` marks the robustness layer's derived variants)")
+           "leading, trailing or double dash; `--` marks a derived variant's id)")
 ID_FIX = "use lowercase letters, digits and single dashes, e.g. url-malformed-scheme"
 
 

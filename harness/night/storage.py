@@ -35,12 +35,13 @@ import mimetypes
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Mapping
 
 from harness.redact import active
 from harness.errors import StorageError
 from harness.night.runindex import get_results, index_entry, read_index, update_index
+from harness.night.spool_shape import spool_problem
 from harness.night.store import LAST, S3Store, StorageModel, storage_config
 
 log = logging.getLogger("harness.night.storage")
@@ -132,39 +133,13 @@ class Pending:
         """The spool entry ``d``; ValueError when it is not as the harness wrote it (a hand edit, or
         another program's file): the entry is then left alone and said, never a crash of the upload,
         and never a file outside its run folder put in the bucket."""
-        problem = _spool_problem(d)
+        problem = spool_problem(d)
         if problem:
             raise ValueError(problem)
         return cls(run_id=d["run_id"], run_dir=d["run_dir"], key_prefix=d["key_prefix"], files=list(d["files"]),
                    index=d.get("index"), shard=d.get("shard"), attempts=int(d.get("attempts", 0)),
                    last_error=d.get("last_error", ""), created_at=d.get("created_at", ""),
                    done=list(d.get("done") or ()))
-
-
-def _spool_problem(d: Any) -> str | None:
-    if not isinstance(d, Mapping):
-        return f"it holds a {type(d).__name__}, not an object"
-    for key in ("run_id", "run_dir", "key_prefix"):
-        if not isinstance(d.get(key), str) or not d[key]:
-            return f"{key} is {d.get(key)!r}, not text"
-    if not isinstance(d.get("files"), list):
-        return "files is not a list"
-    for i, item in enumerate(d["files"]):
-        if not isinstance(item, Mapping) or not all(isinstance(item.get(k), str) for k in ("rel", "key", "md5")):
-            return f"files[{i}] is not a {{rel, key, size, md5}} object"
-        rel = PurePosixPath(item["rel"])
-        if rel.is_absolute() or ".." in rel.parts or not item["key"].startswith(d["key_prefix"] + "/"):
-            return f"files[{i}] names {item['rel']!r} -> {item['key']!r}, outside its run folder or key prefix"
-    shard = d.get("shard")
-    if shard is not None and not (isinstance(shard, Mapping) and all(
-            isinstance(shard.get(k), int) and not isinstance(shard.get(k), bool) for k in ("index", "count"))):
-        return "shard is not an {index, count} object"
-    for key, kind in (("index", Mapping), ("done", list)):
-        if d.get(key) is not None and not isinstance(d[key], kind):
-            return f"{key} is {type(d[key]).__name__}"
-    if not isinstance(d.get("attempts", 0), int) or not isinstance(d.get("created_at", ""), str):
-        return "attempts or created_at is of another type"
-    return None
 
 
 def plan_upload(sc: StorageModel, run_dir: Path, store: S3Store | None = None) -> Pending:
