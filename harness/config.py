@@ -13,7 +13,7 @@ import re
 import secrets
 import sys
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -68,6 +68,12 @@ class Config:
     settings: Any
     """Every section as its model: ``settings.budget``, ``settings.storage`` (None: no
     ``[storage]``), a layer's ``settings.<layer name>``."""
+    origins: Mapping[tuple, str] = field(default_factory=dict)
+    """``(section, key)`` -> the environment variable that set it (``from_environment``)."""
+
+    def from_environment(self, exc: ConfigError) -> ConfigError:
+        """``exc`` (about ``[section] key``) naming the environment variable when one set that key."""
+        return env_attributed(exc, self.origins)
 
     @property
     def target(self) -> TargetModel:
@@ -92,6 +98,19 @@ class Config:
     def golden_dir(self) -> Path:
         """``[suite] golden`` (default ``golden``), relative to the config file: --golden's default."""
         return self.resolve(self.settings.suite.golden or "golden")
+
+
+def env_attributed(exc: ConfigError, origins: Mapping[tuple, str]) -> ConfigError:
+    """A ConfigError about ``[section] key`` (raised by a layer's or a validator's own code, not by
+    the schema) that names the environment variable when one set that key, not harness.toml."""
+    m = re.match(r"\[(\w+)\] (\w+)", exc.message or "")
+    name = origins.get((m.group(1), m.group(2))) if m else None
+    if name and name not in exc.message:
+        exc.message += f" (from the environment variable {name})"
+        exc.fix = f"set {name} to a valid value ({exc.fix})" if exc.fix else f"set {name} to a valid value"
+        exc.line = None
+        exc.args = (exc.render(),)
+    return exc
 
 
 def config_section(config: Any, name: str) -> Any:
@@ -221,9 +240,12 @@ def load_config(path: str | os.PathLike | None = None, environ: Mapping[str, str
     origins: dict[tuple, str] = {}
     _env_overrides(data, environ, origins)
     root = cfg_path.parent if cfg_path else Path.cwd()
-    settings = validate_data(data, file=file, text=text, root=root, origins=origins)
+    try:
+        settings = validate_data(data, file=file, text=text, root=root, origins=origins)
+    except ConfigError as exc:  # a validator's own ConfigError about a key the environment set
+        raise env_attributed(exc, origins) from None
     return Config(path=cfg_path, root=root, secrets=_secrets(environ), sections={k: v for k, v in data.items()},
-                  settings=settings)
+                  settings=settings, origins=dict(origins))
 
 
 def _typed_for_schema(data: Mapping[str, Any], origins: Mapping[tuple, str]) -> dict[str, Any]:
@@ -281,7 +303,8 @@ def validate_data(data: Mapping[str, Any], *, file: str = "", text: str = "", ro
     plain = _typed_for_schema(data, origins)
     try:
         return config_model(layer_registry.config_sections()).model_validate(
-            plain, context={"root": root} if root is not None else None)
+            plain, context={"root": root, "layers": layer_registry.names()} if root is not None
+            else {"layers": layer_registry.names()})
     except ValidationError as exc:
         found = problems(exc, plain)
     lines = []

@@ -96,7 +96,7 @@ BAD = [
           - id: Bad_Id
             send: hi
             expect: {replies: {min: 1}}
-        """, "must match [a-z0-9-]+"),
+        """, "must be lowercase letters and digits in words joined by single dashes"),
     ("two actions", """
         layer: robustness
         cases:

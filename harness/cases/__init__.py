@@ -15,12 +15,12 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import ValidationError
 
-from harness.cases.case import _case
+from harness.cases.case import ID_FIX, ID_RULE, _case
 from harness.cases.keys import (CASE_KEYS, FILE_KEYS, MAX_USERS, TURN_KEYS, _Collector, _strip, did_you_mean,
                                 unknown_check_fix)
 from harness.checks import GROUPED, KEY_PARAMS, REGISTRY
 from harness.checks.params import example, known_keys
-from harness.errors import FixtureError, FixtureErrors
+from harness.errors import ConfigError, FixtureError, FixtureErrors
 from harness import layer as layer_registry
 from harness.schema.files import InputProblem
 from harness.schema.models import case_file_model
@@ -54,8 +54,7 @@ def _schema_message(problem: Problem, data: dict) -> tuple[str, str]:
                 "write one of the layers above (or install the package of yours)")
     if len(loc) == 3 and loc[0] == "cases" and loc[2] == "id":
         cid = data["cases"][loc[1]].get("id") if isinstance(data["cases"][loc[1]], dict) else None
-        return (f"case id {cid!r} must match [a-z0-9-]+",
-                "use lowercase letters, digits and dashes, e.g. url-malformed-scheme")
+        return (f"case id {cid!r} {ID_RULE}", ID_FIX)
     if problem.message.startswith("must have") and loc and loc[-1] in _LIST_MESSAGES:
         return _LIST_MESSAGES[loc[-1]].format(value=problem.message.rsplit(", got ", 1)[-1]), problem.fix
     if "expect" in loc[:-1]:
@@ -124,24 +123,57 @@ def _validate_schema(data: dict, file: str, out: _Collector) -> set[int] | None:
     return None if whole else bad
 
 
-_ID_LINE = re.compile(r"^\s*-?\s*id:\s*[\"']?([a-z0-9-]+)[\"']?\s*(?:#.*)?$")
+_ENTRY = re.compile(r"^(\s*)-(?:\s|$)")
+_BLOCK_ID = re.compile(r"^\s*(?:-\s+)?id:\s*[\"']?([a-z0-9-]+)[\"']?\s*(?:#.*)?$")
+_QUOTED_ID = re.compile(r"""^\s*(?:-\s+)?["']id["']:\s*["']?([a-z0-9-]+)["']?\s*(?:#.*)?$""")
+_FLOW_ID = re.compile(r"[{,]\s*id:\s*[\"']?([a-z0-9-]+)[\"']?\s*[,}]")
 
 
 def _case_at(path: Path, line: int | None) -> str:
-    """The id of the case a line of a file that did not load sits in ('' when unknown): the
-    nearest ``id:`` at or above it, read from the raw text (the YAML could not be parsed)."""
+    """The id of the case a line of a file that did not load sits in ('' when unknown), read from
+    the raw text (the YAML could not be parsed): the entry of ``cases:`` holding the line, and the
+    ``id:`` key of that entry, wherever in the entry it is written (after the faulty line too, or
+    in a flow table ``- {id: x, ...}``), never a neighbouring case's."""
     if not line:
         return ""
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[:line]
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return ""
-    for text in reversed(lines):
-        m = _ID_LINE.match(text)
-        if m:
-            return m.group(1)
-        if text.startswith("cases:"):
+    top = next((i for i, text in enumerate(lines[:line]) if re.match(r"""^(cases|"cases"|'cases')\s*:""", text)), None)
+    if top is None:
+        return ""
+    indent = None
+    entries: list[int] = []
+    end = len(lines)
+    for i in range(top + 1, len(lines)):
+        text = lines[i]
+        if text and not text[0].isspace() and not text.startswith(("-", "#")):
+            end = i  # the next top-level key
             break
+        m = _ENTRY.match(text)
+        if m and (indent is None or len(m.group(1)) == indent):
+            indent = len(m.group(1)) if indent is None else indent
+            entries.append(i)
+    here = [i for i in entries if i <= line - 1]
+    if not here:
+        return ""
+    first = here[-1]
+    after = [i for i in entries if i > first]
+    last = after[0] if after else end
+    for i in range(first, last):
+        text = lines[i]
+        block = _BLOCK_ID.match(text)
+        key_indent = len(text) - len(text.lstrip(" -")) if i == first else len(text) - len(text.lstrip())
+        if block and key_indent == (indent or 0) + 2:
+            return block.group(1)
+        quoted = _QUOTED_ID.match(text)
+        if quoted and key_indent == (indent or 0) + 2:
+            return quoted.group(1)
+        if i == first:
+            flow = _FLOW_ID.search(text.split("#", 1)[0])
+            if flow and text.lstrip(" -").startswith("{"):
+                return flow.group(1)
     return ""
 
 
@@ -182,6 +214,8 @@ def load_file(path: Path, out: _Collector, display: str | None = None, docs_dir:
     return cases
 
 
+#: The quarantine file of a fixtures folder (harness.night.quarantine.FILE; the loader sits below it).
+QUARANTINE_FILE = "quarantine.yaml"
 #: Folders of a fixtures folder that hold no case files by design.
 NOT_CASE_FOLDERS = ("documents",)
 
@@ -216,6 +250,9 @@ def _case_files(root: Path, folders: Mapping[str, str], out: "_Collector") -> li
     for child in sorted(root.iterdir()):
         if child.is_dir() and child.name in folders:
             files += _walk_yaml(child)
+        elif child.name in folders:  # a file (or a dangling link) where a layer's folder belongs
+            out.add(f"{child.name} is not a folder, so the {folders[child.name]} layer's cases would not be loaded",
+                    file=str(child), fix=f"make {child.name}/ a folder of *.yaml case files (or remove it)")
         elif child.is_dir() and child.name not in NOT_CASE_FOLDERS and not child.name.startswith("."):
             stray = _walk_yaml(child)
             if stray:
@@ -224,7 +261,11 @@ def _case_files(root: Path, folders: Mapping[str, str], out: "_Collector") -> li
                         "not be loaded", file=str(stray[0]),
                         fix=(f"rename it to {close[0]}/" if close else
                              f"case files go in one of {', '.join(f + '/' for f in folders)}"))
-        elif _is_yaml(child) and child.name.lower() not in ("quarantine.yaml", "quarantine.yml"):
+        elif _is_yaml(child) and child.name.lower() in ("quarantine.yaml", "quarantine.yml") \
+                and child.name != QUARANTINE_FILE:  # QUARANTINE.yaml, quarantine.yml: read by nobody before
+            out.add(f"{child.name} is not read: the quarantine file is named {QUARANTINE_FILE}", file=str(child),
+                    fix=f"rename it to {QUARANTINE_FILE}")
+        elif _is_yaml(child) and child.name != QUARANTINE_FILE:
             out.add("a YAML file at the top of the fixtures folder is not loaded as cases", file=str(child),
                     fix=f"move it into the folder of its layer ({', '.join(f + '/' for f in folders)})")
     return files
@@ -276,6 +317,9 @@ def load_cases(fixtures: str | Path, *, layers: Iterable[str] = (), globs: Itera
                 out.errors.extend(exc.errors)
             except FixtureError as exc:
                 out.errors.append(exc)
+            except ConfigError as exc:  # a layer's own section: name the variable that set it, if one did
+                attribute = getattr(config, "from_environment", None)
+                raise (attribute(exc) if attribute else exc) from None
     seen: dict[str, str] = {}
     for case in cases:
         if case.id in seen:

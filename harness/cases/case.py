@@ -12,6 +12,12 @@ from harness.schema.yamlload import LINE
 from harness.types import CASE_ID_RE, CHANNELS, Case, Turn
 
 
+#: What CASE_ID_RE asks, in words ("[a-z0-9-]+" said nothing of the dashes it refuses).
+ID_RULE = ("must be lowercase letters and digits in words joined by single dashes ([a-z0-9]+(-[a-z0-9]+)*: no "
+           "leading, trailing or double dash; `--` marks a derived variant's id)")
+ID_FIX = "use lowercase letters, digits and single dashes, e.g. url-malformed-scheme"
+
+
 def _users(merged: dict, turns: list[Turn], *, file: str, case: str, line: int | None, out: _Collector) -> tuple | None:
     """Validate ``users:``, each turn's ``as:`` and the overlap groups; the users, or None."""
     users = merged.get("users")
@@ -77,8 +83,7 @@ def _case(raw: Any, *, layer: str, defaults: dict, file: str, out: _Collector,
     merged = {**defaults, **raw}
     cid = merged.get("id")
     if not isinstance(cid, str) or not CASE_ID_RE.match(cid):
-        out.add(f"case id {cid!r} must match [a-z0-9-]+", file=file, case=str(cid or ""), line=line,
-                fix="use lowercase letters, digits and dashes, e.g. url-malformed-scheme")
+        out.add(f"case id {cid!r} {ID_RULE}", file=file, case=str(cid or ""), line=line, fix=ID_FIX)
         return None
     unknown = [k for k in merged if k != LINE and k not in CASE_KEYS]
     if unknown:

@@ -169,6 +169,12 @@ def _turn(raw: dict, *, channel: str, file: str, case: str, index: int, out: _Co
         out.add(f"turn {index}: wait_s must be a non-negative number", file=file, case=case, line=line)
         wait = 0
     checks, disabled = _expect(raw.get("expect"), file=file, case=case, line=line, turn=index, out=out)
+    for spec in checks:  # a check that compares with another turn names an earlier one (else: never judged)
+        to = spec.params.get("to") if spec.name == "equivalent" and isinstance(spec.params, dict) else None
+        if isinstance(to, int) and not isinstance(to, bool) and to >= index:
+            out.add(f"turn {index}: equivalent.to {to} is not an earlier turn"
+                    + (f" (0 to {index - 1})" if index else " (the first turn has none)"), file=file, case=case,
+                    line=line, fix="equivalent compares a turn with an earlier one: e.g. {to: 0} on turn 1")
     if kind == "forged" and not any(c.name == "replies" for c in checks):
         checks += (CheckSpec(name="replies", params={"exact": 0}),)  # a refused delivery is never answered
     if (kind == "callback" and channel == "telegram" and "callbacks_answered" not in disabled

@@ -123,6 +123,33 @@ def joined_text(obs: Observation, turn: int, of: str = "reply") -> str:
     return "\n".join(message_text(r, of) for r in messages(obs, turn, of))
 
 
+#: The most CPU one regular expression of a case file may spend on one agent text (seconds).
+REGEX_SECONDS = 1.0
+
+
+class RegexTooSlow(Exception):
+    """A case's regex backtracked past REGEX_SECONDS on the agent's text: the check is unavailable."""
+
+    def __init__(self, pattern: str, size: int):
+        self.message = (f"/{clip(pattern, 80)}/ backtracked more than {REGEX_SECONDS:g} s on {size:,} characters "
+                        "of the agent's text (a nested quantifier such as (a+)+?), so it cannot be judged: "
+                        "rewrite it so it cannot backtrack without end")
+        super().__init__(self.message)
+
+
+def search(pattern: str, text: str):
+    """``re.search`` for a case file's pattern against what the agent sent, with a time limit:
+    Python's ``re`` has none, and a pattern like ``(a+)+$`` on a reply of 40 ``a``s and a ``!``
+    held the run (and its event loop) for hours. The ``regex`` module (re-compatible; tiktoken's
+    dependency) takes a timeout; past it, RegexTooSlow."""
+    import regex as _regex
+
+    try:
+        return _regex.search(pattern, text, timeout=REGEX_SECONDS)
+    except TimeoutError:
+        raise RegexTooSlow(pattern, len(text)) from None
+
+
 def verdict(name: str, turn: int, ok: bool, *, expected: str, observed: str, reason: str,
             evaluator: str, score: float | None = None) -> Evidence:
     return Evidence(check=name, turn=turn, availability="ready", passed=ok, score=score,

@@ -18,13 +18,12 @@ never from what the agent says it did.
 from __future__ import annotations
 
 import json
-import re
 from typing import Annotated, Any, Mapping
 
 from pydantic import ConfigDict, Field
 
-from harness.checks.base import (as_list, own_replies, turn_never_ran, turn_obs, unattributed_reason,
-                                 unavailable, verdict)
+from harness.checks.base import (RegexTooSlow, as_list, own_replies, search, turn_never_ran, turn_obs,
+                                 unattributed_reason, unavailable, verdict)
 from harness.checks.params import Count, Flag, Params, Regex, Text, ToolNames, examples
 from harness.checks.tools import ToolName, Want, args_match, call_args
 from harness.checks.trajectory import tool_matches
@@ -113,7 +112,10 @@ def calls_after(case: Case, obs: Observation, turn: int, params: Mapping[str, An
     expected = f"at most {limit} calls of {tools} after a reply matching /{regex}/"
     if turn_obs(obs, turn) is None:
         return turn_never_ran(name, turn, obs, EVAL, expected)
-    marker = next((r for r in own_replies(obs, turn) if re.search(regex, r.text or "")), None)
+    try:
+        marker = next((r for r in own_replies(obs, turn) if search(regex, r.text or "")), None)
+    except RegexTooSlow as exc:
+        return unavailable(name, turn, expected=expected, reason=f"turn {turn}: {exc.message}", evaluator=EVAL)
     if marker is None:
         texts = " | ".join(r.text for r in own_replies(obs, turn)) or "(no reply)"
         return verdict(name, turn, False, expected=expected, observed=texts,

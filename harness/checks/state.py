@@ -17,7 +17,7 @@ from typing import Annotated, Any, Mapping
 
 from pydantic import AfterValidator, Field
 
-from harness.checks.base import probed_state, verdict
+from harness.checks.base import RegexTooSlow, probed_state, search, unavailable, verdict
 from harness.checks.params import FIX, examples
 from harness.types import Case, Evidence, Observation
 
@@ -71,7 +71,7 @@ def judge(value: Any, expect: Any) -> str | None:
             if isinstance(value, list) and want in value:
                 continue
             return f"is {_show(value)}, which does not contain {_show(want)}"
-        if op == "regex" and not (isinstance(value, str) and re.search(want, value)):
+        if op == "regex" and not (isinstance(value, str) and search(want, value)):
             return f"is {_show(value)}, which does not match /{want}/"
         if op == "exists" and present != bool(want):
             return f"is {_show(value)}, wanted it {'present' if want else 'absent'}"
@@ -90,7 +90,11 @@ def state(case: Case, obs: Observation, turn: int, params: Mapping[str, Any]) ->
     for path, expect in params.items():
         value = resolve(t.state, path)
         seen.append(f"{path}={_show(value)}")
-        why = judge(value, expect)
+        try:
+            why = judge(value, expect)
+        except RegexTooSlow as exc:
+            return unavailable(name, turn, expected=expected, reason=f"turn {turn}: {path}: {exc.message}",
+                               evaluator=EVAL)
         if why:
             problems.append(f"{path} {why}")
     reason = (f"turn {turn}: state holds" if not problems

@@ -6,13 +6,12 @@ turns one into a check over the replies to the user or over the posts sent elsew
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, model_validator
 
-from harness.checks.base import (as_list, clip, joined_text, messages, own_replies,
-                                 refused_note, turn_never_ran, turn_obs, verdict)
+from harness.checks.base import (RegexTooSlow, as_list, clip, joined_text, messages, own_replies,
+                                 refused_note, search, turn_never_ran, turn_obs, unavailable, verdict)
 from harness.checks.compat import raw_hint
 from harness.checks.params import FIX, AtLeastOne, Count, Regex, Strings, examples, ordered
 from harness.types import Case, Evidence, Observation
@@ -33,6 +32,12 @@ def text_check(name: str, compare, of: str = "reply"):
     """
 
     def check(case: Case, obs: Observation, turn: int, params: Any) -> Evidence:
+        try:
+            return judged(case, obs, turn, params)
+        except RegexTooSlow as exc:
+            return unavailable(name, turn, expected=str(params), reason=f"turn {turn}: {exc.message}", evaluator=EVAL)
+
+    def judged(case: Case, obs: Observation, turn: int, params: Any) -> Evidence:
         if turn_obs(obs, turn) is None:
             return turn_never_ran(name, turn, obs, EVAL, str(params))
         text = joined_text(obs, turn, of)
@@ -56,12 +61,12 @@ def text_check(name: str, compare, of: str = "reply"):
 
 
 def regex(text: str, pattern: str, _replies):
-    ok = re.search(pattern, text) is not None
+    ok = search(pattern, text) is not None
     return ok, f"matches /{pattern}/", ("matched" if ok else f"no match for /{pattern}/")
 
 
 def not_regex(text: str, pattern: str, _replies):
-    m = re.search(pattern, text)
+    m = search(pattern, text)
     return m is None, f"does not match /{pattern}/", ("no match" if m is None else
                                                        f"matched {m.group(0)!r} at {m.start()}")
 

@@ -77,6 +77,12 @@ def cmd_golden(args) -> int:
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read {path}: {exc}", fix="harness golden accept RUN_ID names a finished run "
                                                             "of the reports folder (harness history lists them)") from None
+    from harness.report.jsonread import results_problem
+
+    problem = "it is not a JSON object" if not isinstance(results, dict) else results_problem(results)
+    if problem:  # a draft from a run that was edited by hand would be no run's words
+        raise UsageError(f"{path} is not as `harness run` wrote it: {problem}",
+                         fix="restore the file, or draft from another run (harness history lists them)")
     cases = [c for c in results.get("cases") or () if isinstance(c, dict)]
     if args.cases:
         cases = [c for c in cases if any(fnmatch.fnmatchcase(str(c.get("id")), g) for g in args.cases)]

@@ -102,7 +102,19 @@ def cmd_history(args) -> int:
     from harness.night.history_text import render_history
 
     if args.last < 1:
-        raise UsageError("--last must be at least 1")
+        raise UsageError(f"--last must be at least 1, got {args.last}", fix="--last N lists the newest N runs, e.g. --last 7")
+    if args.parquet:  # said before the history is read, not as a crash of pyarrow after it (issue 24)
+        from harness.schema.files import output_dir_problem
+
+        parquet = Path(args.parquet)
+        try:
+            problem = (f"--parquet {args.parquet!r} is a folder" if parquet.is_dir()
+                       else output_dir_problem(parquet.parent))
+        except OSError as exc:
+            problem = f"--parquet {args.parquet!r} cannot be used ({exc.strerror or exc})"
+        if problem:
+            raise UsageError(problem.replace("--out ", "the folder of --parquet "),
+                             fix="--parquet names the file to write, e.g. --parquet history.parquet")
     from harness.night.baseline import acceptance_note, read_baseline
 
     reports, config = _reports_and_config(args)
@@ -180,6 +192,12 @@ def cmd_baseline(args) -> int:
                       file=sys.stderr)
         print("wrote " + " and ".join(record["where"]))
         return 0
+    from harness.night.baseline import local_record_problem
+
+    problem = local_record_problem(reports)
+    if problem:  # a damaged record is no "no baseline accepted"
+        raise UsageError(problem, fix="restore it from storage or a backup; if it is really damaged, delete it "
+                                      "and accept the baseline again (harness baseline accept RUN)")
     sys.stdout.write(render_baseline(read_baseline(reports, source)))
     return 0
 

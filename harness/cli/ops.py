@@ -66,9 +66,12 @@ def cmd_upload(args) -> int:
     if args.pending:
         # The lock keeps this from racing a run's own spool retry at its end.
         with RunLock(out, command="harness upload --pending"):
-            before = list_pending(out)
+            unreadable: list[str] = []
+            before = list_pending(out, unreadable)
+            for line in unreadable:  # said on the console too, not only in the log
+                print(f"harness: warning: {line}", file=sys.stderr)
             if not before:
-                print(f"nothing pending in {out / '.pending'}")
+                print(f"nothing {'else ' if unreadable else ''}pending in {out / '.pending'}")
             for res in upload_pending(config, out, store):
                 print(f"{res.line()} [{where}]")
                 code = code or (0 if res.complete else StorageError.exit_code)

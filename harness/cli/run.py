@@ -24,8 +24,9 @@ def cmd_run(args) -> int:
                          fix="--repeat 3 runs every case three times")
     if args.maxfail is not None and args.maxfail < 1:
         raise UsageError("--maxfail must be at least 1", fix="-x stops at the first failure, --maxfail 3 after three")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1", fix="--concurrency 1 runs one case at a time")
+    if args.concurrency is not None and not 1 <= args.concurrency <= 1000:  # as [sandbox] concurrency
+        raise UsageError(f"--concurrency {args.concurrency} is not between 1 and 1000",
+                         fix="--concurrency 1 runs one case at a time ([sandbox] concurrency takes 1-1000 too)")
     if args.budget_usd is not None and not (math.isfinite(args.budget_usd) and args.budget_usd >= 0):
         raise UsageError(f"--budget-usd {args.budget_usd} is not an amount", fix="a finite number of dollars >= 0, e.g. 0.5")
     config = load_config(args.config)
@@ -39,9 +40,11 @@ def cmd_run(args) -> int:
                                       ".harness.lock in it")
     if args.against:  # a run to diff with that is not there is refused before anything starts
         from harness.cli.nightly import source_for
-        from harness.night.baseline import resolve_run_id
+        from harness.night.baseline import load_run, resolve_run_id
 
-        args.against = resolve_run_id(source_for(out, config), args.against)
+        source = source_for(out, config)
+        args.against = resolve_run_id(source, args.against)
+        load_run(source, args.against)  # one that is there but unreadable too (the diff was dropped, exit 0)
     from harness.run.early import start_early
 
     # The target starts now, before the heavy imports below and the cases' validation: its own

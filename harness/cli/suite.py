@@ -3,6 +3,7 @@ share it, so check says what run would), and ``harness check`` itself."""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from pathlib import Path
@@ -66,7 +67,19 @@ def validate_suite(args, config):
     if (config.sections.get("schedule") or {}):
         from harness.night.schedule import schedule_config
 
-        schedule_config(config)  # what `harness schedule` would refuse, check refuses
+        sc = schedule_config(config)  # what `harness schedule` would refuse, check refuses
+        if sc.cases or sc.layers:  # a selection the nightly run would find empty: every night "failed to start"
+            night_fixtures = config.resolve(sc.fixtures) if sc.fixtures else config.fixtures_dir()
+            chosen = load_cases(night_fixtures, layers=sc.layers, globs=sc.cases,
+                                docs_dir=config.resolve(config.sandbox.docs_dir), config=config)
+            if not chosen:
+                from harness.errors import ConfigError
+
+                what = " and ".join(f"{key} {list(value)}" for key, value in (("layers", sc.layers), ("cases", sc.cases))
+                                    if value)
+                raise ConfigError(f"[schedule] {what} match no case in {night_fixtures}: every nightly run would be "
+                                  "refused (\"failed to start\")", file=str(config.path or ""),
+                                  fix="correct the globs (harness check --case GLOB lists what one matches)")
     _validate_files(config)
     _validate_command(config)
     golden_dir = Path(args.golden) if getattr(args, "golden", None) else config.golden_dir()  # [suite] golden
@@ -147,10 +160,18 @@ def _validate_files(config) -> None:
     if prices:
         path = config.resolve(str(prices))
         try:
-            load_prices(str(path))
+            table = load_prices(str(path))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(f"[budget] prices: {path} is not a price table ({type(exc).__name__}: {exc})",
                               file=str(config.path or ""), fix="see harness/data/prices.toml for the format") from None
+        bad = next((p for p in table.prices.values() if not all(
+            math.isfinite(x) and x >= 0 for x in (p.input_per_m, p.output_per_m, p.per_call))), None)
+        if not table.prices or bad is not None:  # every cost would be unavailable, or nan / negative dollars
+            what = (f"prices {bad.model} at {bad.input_per_m}/{bad.output_per_m} per million tokens "
+                    f"(per call {bad.per_call}): a price is a finite number >= 0" if bad is not None else
+                    "holds no price ([providers.<name>.models.<model>] tables with input_per_m and output_per_m)")
+            raise ConfigError(f"[budget] prices: {path} {what}", file=str(config.path or ""),
+                              fix="see harness/data/prices.toml for the format") from None
 
 
 def cmd_check(args) -> int:

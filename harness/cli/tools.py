@@ -101,7 +101,16 @@ def cmd_report(args) -> int:
             raise UsageError(f"{where} is a file, not a run folder", fix=fix)
     except OSError as exc:  # a name too long, a link loop
         raise UsageError(f"{where} cannot be read: {exc.strerror or exc}", fix=fix) from None
-    path = render(where, args.format, context=nights_around)
+    try:
+        path = render(where, args.format, context=nights_around)
+    except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError) as exc:
+        if isinstance(exc, UsageError):
+            raise
+        # results.json of the right shape (jsonread.results_problem) with a value of another type deeper
+        # in (a summary figure as text, say): the file was edited, and no renderer crashes on it (issue 24)
+        raise UsageError(f"{where / 'results.json'} holds a value the report cannot show "
+                         f"({type(exc).__name__}: {str(exc)[:200]})",
+                         fix="restore the file (it was edited by hand or by another program), or run again") from None
     if args.format in ("md", "github"):
         sys.stdout.write(path.read_text(encoding="utf-8"))
     # github: stdout is the Markdown alone (>> $GITHUB_STEP_SUMMARY, gh pr comment --body-file -)

@@ -69,9 +69,32 @@ def store_of(source: Any) -> Any:
 def _parse(raw: Any) -> dict[str, Any] | None:
     try:
         data = json.loads(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
-    return data if isinstance(data, dict) and data.get("run_id") else None
+    if not isinstance(data, dict) or not data.get("run_id") or not isinstance(data["run_id"], str):
+        return None
+    if not isinstance(data.get("cases", {}), dict) or not isinstance(data.get("log", []), list):
+        return None  # the shape every reader relies on (a hand edit made `show` crash, exit 70)
+    return data
+
+
+def local_record_problem(reports_dir: str | os.PathLike[str]) -> str | None:
+    """Why the local baseline.json, when there is one, is no baseline record (None when it is one
+    or there is none): ``show`` says so instead of "no baseline accepted", ``accept`` refuses to
+    write over it (the acceptances and the log it held would be lost)."""
+    path = Path(reports_dir) / FILE
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        return f"{path} cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    if _parse(raw) is None:
+        from harness.redact import inert
+
+        start = inert(raw[:60]).replace("\n", " ")
+        return f"{path} is not a baseline record (it starts {start!r})"
+    return None
 
 
 def _stored_record_is_readable(store: Any) -> None:
@@ -220,6 +243,11 @@ def accept_baseline(reports_dir: str | os.PathLike[str], source: RunSource, run_
     saved) says where it went.
     """
     run_id = resolve_run_id(source, run_id)
+    load_run(source, run_id)  # a run edited into another shape is no baseline (every diff would refuse it)
+    problem = local_record_problem(reports_dir)
+    if problem:
+        raise UsageError(f"{problem}; refusing to write over it", fix="restore it from storage or a backup; if it "
+                         "is really damaged, delete it and accept the baseline again")
     who = (by or "").strip() or _who()
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     store = store_of(source)

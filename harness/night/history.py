@@ -49,9 +49,19 @@ class RunSource(Protocol):
 
 def read_results(path: Path) -> dict[str, Any]:
     """One results.json as a dict; ValueError when it is not a harness results file."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    return checked_results(json.loads(path.read_text(encoding="utf-8")))
+
+
+def checked_results(data: Any) -> dict[str, Any]:
+    """``data`` if it is a results.json dict of the shape ``harness run`` writes; else ValueError
+    saying what is not (a run edited by hand is skipped with that reason, never a crash)."""
+    from harness.report.jsonread import results_problem
+
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("cases"), list):
         raise ValueError(f"not a {SCHEMA} file")
+    problem = results_problem(data)
+    if problem:
+        raise ValueError(f"not as `harness run` wrote it: {problem}")
     return data
 
 
@@ -99,10 +109,7 @@ class RemoteRunSource:
         raw = self.store.get(f"{entry['prefix']}/{RESULTS}") if entry else None
         if raw is None:
             raise ValueError("results.json is not in storage (yet)")
-        data = json.loads(raw)
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("cases"), list):
-            raise ValueError(f"not a {SCHEMA} file")
-        return data
+        return checked_results(json.loads(raw))
 
 
 class CombinedRunSource:

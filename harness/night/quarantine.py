@@ -55,7 +55,8 @@ def load_quarantine(path: str | Path) -> list[QuarantineEntry]:
         return []
     file = str(path)
     try:  # the case files' loader: UTF-8, no duplicate key, no alias bomb (harness/schema/yamlload.py)
-        data = strip_lines(load_yaml(path))
+        raw = load_yaml(path)
+        data = strip_lines(raw)
     except InputProblem as exc:
         raise FixtureError(exc.message, file=file, line=exc.line, fix=exc.fix) from None
     if data is None:
@@ -68,24 +69,26 @@ def load_quarantine(path: str | Path) -> list[QuarantineEntry]:
     seen: set[str] = set()
     for i, item in enumerate(data["quarantine"]):
         where = f"entry {i + 1}"
+        line = getattr(raw["quarantine"][i], "line", None)  # the entry's line (a table's, from the loader)
         if not isinstance(item, dict):
-            errors.append(FixtureError(f"{where} must be a mapping with id, reason, owner", file=file))
+            errors.append(FixtureError(f"{where} must be a mapping with id, reason, owner", file=file, line=line))
             continue
         unknown = set(item) - KEYS
         if unknown:
             errors.append(FixtureError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}", file=file,
-                                       fix=f"keys: {', '.join(sorted(KEYS))}"))
+                                       line=line, fix=f"keys: {', '.join(sorted(KEYS))}"))
         cid = item.get("id")
         if not isinstance(cid, str) or not CASE_ID_RE.match(cid):
-            errors.append(FixtureError(f"{where}: id must be a case id ([a-z0-9-]+), got {cid!r}", file=file))
+            errors.append(FixtureError(f"{where}: id must be a case id ([a-z0-9-]+), got {cid!r}", file=file,
+                                       line=line))
             continue
         if cid in seen:
-            errors.append(FixtureError(f"{where}: {cid} is listed twice", file=file, case=cid))
+            errors.append(FixtureError(f"{where}: {cid} is listed twice", file=file, case=cid, line=line))
         seen.add(cid)
         for key in ("reason", "owner"):
             if not isinstance(item.get(key), str) or not item[key].strip():
                 errors.append(FixtureError(f"{where}: {key} is required (a non-empty string)", file=file, case=cid,
-                                           fix="every quarantine names why and who will fix it"))
+                                           line=line, fix="every quarantine names why and who will fix it"))
         expires = item.get("expires")
         if isinstance(expires, datetime):
             expires = expires.date()
@@ -94,10 +97,10 @@ def load_quarantine(path: str | Path) -> list[QuarantineEntry]:
                 expires = date.fromisoformat(expires)
             except ValueError:
                 errors.append(FixtureError(f"{where}: expires {expires!r} is not a date (YYYY-MM-DD)", file=file,
-                                           case=cid))
+                                           line=line, case=cid))
                 continue
         elif expires is not None and not isinstance(expires, date):
-            errors.append(FixtureError(f"{where}: expires must be a date (YYYY-MM-DD)", file=file, case=cid))
+            errors.append(FixtureError(f"{where}: expires must be a date (YYYY-MM-DD)", file=file, case=cid, line=line))
             continue
         entries.append(QuarantineEntry(id=cid, reason=str(item.get("reason", "")), owner=str(item.get("owner", "")),
                                        expires=expires))

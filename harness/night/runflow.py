@@ -28,6 +28,9 @@ from harness.night.runlock import RunLock
 
 IDENTITY_RANGE = 1_000_000
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+#: Names the reports folder holds besides the runs: a run of that name would mix with them.
+RESERVED_RUN_IDS = {"judges": "`harness judges`'s folder (judges.json, judges.html)",
+                    "baseline.json": "the accepted baseline record"}
 
 
 class RunFlow:
@@ -73,6 +76,9 @@ class RunFlow:
         if run_id and not RUN_ID.fullmatch(run_id):
             raise UsageError(f"run id {run_id!r} has characters a folder or object key should not",
                              fix="letters, digits, '.', '_' and '-' only")
+        if run_id and run_id.lower() in RESERVED_RUN_IDS:  # the reports folder's own entries
+            raise UsageError(f"run id {run_id!r} is the name of {RESERVED_RUN_IDS[run_id.lower()]} in the reports "
+                             "folder", fix="pick another --run-id (or none: one is made from the time)")
         # Nothing is written here: a usage, config or fixture error found after this (exit 2)
         # must leave no trace. The lock and the run folder come in ``begin``.
         if args.resume:
@@ -353,8 +359,8 @@ def _readable_manifest(manifest: Any, path: Path) -> dict[str, Any]:
                     continue
                 if kind is int and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000):
                     problems.append(f"selection.{key} is {value!r}, not a number of repeats (1-1000)")
-                elif kind is list and (not isinstance(value, list) or not all(isinstance(v, (str, int)) for v in value)):
-                    problems.append(f"selection.{key} is {value!r}, not a list")
+                elif kind is list and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+                    problems.append(f"selection.{key} is {value!r}, not a list of texts")
                 elif kind is str and not isinstance(value, str):
                     problems.append(f"selection.{key} is {value!r}, not a path")
             shard = selection.get("shard")

@@ -135,8 +135,27 @@ def _get_json(store: S3Store, key: str) -> Any:
     """A stored JSON object, or None when it is missing or not JSON (skipped, not fatal)."""
     try:
         return json.loads(store.get(key) or b"")
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
+
+
+def get_results(store: S3Store, key: str) -> dict[str, Any] | None:
+    """A stored results.json as ``harness run`` writes it, or None (skipped, with a warning) when it
+    is missing, not JSON, or of another shape: an index entry or a merged report is never built
+    from a file edited into something else (it crashed ``--reindex`` and ``merge``, exit 70)."""
+    import logging
+
+    from harness.report.jsonread import results_problem
+
+    data = _get_json(store, key)
+    if data is None:
+        return None
+    problem = ("it is not a JSON object" if not isinstance(data, dict) or not isinstance(data.get("cases"), list)
+               else results_problem(data))
+    if problem:
+        logging.getLogger(__name__).warning("skipped %s: not as `harness run` wrote it: %s", key, problem)
+        return None
+    return data
 
 
 def rebuild_index(store: S3Store, write: bool = True) -> dict[str, Any]:
@@ -146,7 +165,7 @@ def rebuild_index(store: S3Store, write: bool = True) -> dict[str, Any]:
     for key in store.list(store.sc.key("runs") + "/"):
         if not key.endswith("/" + LAST):
             continue
-        results = _get_json(store, key)
+        results = get_results(store, key)
         if results is None:
             continue
         where = key[: -len(LAST) - 1]

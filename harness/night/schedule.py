@@ -49,6 +49,19 @@ def schedule_config(config: Any, cron: str | None = None, tz: str | None = None)
     file = str(getattr(config, "path", "") or "")
     if cron or tz:
         sc = sc.model_copy(update={k: v for k, v in (("cron", cron), ("tz", tz)) if v})
+    resolve = getattr(config, "resolve", None)
+    for key in ("fixtures", "golden"):  # the night's `run --fixtures/--golden` would refuse them: say so now
+        value = getattr(sc, key)
+        path = resolve(value) if value and resolve else None
+        try:
+            problem = None if path is None or path.is_dir() else (
+                "does not exist" if not path.exists() else "is not a folder")
+        except OSError as exc:
+            problem = f"cannot be used ({exc.strerror or exc})"
+        if problem:
+            raise ConfigError(f"[schedule] {key} = {value!r} {problem} (looked at {path})", file=file,
+                              fix=f"[schedule] {key} names the {'case files' if key == 'fixtures' else 'golden answers'}"
+                                  " folder of each nightly run (relative to the config file); empty: the default")
     if sc.out:
         from harness.schema.files import output_dir_problem
 

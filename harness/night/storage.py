@@ -40,7 +40,8 @@ from typing import Any, Mapping
 
 from harness.redact import active
 from harness.errors import StorageError
-from harness.night.runindex import _get_json, index_entry, read_index, update_index
+from harness.night.runindex import get_results, index_entry, read_index, update_index
+from harness.night.spool_shape import spool_problem
 from harness.night.store import LAST, S3Store, StorageModel, storage_config
 
 log = logging.getLogger("harness.night.storage")
@@ -129,6 +130,12 @@ class Pending:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Pending":
+        """The spool entry ``d``; ValueError when it is not as the harness wrote it (a hand edit, or
+        another program's file): the entry is then left alone and said, never a crash of the upload,
+        and never a file outside its run folder put in the bucket."""
+        problem = spool_problem(d)
+        if problem:
+            raise ValueError(problem)
         return cls(run_id=d["run_id"], run_dir=d["run_dir"], key_prefix=d["key_prefix"], files=list(d["files"]),
                    index=d.get("index"), shard=d.get("shard"), attempts=int(d.get("attempts", 0)),
                    last_error=d.get("last_error", ""), created_at=d.get("created_at", ""),
@@ -179,15 +186,18 @@ def _save_spool(out_dir: Path, pending: Pending) -> None:
     atomic_write_text(_spool_path(out_dir, pending), active().text(json.dumps(pending.to_dict(), indent=1)))
 
 
-def list_pending(out_dir: Path) -> list[Pending]:
-    """Every upload left in the spool, oldest first."""
+def list_pending(out_dir: Path, problems: list[str] | None = None) -> list[Pending]:
+    """Every upload left in the spool, oldest first; a spool file that cannot be read is left as
+    it is, logged, and said in ``problems`` when a list is given."""
     folder = spool_dir(out_dir)
     found = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
         try:
             found.append(Pending.from_dict(json.loads(path.read_text(encoding="utf-8"))))
-        except (OSError, ValueError, KeyError) as exc:
-            log.warning("unreadable spool file %s: %s", path, exc)
+        except (OSError, ValueError, KeyError, RecursionError) as exc:
+            log.warning("unreadable spool file %s (left as it is): %s", path, exc)
+            if problems is not None:
+                problems.append(f"{path} is not a pending upload the harness wrote ({exc}); left as it is")
     return sorted(found, key=lambda p: p.created_at)
 
 
@@ -344,7 +354,7 @@ def merge_shards(store: S3Store, run_id: str, key_prefix: str, count: int | None
         m = re.search(r"/shards/(\d+)-of-(\d+)/results\.json$", key)
         if not m:
             continue
-        data = _get_json(store, key)
+        data = get_results(store, key)
         if data is None:
             continue
         shard_results[int(m.group(1))] = data

@@ -80,6 +80,10 @@ def _ends_with_newline(path: Path) -> bool:
         return fh.read(1) == b"\n"
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def read_journal(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Every complete case record in the journal, in the order written.
 
@@ -98,9 +102,9 @@ def read_journal(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     for line in raw.split(b"\n"):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        try:  # NaN / Infinity are no JSON the harness writes; nesting past the parser is no record either
+            record = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+        except (UnicodeDecodeError, ValueError, RecursionError):
             continue
         if isinstance(record, dict):
             records.append(record)

@@ -6,6 +6,7 @@ line or a stored case back into a ``CaseResult`` (``--resume``, shards, a killed
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -48,7 +49,71 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise UsageError(f"not a {SCHEMA} file (schema: {found!r})", file=str(path), fix=fix)
     if not isinstance(data.get("cases"), list) or not isinstance(data.get("summary"), dict):
         raise UsageError("results.json lacks 'cases' or 'summary'", file=str(path), fix=fix)
+    problem = results_problem(data)
+    if problem:
+        raise UsageError(f"results.json is not as `harness run` wrote it: {problem}", file=str(path),
+                         fix="restore the file (it was edited by hand or by another program), or run again")
     return data
+
+
+_TABLES = ("summary", "target", "models", "layers", "manifest", "run")
+_CASE_TEXT = ("id", "status", "layer", "channel")
+_CASE_LISTS = ("evidence", "turns", "tags", "transcript")
+_CASE_NUMBERS = ("latency_ms", "cost_usd", "attempts", "passes", "llm_calls")
+
+
+def results_problem(data: Mapping[str, Any]) -> str | None:
+    """What in a results.json dict is not of the shape ``harness run`` writes (None when all is):
+    the shapes every reader (report, history, diff, baseline, golden) relies on, so a file edited
+    by hand is refused with the place named instead of crashing a renderer (issue 24)."""
+    for key in _TABLES:
+        if key in data and data[key] is not None and not isinstance(data[key], dict):
+            return f"{key} is {type(data[key]).__name__}, not an object"
+    if "notes" in data and not (isinstance(data["notes"], list) and all(isinstance(n, str) for n in data["notes"])):
+        return "notes is not a list of texts"
+    for key in ("run_id", "started_at", "finished_at"):
+        if key in data and data[key] is not None and not isinstance(data[key], str):
+            return f"{key} is {type(data[key]).__name__}, not text"
+    if not isinstance(data.get("cases"), list):
+        return "cases is not a list"
+    for name, block in [("summary", data.get("summary"))] + [(f"layers.{k}", v) for k, v in
+                                                             (data.get("layers") or {}).items()]:
+        if block is None:
+            continue
+        if not isinstance(block, dict):
+            return f"{name} is {type(block).__name__}, not an object"
+        for key in COUNT_FIELDS:  # the counts every table, history row and diff adds up
+            value = block.get(key)
+            if key == "verdict":
+                if value is not None and not isinstance(value, str):
+                    return f"{name}.verdict is {value!r}, not text"
+            elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                        or not math.isfinite(value)):
+                return f"{name}.{key} is {value!r}, not a number"
+    for i, case in enumerate(data["cases"]):
+        where = f"cases[{i}]"
+        if not isinstance(case, dict):
+            return f"{where} is {type(case).__name__}, not an object"
+        if "id" not in case:
+            return f"{where} lacks 'id'"
+        for key in _CASE_TEXT:
+            if key in case and not isinstance(case[key], str) or key == "id" and not case["id"]:
+                return f"{where}.{key} is {case.get(key)!r}, not {'an id' if key == 'id' else 'text'}"
+        for key in _CASE_LISTS:
+            if key in case and case[key] is not None and not isinstance(case[key], list):
+                return f"{where}.{key} is {type(case[key]).__name__}, not a list"
+        for key in ("evidence", "turns"):
+            bad = next((j for j, item in enumerate(case.get(key) or ()) if not isinstance(item, dict)), None)
+            if bad is not None:
+                return f"{where}.{key}[{bad}] is not an object"
+        for key in _CASE_NUMBERS:
+            value = case.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not math.isfinite(value)):
+                return f"{where}.{key} is {value!r}, not a number"
+        if "tokens" in case and case["tokens"] is not None and not isinstance(case["tokens"], dict):
+            return f"{where}.tokens is not an object"
+    return None
 
 
 # --------------------------------------------------------------------------- from dict
@@ -83,10 +148,21 @@ def case_from_dict(d: Mapping[str, Any]) -> CaseResult:
     """Rebuild a ``CaseResult`` from a journal line or a results.json case.
 
     Evidence and counters come back whole; the observation does not (it is None), since
-    the dict keeps only a transcript. Raises ValueError on a malformed case.
+    the dict keeps only a transcript. Raises ValueError on a malformed case (a value of another
+    type, a number that is none: a line edited by hand, never a crash of the resume).
     """
     if not isinstance(d, Mapping):
         raise ValueError(f"a case must be an object, not {type(d).__name__}")
+    problem = results_problem({"cases": [dict(d)]})
+    if problem:
+        raise ValueError(problem.replace("cases[0]", "the case"))
+    try:
+        return _case_from_dict(d)
+    except (TypeError, AttributeError, OverflowError, KeyError) as exc:
+        raise ValueError(f"a malformed case ({type(exc).__name__}: {exc})") from None
+
+
+def _case_from_dict(d: Mapping[str, Any]) -> CaseResult:
     status = _require(d, "status", "case")
     if status not in STATUSES:
         raise ValueError(f"case status {status!r} is not one of {', '.join(STATUSES)}")

@@ -52,10 +52,98 @@ class Strict(BaseModel):
     model_config = STRICT
 
 
+def _texts(value: Any):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _texts(item)
+
+
 class Section(Strict):
     """A harness.toml section: validated once at load, frozen, read by the code as it is."""
 
     model_config = ConfigDict(**STRICT, frozen=True, use_attribute_docstrings=True)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        # no path, URL, name or argument can carry a NUL: the OS refused it mid-run (exit 70)
+        if any("\0" in text for text in _texts(value)):
+            raise ValueError(f"{_cut(value)} holds a NUL character (\\0), which no path, URL or name can carry"
+                             f"{FIX}remove the \\u0000 from the value")
+        return value
+
+
+def _cut(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+#: Placeholders that stand for a whole base URL, and the others (a port, an id) in a URL.
+_URL_PLACEHOLDERS = ("telegram_api", "whatsapp_api", "llm_base_url", "anthropic_base_url", "docs", "tools_url")
+
+
+def url_problem(value: str) -> str | None:
+    """Why ``value`` is no http(s) URL the harness can call (None when it is one, or empty);
+    ``{port}`` and the other placeholders are filled with stand-ins first."""
+    from urllib.parse import urlsplit
+
+    if not value:
+        return None
+    filled = re.sub(r"\{(\w+)\}", lambda m: "http://127.0.0.1:1" if m.group(1) in _URL_PLACEHOLDERS else "1", value)
+    if any(c.isspace() for c in filled):
+        return "holds white space"
+    try:
+        parts = urlsplit(filled)
+        port = parts.port  # a port out of range or no number raises here (it crashed the run, exit 70)
+    except ValueError as exc:
+        return f"is no URL ({exc})"
+    if parts.scheme not in ("http", "https"):
+        return "is not an http:// or https:// URL"
+    if not parts.hostname:
+        return "names no host"
+    if port == 0:
+        return "names port 0, which no server listens on"
+    return None
+
+
+_URL_EXAMPLES = {"ready_url": "http://127.0.0.1:{port}/healthz", "telegram_webhook": "http://127.0.0.1:{port}/telegram",
+                 "whatsapp_webhook": "http://127.0.0.1:{port}/whatsapp", "llm_upstream": "https://api.openai.com/v1",
+                 "anthropic_upstream": "https://api.anthropic.com", "base_url": "https://api.groq.com/openai/v1",
+                 "webhook_url": "https://hooks.slack.com/services/..."}
+
+
+def _url(value: str, info: ValidationInfo) -> str:
+    problem = url_problem(value)
+    if problem:
+        example = _URL_EXAMPLES.get(info.field_name or "", "http://127.0.0.1:{port}/")
+        raise ValueError(f"{_cut(value)} {problem}{FIX}write an http(s) URL such as {info.field_name} = "
+                         f"\"{example}\" (placeholders such as {{port}} are filled in; docs/CONFIG.md)")
+    return value
+
+
+#: A URL the harness calls: empty, or http(s) with a host and a valid port (placeholders allowed).
+Url = Annotated[str, AfterValidator(_url)]
+
+
+def _layer_problem(names: Any, info: ValidationInfo) -> str | None:
+    """A layer name that no installed layer has (the config loader passes the known ones as context)."""
+    known = (info.context or {}).get("layers")
+    if not known:
+        return None
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        return (f"{', '.join(map(repr, unknown))} {'is not a layer' if len(unknown) == 1 else 'are not layers'}"
+                f"{FIX}write layers of {', '.join(known)}")
+    return None
+
+
+def _layers(value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+    problem = _layer_problem(value, info)
+    if problem:
+        raise ValueError(problem)
+    return value
 
 
 def _tuple(value: Any) -> tuple[str, ...]:
@@ -72,6 +160,15 @@ Names = Annotated[Seq | str, AfterValidator(_tuple)]
 def _root(info: ValidationInfo) -> Path | None:
     ctx = info.context or {}
     return ctx.get("root")
+
+
+def _is(path: Path, kind: str) -> bool:
+    """``path`` exists and is a folder (``kind`` "folder") or something else ("file"); a path the
+    system cannot look at (a name too long) is neither here: reading it says why later."""
+    try:
+        return path.is_dir() if kind == "folder" else (path.exists() and not path.is_dir())
+    except (OSError, ValueError):
+        return False
 
 
 def _must_exist(value: str, info: ValidationInfo, what: str) -> str:
@@ -106,11 +203,11 @@ class TargetModel(Section):
     """Working directory for ``command`` (relative to the config file)."""
     port: Port | None = None
     """Fills ``{port}`` in URLs and env; 0 picks a free port."""
-    ready_url: str = ""
+    ready_url: Url = ""
     """Polled until it answers 200."""
     ready_timeout_s: Seconds = 30.0
-    telegram_webhook: str = ""
-    whatsapp_webhook: str = ""
+    telegram_webhook: Url = ""
+    whatsapp_webhook: Url = ""
     state_url: str = ""
     """State probe, ``{chat_id}`` filled per case."""
     inprocess: str = Field("", pattern=r"^$|^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="module:attr")
@@ -148,15 +245,38 @@ class TargetModel(Section):
     def _env_as_strings(cls, env: dict) -> dict[str, str]:
         return {str(k): str(v) for k, v in env.items()}
 
+    @model_validator(mode="after")
+    def _port_given(self) -> "TargetModel":
+        # {port} is filled only when [target] port is set: a URL holding it literally crashed the run (exit 70)
+        if self.port is None and not self.inprocess:
+            keys = ("ready_url", "telegram_webhook", "whatsapp_webhook", "state_url") + (
+                ("command", "env") if self.command else ())  # env reaches only a command the harness starts
+            used = [key for key in keys
+                    if "{port}" in " ".join(_texts(getattr(self, key))) + " ".join(
+                        str(v) for v in (getattr(self, key).values() if key == "env" else ()))]
+            if used:
+                raise ValueError(f"{{port}} is used in {', '.join(used)} but port is not set, so it would stay the "
+                                 f"text {{port}}{FIX}add port = 0 to [target] (a free port each run), or a fixed port")
+        return self
+
+    @model_validator(mode="after")
+    def _state_url(self) -> "TargetModel":
+        # an in-process target takes any non-empty state_url as "serve /state/{chat_id}"; another is called
+        problem = None if self.inprocess else url_problem(self.state_url)
+        if problem:
+            raise ValueError(f"state_url {_cut(self.state_url)} {problem}{FIX}write an http(s) URL such as "
+                             "http://127.0.0.1:{port}/state/{chat_id}")
+        return self
+
 
 class SandboxModel(Section):
     """``[sandbox]``: the loopback world the agent talks to."""
 
-    llm_upstream: str = ""
+    llm_upstream: Url = ""
     """OpenAI-compatible base URL the gateway forwards to (``.../v1``); empty: the model double answers."""
     llm_upstream_key_env: str = "HARNESS_LLM_API_KEY"
     """Environment variable holding the upstream's API key (forwarded as a bearer token)."""
-    anthropic_upstream: str = ""
+    anthropic_upstream: Url = ""
     """Anthropic Messages API root the gateway forwards ``/v1/messages`` to (e.g.
     ``https://api.anthropic.com``); empty: the model double answers Anthropic calls."""
     anthropic_upstream_key_env: str = "HARNESS_ANTHROPIC_API_KEY"
@@ -168,7 +288,7 @@ class SandboxModel(Section):
     """Longest wait for a turn's expected replies."""
     case_timeout_s: Seconds = 120.0
     concurrency: Annotated[int, Field(ge=1, le=1000)] = 8
-    whatsapp_api_version: str = "v21.0"
+    whatsapp_api_version: str = Field("v21.0", pattern=r"^[A-Za-z0-9._-]{1,20}$")
     phone_number_id: str = Field("106540352242922", pattern=r"^\d{1,20}$")
     display_phone_number: str = Field("15550783881", pattern=r"^\+?\d{1,20}$")
     llm_mode: Literal["live", "record", "replay"] = "live"
@@ -183,9 +303,28 @@ class SandboxModel(Section):
             raise ValueError(f'llm_mode = "{self.llm_mode}" needs a cassette path{FIX}cassette = "cassettes/nightly.jsonl"')
         return self
 
+    @field_validator("docs_dir")
+    @classmethod
+    def _docs_folder(cls, value: str, info: ValidationInfo) -> str:
+        root = _root(info)
+        path = Path(value).expanduser() if value and "\0" not in value else None
+        if path is not None and root is not None and not path.is_absolute():
+            path = Path(root) / path
+        if path is not None and root is not None and _is(path, "file"):
+            raise ValueError(f"docs_dir {value!r} is a file, not a folder (looked at {path})"
+                             f"{FIX}docs_dir names the folder the document server serves as {{docs}}")
+        return value
+
     @field_validator("cassette")
     @classmethod
     def _replayed(cls, value: str, info: ValidationInfo) -> str:
+        root = _root(info)
+        if value and "\0" not in value and root is not None:
+            path = Path(value).expanduser()
+            path = path if path.is_absolute() else Path(root) / path
+            if _is(path, "folder"):
+                raise ValueError(f"cassette {value!r} is a folder, not a file (looked at {path})"
+                                 f'{FIX}name a JSON-lines file, e.g. cassette = "cassettes/nightly.jsonl"')
         if info.data.get("llm_mode") == "replay" and value:
             try:
                 _must_exist(value, info, "the replay cassette")
@@ -226,7 +365,7 @@ class CriticModel(Section):
     """offline | openai (any OpenAI-compatible server) | anthropic."""
     model: str = ""
     """E.g. "gpt-4o-mini", "llama-3.1-8b-instant", "claude-3-5-haiku-latest"."""
-    base_url: str = ""
+    base_url: Url = ""
     """Default per backend; Groq/OCI/vLLM/Ollama: their OpenAI-compatible ``/v1``."""
     api_key_env: str = ""
     """The environment variable holding the key (never the key itself)."""
@@ -269,7 +408,7 @@ class BudgetModel(Section):
     anomaly_min_tokens: NonNegative = 50.0
     anomaly_min_llm_calls: NonNegative = 1.0
     anomaly_min_cost_usd: NonNegative = 0.0
-    anomaly_layers: Seq = ()
+    anomaly_layers: Annotated[Seq, AfterValidator(_layers)] = ()
     """The layers whose cases are compared with history (empty: all)."""
     soft_max_fraction_per_layer: Fraction = 0.334
     """More soft cases than this share of a layer's decidable cases fail the layer (harness/soft.py)."""
@@ -299,7 +438,7 @@ class AlertsModel(Section):
         "budget", "regression", "start_failed")
     report_base_url: str = ""
     """Links in alerts point here instead of at local paths."""
-    webhook_url: str = ""
+    webhook_url: Url = ""
     """Slack-compatible: POST {"text": ...} (a non-secret URL; else ``webhook_url_env``)."""
     webhook_url_env: str = ""
     telegram_chat_id: str | int = ""
@@ -393,6 +532,11 @@ def bucket_problem(name: str) -> str | None:
     return None
 
 
+#: The longest key prefix: S3 keys are at most 1,024 bytes, and a run adds
+#: ``/runs/YYYY/MM/DD/<run id, up to 100>/<file name>`` to it.
+MAX_PREFIX_BYTES = 1024 - len("/runs/YYYY/MM/DD/") - 100 - len("/summary-github.md") - 32
+
+
 class StorageModel(Section):
     """``[storage]``: S3-compatible object storage for runs (harness/night/storage.py)."""
 
@@ -438,9 +582,12 @@ class StorageModel(Section):
             ("//" in prefix.strip("/"), "holds an empty segment ('//')"),
             (any(c in prefix for c in "?#"), "holds '?' or '#' (a query or fragment is no part of a key)"),
             (any(ord(c) < 32 or ord(c) == 127 for c in prefix), "holds a control character"),
-            ("\\" in prefix, "holds a backslash")) if test), None)
+            ("\\" in prefix, "holds a backslash"),
+            (len(prefix.encode("utf-8", "surrogatepass")) > MAX_PREFIX_BYTES,
+             f"is {len(prefix.encode('utf-8', 'surrogatepass')):,} bytes: S3 keys are at most 1,024 bytes, and a run's "
+             f"keys add up to {1024 - MAX_PREFIX_BYTES} to the prefix (at most {MAX_PREFIX_BYTES} bytes)")) if test), None)
         if bad:
-            raise ValueError(f"the prefix {prefix!r} of url {value!r} {bad}"
+            raise ValueError(f"the prefix {_cut(prefix)} of url {_cut(value)} {bad}"
                              f"{FIX}a plain key prefix such as url = \"s3://nightly-evals/chatbot/nightly\"")
         return value
 
@@ -495,7 +642,7 @@ class ScheduleModel(Section):
 
     cron: str = "0 2 * * *"
     tz: str = "UTC"
-    layers: Names = ()
+    layers: Annotated[Names, AfterValidator(_layers)] = ()
     """Empty: all layers."""
     cases: Names = ()
     concurrency: Annotated[int, Field(ge=1, le=1000)] | None = None
@@ -572,6 +719,14 @@ class BaselineModel(BaselineKinds):
     layers: dict[str, BaselineKinds] = {}
     """``[baseline.layers.<layer>]``: ``enabled`` and per kind on/off for one layer."""
 
+    @field_validator("layers", mode="after")
+    @classmethod
+    def _known_layers(cls, value: dict, info: ValidationInfo) -> dict:
+        problem = _layer_problem(tuple(value), info)
+        if problem:
+            raise ValueError(problem.replace(FIX, " (a [baseline.layers.<layer>] table)" + FIX, 1))
+        return value
+
     @property
     def kinds(self) -> dict[str, bool]:
         """Per kind on/off for the project (absent: on)."""
@@ -620,6 +775,15 @@ class ConfigModel(Section):
     storage: StorageModel | None = None
     schedule: ScheduleModel = Field(default_factory=ScheduleModel)
     baseline: BaselineModel = Field(default_factory=BaselineModel)
+
+    @model_validator(mode="after")
+    def _upstream_port(self) -> "ConfigModel":
+        used = [k for k in ("llm_upstream", "anthropic_upstream") if "{port}" in getattr(self.sandbox, k)]
+        if used and self.target.port is None and not self.target.inprocess:  # left as the text {port}
+            raise ValueError(f"[sandbox] {' and '.join(used)} {'use' if len(used) > 1 else 'uses'} {{port}} (the "
+                             f"target's port) but [target] port is "
+                             f"not set{FIX}add port = 0 to [target] (a free port each run), or a fixed port")
+        return self
 
 
 @functools.lru_cache(maxsize=8)

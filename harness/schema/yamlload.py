@@ -9,7 +9,10 @@ problem instead of a traceback, a hang or gigabytes of memory:
 - nesting deeper than ``MAX_DEPTH`` is refused while composing (no ``RecursionError``);
 - aliases may not expand the document past ``MAX_NODES`` nodes (the billion-laughs bomb), and
   an alias may not refer to its own anchor;
-- a key written twice in one mapping names both lines (PyYAML silently keeps the last).
+- a key written twice in one mapping names both lines (PyYAML silently keeps the last);
+- a text holding a lone surrogate (``"\\ud800"``: no UTF-8 can carry it, so every report
+  writer would crash on it), a date that is none (``2024-13-45``: PyYAML's ValueError escaped
+  as a traceback) and the harness's own ``__line__`` key are refused with their line.
 
 Every mapping keeps the line it starts on under ``LINE`` (``"__line__"``, as the case loader
 always had) and is a ``LineDict`` whose ``key_lines`` give the line of each key, so a schema
@@ -19,6 +22,7 @@ error can be reported at the exact line (``line_of``).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -35,6 +39,8 @@ LINE = "__line__"
 MAX_DEPTH = 64
 #: Most nodes a document may hold once its aliases are expanded.
 MAX_NODES = 200_000
+#: A UTF-16 surrogate on its own: YAML's \\ud800 escape makes one, and no UTF-8 writer takes it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class LineDict(dict):
@@ -46,6 +52,8 @@ class LineDict(dict):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.key_lines = {}
+        self.item_lines: dict = {}
+        """For a key whose value is a list: the line of each item (``cases[1]`` that is no table)."""
 
 
 class _Limits(yaml.SafeLoader):
@@ -67,6 +75,25 @@ class _Limits(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+    def compose_scalar_node(self, anchor):  # noqa: ANN001 - PyYAML's signature
+        node = super().compose_scalar_node(anchor)
+        if _SURROGATE.search(node.value):  # a pair written as two escapes (JSON's way) is one character
+            node.value = node.value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        bad = _SURROGATE.search(node.value)
+        if bad:
+            raise YamlProblem(f"text holds a lone surrogate (U+{ord(bad.group()):04X}, written as an escape such as "
+                              "\\ud800): it is no character and cannot be written as UTF-8",
+                              line=node.start_mark.line + 1,
+                              fix="write the character itself, or both halves of its pair (\\U0001F600 for 😀)")
+        return node
+
+    def construct_yaml_timestamp(self, node):  # noqa: ANN001 - PyYAML's signature
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, OverflowError) as exc:  # 2024-13-45: PyYAML lets datetime's error through
+            raise YamlProblem(f"{node.value!r} reads as a date but is none ({exc})", line=node.start_mark.line + 1,
+                              fix="write a real date (YYYY-MM-DD), or quote it to mean text") from None
 
     def compose_document(self):
         node = super().compose_document()
@@ -122,6 +149,9 @@ def _construct_mapping(loader: _Limits, node: yaml.MappingNode) -> LineDict:
             continue
         key = loader.construct_object(key_node)
         line = key_node.start_mark.line + 1
+        if key == LINE:
+            raise YamlProblem(f"the key {LINE!r} is the harness's own (it marks lines) and cannot be used",
+                              line=line, fix=f"remove {LINE} or rename it")
         try:
             if key in seen:
                 raise YamlProblem(f"key {key!r} is written twice (lines {seen[key]} and {line}); "
@@ -142,11 +172,14 @@ def _construct_mapping(loader: _Limits, node: yaml.MappingNode) -> LineDict:
                               line=key_node.start_mark.line + 1, fix="write the key as text") from None
         out[key] = loader.construct_object(value_node, deep=True)
         out.key_lines.setdefault(key, key_node.start_mark.line + 1)
+        if isinstance(value_node, yaml.SequenceNode):
+            out.item_lines.setdefault(key, [n.start_mark.line + 1 for n in value_node.value])
     out[LINE] = out.line
     return out
 
 
 _Limits.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Limits.add_constructor("tag:yaml.org,2002:timestamp", _Limits.construct_yaml_timestamp)
 
 
 def loads(text: str) -> Any:
@@ -195,14 +228,19 @@ def line_of(data: Any, loc: Iterable[Any]) -> int | None:
     line where known, else the line of the nearest enclosing mapping."""
     best: int | None = getattr(data, "line", None) if isinstance(data, dict) else None
     node = data
+    items: list = []
     for part in loc:
         if isinstance(node, dict):
             if part in getattr(node, "key_lines", {}):
                 best = node.key_lines[part]
             if part not in node:
                 break
+            items = getattr(node, "item_lines", {}).get(part) or []
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            if part < len(items):
+                best = items[part]  # the item's own line (a scalar item has no mapping to say it)
+            items = []
             node = node[part]
         else:
             break
