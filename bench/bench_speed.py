@@ -37,7 +37,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEED = ROOT / "bench" / "speed"
-PROMPTFOO = ROOT / "bench" / "promptfoo-env" / "node_modules" / ".bin" / "promptfoo"
+#: where promptfoo 0.121.20 is looked for: $BENCH_PROMPTFOO (the executable), else the npm prefix
+#: ~/.cache/harness-bench/promptfoo, else bench/promptfoo-env (older sessions' place)
+PROMPTFOO_PREFIXES = (Path.home() / ".cache" / "harness-bench" / "promptfoo", ROOT / "bench" / "promptfoo-env")
+
+
+def find_promptfoo() -> Path:
+    if os.environ.get("BENCH_PROMPTFOO"):
+        return Path(os.environ["BENCH_PROMPTFOO"])
+    for prefix in PROMPTFOO_PREFIXES:
+        exe = prefix / "node_modules" / ".bin" / "promptfoo"
+        if exe.exists():
+            return exe
+    return PROMPTFOO_PREFIXES[0] / "node_modules" / ".bin" / "promptfoo"
+
+
+PROMPTFOO = find_promptfoo()
 HARNESS = ROOT / ".venv" / "bin" / "harness"
 SCENARIOS = ("one", "conc8", "seq")
 #: harness / promptfoo and harness / floor at most (issue 26 "Done when"; None: no target)
