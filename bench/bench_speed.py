@@ -24,7 +24,8 @@ run (its last line) and of one untimed promptfoo run (``-o``) must equal the dig
 Each scenario runs ``--repeats`` times per tool, tools interleaved (harness, floor, promptfoo),
 after one untimed warm-up each; the medians are compared with issue 26's targets. Wall time is
 from the command's start to its exit; peak memory is the command's own maximum resident set
-(``wait4``). The load average is printed at the start, before every round and at the end, with the
+(``wait4``), its CPU the user + system time of the command and of the children it waited for
+(the harness's includes its bot's: the harness starts and stops it), medians. The load average is printed at the start, before every round and at the end, with the
 commit measured.
 
 Offline: the script re-runs itself inside a fresh network namespace that has only loopback
@@ -167,8 +168,9 @@ def promptfoo_digest(path: Path) -> str:
     return digest({r["vars"]["q"]: (r.get("response") or {}).get("output") for r in rows})
 
 
-def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int, str]:
-    """(wall seconds, peak RSS MB, exit code, output) of one command."""
+def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float, int, str]:
+    """(wall seconds, peak RSS MB, CPU seconds, exit code, output) of one command; its CPU is
+    user + system of the command and the children it waited for (the harness's: its bot)."""
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
@@ -177,7 +179,7 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float,
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read().decode("utf-8", "replace")
-    return wall, usage.ru_maxrss / 1024, proc.returncode, text
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, proc.returncode, text
 
 
 def harness_cmd(scenario: str, out: Path) -> list[str]:
@@ -270,7 +272,7 @@ def main() -> None:
         timed(harness_cmd("one", work / "warm"), env, ROOT)
         timed(floor_cmd("one", port), env, ROOT)
         if promptfoo:
-            wall, _, code, text = timed(promptfoo_cmd("conc8", work / "pf-check.json"), pf_env, work)
+            wall, _, _, code, text = timed(promptfoo_cmd("conc8", work / "pf-check.json"), pf_env, work)
             if code != 0:
                 sys.exit(f"bench_speed: promptfoo's check run exited {code}:\n{text[-600:]}")
             check_replies("promptfoo", "conc8", promptfoo_digest(work / "pf-check.json"))
@@ -282,7 +284,7 @@ def main() -> None:
                 if promptfoo:
                     runs.append(("promptfoo", promptfoo_cmd(s), pf_env))
                 for tool, cmd, e in runs:
-                    wall, rss, code, text = timed(cmd, e, work if tool == "promptfoo" else ROOT)
+                    wall, rss, cpu, code, text = timed(cmd, e, work if tool == "promptfoo" else ROOT)
                     if code != 0:
                         sys.exit(f"bench_speed: {tool} {s} exited {code}:\n{text[-600:]}")
                     said = ""
@@ -292,8 +294,8 @@ def main() -> None:
                     elif tool == "floor":
                         m = re.search(r"replies ([0-9a-f]{16})", text)
                         check_replies(tool, s, m.group(1) if m else "none")
-                    figures[s][tool].append((wall, rss))
-                    print(f"  {s} {tool} #{rep + 1}: {wall:.2f}s, {rss:.0f} MB{said}", flush=True)
+                    figures[s][tool].append((wall, rss, cpu))
+                    print(f"  {s} {tool} #{rep + 1}: {wall:.2f}s, {rss:.0f} MB, CPU {cpu:.2f}s{said}", flush=True)
     finally:
         twin.terminate()
         twin.wait()
@@ -301,12 +303,12 @@ def main() -> None:
     print(f"\nbench_speed: {started}, commit {measured}; load average at the start {load_start}, at the end {load_end}")
     print(f"replies: every run's (question, reply) pairs equal bot.answer's ({', '.join(tools)})\n")
     print(f"| scenario (medians of {args.repeats}) | harness s | floor s | promptfoo s | harness / floor | target "
-          "| harness / promptfoo | target | peak MB harness / floor / promptfoo |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| harness / promptfoo | target | peak MB harness / floor / promptfoo | CPU s harness (+bot) / floor / promptfoo |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     summary: dict = {"started": started, "commit": measured, "load_start": load_start, "load_end": load_end}
 
     def cell(tool: str, s: str) -> str:
-        walls = [w for w, _ in figures[s][tool]]
+        walls = [w for w, _, _ in figures[s][tool]]
         return f"{statistics.median(walls):.2f} ({', '.join(f'{w:.2f}' for w in walls)})"
 
     def verdict(ratio: float, target: float | None) -> tuple[str, str]:
@@ -316,19 +318,22 @@ def main() -> None:
             f"<= {target} {'met' if ratio <= target else '**missed**'}"
 
     for s in scenarios:
-        med = {t: statistics.median(w for w, _ in figures[s][t]) for t in figures[s]}
-        mb = {t: max(m for _, m in figures[s][t]) for t in figures[s]}
+        med = {t: statistics.median(w for w, _, _ in figures[s][t]) for t in figures[s]}
+        mb = {t: max(m for _, m, _ in figures[s][t]) for t in figures[s]}
+        cpu = {t: statistics.median(c for _, _, c in figures[s][t]) for t in figures[s]}
         h, f = med["harness"], med["floor"]
         summary[s] = {"harness_s": h, "floor_s": f, "floor_ratio": h / f, "harness_mb": mb["harness"],
                       "floor_mb": mb["floor"], "raw": figures[s]}
         fl, fl_t = verdict(h / f, FLOOR_TARGETS[s])
-        pf, pf_r, pf_t, pf_mb = "skipped", "skipped", "-", "skipped"
+        pf, pf_r, pf_t, pf_mb, pf_cpu = "skipped", "skipped", "-", "skipped", "skipped"
         if promptfoo:
             p = med["promptfoo"]
             summary[s].update(promptfoo_s=p, ratio=h / p, promptfoo_mb=mb["promptfoo"])
             pf, (pf_r, pf_t), pf_mb = cell("promptfoo", s), verdict(h / p, TARGETS[s]), f"{mb['promptfoo']:.0f}"
+            pf_cpu = f"{cpu['promptfoo']:.2f}"
         print(f"| {LABELS.get(s, s)} | {cell('harness', s)} | {cell('floor', s)} | {pf} | {fl} | {fl_t} | {pf_r} "
-              f"| {pf_t} | {mb['harness']:.0f} / {mb['floor']:.0f} / {pf_mb} |")
+              f"| {pf_t} | {mb['harness']:.0f} / {mb['floor']:.0f} / {pf_mb} "
+              f"| {cpu['harness']:.2f} / {cpu['floor']:.2f} / {pf_cpu} |")
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=1), encoding="utf-8")
     shutil.rmtree(work, ignore_errors=True)
