@@ -25,7 +25,8 @@ Each scenario runs ``--repeats`` times per tool, tools interleaved (harness, flo
 after one untimed warm-up each; the medians are compared with issue 26's targets. Wall time is
 from the command's start to its exit; peak memory is the command's own maximum resident set
 (``wait4``), its CPU the user + system time of the command and of the children it waited for
-(the harness's includes its bot's: the harness starts and stops it), medians. The load average is printed at the start, before every round and at the end, with the
+(the harness's includes its bot's: the harness starts and stops it; the floor's and promptfoo's
+include what the HTTP twin used during their run, from /proc), medians. The load average is printed at the start, before every round and at the end, with the
 commit measured.
 
 Offline: the script re-runs itself inside a fresh network namespace that has only loopback
@@ -168,6 +169,13 @@ def promptfoo_digest(path: Path) -> str:
     return digest({r["vars"]["q"]: (r.get("response") or {}).get("output") for r in rows})
 
 
+def cpu_of(pid: int) -> float:
+    """User + system seconds a running process has used so far (``/proc/PID/stat``)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float, int, str]:
     """(wall seconds, peak RSS MB, CPU seconds, exit code, output) of one command; its CPU is
     user + system of the command and the children it waited for (the harness's: its bot)."""
@@ -284,7 +292,10 @@ def main() -> None:
                 if promptfoo:
                     runs.append(("promptfoo", promptfoo_cmd(s), pf_env))
                 for tool, cmd, e in runs:
+                    twin_before = cpu_of(twin.pid)
                     wall, rss, cpu, code, text = timed(cmd, e, work if tool == "promptfoo" else ROOT)
+                    if tool != "harness":  # the twin served this run: its CPU is the run's, as the bot's is the harness's
+                        cpu += cpu_of(twin.pid) - twin_before
                     if code != 0:
                         sys.exit(f"bench_speed: {tool} {s} exited {code}:\n{text[-600:]}")
                     said = ""
@@ -303,7 +314,7 @@ def main() -> None:
     print(f"\nbench_speed: {started}, commit {measured}; load average at the start {load_start}, at the end {load_end}")
     print(f"replies: every run's (question, reply) pairs equal bot.answer's ({', '.join(tools)})\n")
     print(f"| scenario (medians of {args.repeats}) | harness s | floor s | promptfoo s | harness / floor | target "
-          "| harness / promptfoo | target | peak MB harness / floor / promptfoo | CPU s harness (+bot) / floor / promptfoo |")
+          "| harness / promptfoo | target | peak MB harness / floor / promptfoo | CPU s harness / floor / promptfoo (each with its bot) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     summary: dict = {"started": started, "commit": measured, "load_start": load_start, "load_end": load_end}
 
