@@ -36,7 +36,7 @@ def counts_tokens(config, cases: Sequence[Case] = ()) -> bool:
     when it is given the gateway's address: the sandbox's ports are new every run, so a target
     whose ``[target]`` command and env (and the cases' texts) name neither ``{llm_base_url}``
     nor ``{anthropic_base_url}`` never reaches it, and the encodings (0.3-1 s before the first
-    case, about 70 MB) need not load. A target the harness does not start (no ``command``) may
+    case, about 110 MB) need not load. A target the harness does not start (no ``command``) may
     have been given it some other way, an ``inprocess`` one shares the harness's process: loaded."""
     t = config.target
     if t.inprocess or not t.command:
