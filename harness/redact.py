@@ -79,22 +79,44 @@ FIELD_SHAPE = ("secret-field",
 _FIELD_RE = re.compile(FIELD_SHAPE[1])
 _FIELD_NAMES = re.compile(r"(?i:passw(?:or)?d|secret|api[_-]?key|apikey|token|access[_-]?key|private[_-]?key"
                           r"|credentials?|session[_-]?(?:id|key)|sessionid|authorization)[\"']?\s*[:=]")
+#: ``_FIELD_NAMES`` read backwards, searched in the reversed text (``_field_names_in``): the same
+#: matches (no lookaround, no anchor), but it starts at a ``:`` or ``=`` instead of trying the
+#: names at every character (results.json, 530 KB: 21 ms -> 4 ms). Keep the two in step
+#: (tests/test_redact_prefilter.py checks they agree).
+_FIELD_NAMES_REVERSED = re.compile(r"[:=]\s*[\"']?(?i:d(?:ro)?wssap|terces|yek[_-]?ipa|yekipa|nekot"
+                                   r"|yek[_-]?ssecca|yek[_-]?etavirp|s?laitnederc|(?:di|yek)[_-]?noisses|dinoisses"
+                                   r"|noitazirohtua)")
+
+
+def _field_names_in(s: str) -> bool:
+    """``_FIELD_NAMES.search(s)`` is not None, faster."""
+    return _FIELD_NAMES_REVERSED.search(s[::-1]) is not None
 
 
 def _field_sub(s: str) -> str:
-    if not _FIELD_NAMES.search(s):
+    if not _field_names_in(s):
         return s
     return _FIELD_RE.sub(lambda m: m.group("keep") + "[redacted:secret-field]", s)
 
 
-#: What any match of ``SHAPES`` contains (keep in step with it): bearer "earer", sk-key "sk-",
-#: aws-key "AKIA" or "ASIA", query-key "key=", "token=" or "secret="; github-token and
-#: slack-token their fixed start (``_NEEDED_RE``); telegram-token ``_TELEGRAM_TAIL`` after
+#: What any match of ``SHAPES`` contains (keep in step with it): sk-key "sk-", aws-key "AKIA"
+#: or "ASIA", jwt "eyJ", private-key "PRIVATE KEY", stripe-key "_live_"/"_test_", google-api-key
+#: "AIza", query-key a name and "=" (``_QUERY_NAME``); github-token, slack-token and url-password
+#: their fixed start (``_NEEDED_RE``); bearer and basic-auth their word and a white space
+#: (``_WORD_SPACE``: "earer"/"asic" alone are in every report, the ``basics@1`` evaluator, and
+#: sent the whole results.json through the full pattern); telegram-token ``_TELEGRAM_TAIL`` after
 #: five digits.
-_NEEDED_PARTS: tuple[str, ...] = ("earer", "sk-", "AKIA", "ASIA", "asic", "eyJ", "PRIVATE KEY", "_live_", "_test_",
-                                  "AIza")
-_NEEDED_RE = re.compile(r"gh[pousr]_|xox[abposr]-|://[^\s/@]*@"
-                        r"|(?i:key|token|secret|pass|pwd|sig|auth|credential|session|verifier|private)[A-Za-z0-9_.-]*=")
+_NEEDED_PARTS: tuple[str, ...] = ("sk-", "AKIA", "ASIA", "eyJ", "PRIVATE KEY", "_live_", "_test_", "AIza")
+_WORD_SPACE: tuple[tuple[str, re.Pattern], ...] = (("earer", re.compile(r"[Bb]earer\s")),
+                                                   ("asic", re.compile(r"[Bb]asic\s")))
+_NEEDED_RE = re.compile(r"gh[pousr]_|xox[abposr]-|://[^\s/@]*@")
+#: query-key's name and ``=``: ``_QUERY_NAME`` (the plain form) read backwards, searched in the
+#: reversed text: it starts at an ``=`` instead of trying the names at every character
+#: (results.json, 530 KB: 43 ms -> 0.3 ms); tests/test_redact_prefilter.py checks they agree.
+_QUERY_NAME = re.compile(r"(?i:key|token|secret|pass|pwd|sig|auth|credential|session|verifier|private)"
+                         r"[A-Za-z0-9_.-]*=")
+_QUERY_NAME_REVERSED = re.compile(r"=[A-Za-z0-9_.-]*(?i:yek|nekot|terces|ssap|dwp|gis|htua|laitnederc|noisses"
+                                  r"|reifirev|etavirp)")
 _TELEGRAM_TAIL = re.compile(r":[A-Za-z0-9_-]{35}")
 
 
@@ -291,7 +313,7 @@ class Redactor:
         # start, so a string with a secret is always found (a hit spanning two strings only costs
         # the per-string pass). Nothing found: the copy equals the per-string pass's result.
         joined = "\0".join(strings)
-        if not self._may_match(joined) and not (self._default_shapes and _FIELD_NAMES.search(joined)):
+        if not self._may_match(joined) and not (self._default_shapes and _field_names_in(joined)):
             return copy
         # each string then looks only for the literals the whole value holds
         return self._data(value, tuple(lit for lit in self._literals if lit in joined))
@@ -312,6 +334,10 @@ class Redactor:
         """``_may_match`` for the shapes alone (the default ones)."""
         if any(part in s for part in _NEEDED_PARTS) or _NEEDED_RE.search(s):
             return True
+        if any(part in s and word.search(s) for part, word in _WORD_SPACE):
+            return True
+        if "=" in s and _QUERY_NAME_REVERSED.search(s[::-1]):
+            return True
         for m in _TELEGRAM_TAIL.finditer(s):
             i = m.start()
             if i >= 5 and s[i - 5:i].isdecimal():
@@ -327,7 +353,9 @@ class Redactor:
             return self._re.search(s) is not None
         if any(lit in s for lit in self._literals) or any(part in s for part in _NEEDED_PARTS):
             return True
-        if _NEEDED_RE.search(s):
+        if any(part in s and word.search(s) for part, word in _WORD_SPACE):
+            return True
+        if _NEEDED_RE.search(s) or ("=" in s and _QUERY_NAME_REVERSED.search(s[::-1])):
             return True
         for m in _TELEGRAM_TAIL.finditer(s):  # telegram-token: 5+ digits, ':', 35 token characters
             i = m.start()

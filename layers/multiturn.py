@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from harness.checks.slots import slot_metrics
 from harness.layer import Layer
 from harness.layers._common import flag, table
 from harness.types import Case, CaseResult, CheckSpec
@@ -26,6 +25,8 @@ def default_checks(case: Case, turn: int, context: Mapping[str, Any]) -> list[Ch
 
 
 def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[str, Any]:
+    from harness.checks.slots import slot_metrics  # here, not at import: argument parsing loads the layers
+
     out: dict[str, Any] = {}
     slots = slot_metrics(results)
     if slots is not None:

@@ -17,7 +17,6 @@ from typing import Any, Mapping, Sequence
 
 from pydantic import Field
 
-from harness.checks.equivalence import decided_by
 from harness.layer import Layer
 from harness.layers import variants
 from harness.layers._common import flag, has_check, rate, table
@@ -53,6 +52,8 @@ def metrics(results: Sequence[CaseResult], context: Mapping[str, Any]) -> dict[s
     out: dict[str, Any] = {"tags": {tag: {"cases": n, "passed": p, "pass_rate": round(p / n, 4) if n else None}
                                     for tag, (p, n) in sorted(by_tag.items())}}
     if derived:
+        from harness.checks.equivalence import decided_by  # here, not at import: argument parsing loads the layers
+
         passed = sum(r.status == "pass" for r in derived)
         out["variants"] = {"cases": len(derived), "passed": passed,
                            "pass_rate": round(passed / len(derived), 4),

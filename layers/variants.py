@@ -51,7 +51,6 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from harness.channels.telegram_entities import command_spans, entity_spans
-from harness.checks.equivalence import CONFUSABLES
 from harness.errors import ConfigError, FixtureError
 from harness.types import Case, CheckSpec, Turn
 
@@ -184,8 +183,25 @@ def emoji(text: str, rng: random.Random, spans: Spans) -> str:
     return f"{e} {text}" if rng.random() < 0.5 else f"{text} {e}"
 
 
-#: Latin letters and the Cyrillic look-alikes typed for them (the equivalence check folds them back).
-LOOKALIKES = {latin: cyrillic for cyrillic, latin in CONFUSABLES.items()}
+def __getattr__(name: str) -> Any:
+    if name == "LOOKALIKES":
+        return _lookalikes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_LOOKALIKES: dict[str, str] = {}
+
+
+def _lookalikes() -> dict[str, str]:
+    """``LOOKALIKES``: Latin letters and the Cyrillic look-alikes typed for them (the equivalence
+    check folds them back). Built on first use, not at import: argument parsing loads the
+    layers, and ``harness.checks`` (all of it, ~50 ms) would come with them, before the target
+    is started (issue 26)."""
+    if not _LOOKALIKES:
+        from harness.checks.equivalence import CONFUSABLES
+
+        _LOOKALIKES.update({latin: cyrillic for cyrillic, latin in CONFUSABLES.items()})
+    return _LOOKALIKES
 
 
 def _swap_letters(text: str, rng: random.Random, table: Mapping[str, str], spans: Spans) -> str:
@@ -203,7 +219,7 @@ def _swap_letters(text: str, rng: random.Random, table: Mapping[str, str], spans
 
 
 def lookalike(text: str, rng: random.Random, spans: Spans) -> str:
-    return _swap_letters(text, rng, LOOKALIKES, spans)
+    return _swap_letters(text, rng, _lookalikes(), spans)
 
 
 ACCENTS = {"a": "á", "e": "é", "i": "í", "o": "ó", "u": "ú", "n": "ñ"}

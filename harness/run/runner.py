@@ -178,14 +178,17 @@ class Runner(Turns, LateReplies, Reporting):
             raise early.error  # the target could not be started (exit 4)
         if cases and self._warming is None:  # e.g. the embedder loads while the target starts (not awaited)
             self._warming = warm.services(self.services, cases)
-        # tiktoken's encodings load now, not on the bot's first LLM call (the gateway counts tokens)
-        encodings = asyncio.get_running_loop().run_in_executor(None, warm.encodings)
+        # tiktoken's encodings load now, not on the bot's first LLM call (the gateway counts tokens;
+        # an agent not given the gateway's address never calls it)
+        encodings = asyncio.get_running_loop().run_in_executor(None, warm.encodings) \
+            if warm.counts_tokens(self.config, cases) else None
         # so does the language detector when a case checks a reply's language: built inside a
         # check it would hold the event loop (every running case's clock) for seconds
         detector = asyncio.get_running_loop().run_in_executor(None, warm.language) \
             if warm.judges_language(cases, self.options.baseline) else None  # baseline.language too
         self.endpoints = await target.start(placeholders)
-        await encodings
+        if encodings is not None:
+            await encodings
         if detector is not None:
             await detector
 

@@ -1,6 +1,7 @@
 """What a run loads before its first case, so that nothing loads in the middle of it: tiktoken's
-encodings (the gateway counts tokens) and lingua's language models (a ``*.language`` check);
-and the services the selected layers declare, built beside the first cases (``services``)."""
+encodings (the gateway counts tokens; only when the agent can reach it: ``counts_tokens``) and
+lingua's language models (a ``*.language`` check); and the services the selected layers declare,
+built beside the first cases (``services``)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,24 @@ def encodings() -> None:
         warm()
     except Exception as exc:  # counting falls back to 'missing' tokens, reported per call
         log.warning("tiktoken encodings could not be loaded in advance: %s", exc)
+
+
+#: The placeholders that give an agent the LLM gateway's address (harness.sandbox.ports).
+GATEWAY_PLACEHOLDERS = ("{llm_base_url}", "{anthropic_base_url}")
+
+
+def counts_tokens(config, cases: Sequence[Case] = ()) -> bool:
+    """Can the agent call the LLM gateway (whose metering counts tokens with tiktoken)? Only
+    when it is given the gateway's address: the sandbox's ports are new every run, so a target
+    whose ``[target]`` command and env (and the cases' texts) name neither ``{llm_base_url}``
+    nor ``{anthropic_base_url}`` never reaches it, and the encodings (0.3-1 s before the first
+    case, about 110 MB) need not load. A target the harness does not start (no ``command``) may
+    have been given it some other way, an ``inprocess`` one shares the harness's process: loaded."""
+    t = config.target
+    if t.inprocess or not t.command:
+        return True
+    texts = [*t.command, *t.env.values(), *(turn.send or "" for c in cases for turn in c.turns)]
+    return any(p in text for text in texts for p in GATEWAY_PLACEHOLDERS)
 
 
 def judges_language(cases: Sequence[Case], baseline) -> bool:

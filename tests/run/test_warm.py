@@ -5,6 +5,9 @@ measured as latency), are loaded while the cases load, never inside the first la
 from __future__ import annotations
 
 import time
+from pathlib import Path
+
+import pytest
 
 from harness.run import warm
 from harness.run.runner import RunOptions, run_loading
@@ -59,3 +62,64 @@ def test_judges_language():
     assert not warm.judges_language([plain], None)
     assert warm.judges_language([plain, lang], None)
     assert warm.judges_language([plain], baseline=object())  # the baseline's language invariants
+
+
+# --- tiktoken's encodings: loaded only for an agent given the LLM gateway's address (counts_tokens)
+
+BOT = """
+import os, sys
+sys.path.insert(0, {root!r})
+from aiohttp import web
+from tests.agents.echo import make_app
+
+app = make_app(dict(os.environ))
+app.router.add_get("/healthz", lambda request: web.Response(text="ok"))
+web.run_app(app, host="127.0.0.1", port=int(os.environ["PORT"]), print=None, access_log=None)
+"""
+
+
+def _config(tmp_path, target: str, cases: str = PLAIN, env_line: str = ""):
+    from harness.cases import load_cases
+    from harness.config import load_config
+    from tests.agents.echo import TARGET_ENV
+
+    (tmp_path / "fixtures" / "robustness").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "fixtures" / "robustness" / "c.yaml").write_text(cases)
+    (tmp_path / "fixtures" / "documents").mkdir(exist_ok=True)
+    (tmp_path / "bot.py").write_text(BOT.format(root=str(Path(__file__).resolve().parents[2])))
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(f"[target]\n{target}\n[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 3\n" + TARGET_ENV
+                   + 'PORT = "{port}"\n' + env_line + "\n")
+    return load_config(cfg, environ={}), load_cases(tmp_path / "fixtures")
+
+
+COMMAND = ('command = ["python", "bot.py"]\nport = 0\nready_url = "http://127.0.0.1:{port}/healthz"\n'
+           'telegram_webhook = "http://127.0.0.1:{port}/telegram"\n'
+           'whatsapp_webhook = "http://127.0.0.1:{port}/whatsapp"')
+
+
+@pytest.mark.parametrize("target, extra_env, cases, loads", [
+    (COMMAND, "", PLAIN, False),  # a bot given no gateway address never calls it
+    (COMMAND, 'OPENAI_BASE_URL = "{llm_base_url}"', PLAIN, True),
+    (COMMAND, 'ANTHROPIC_BASE_URL = "{anthropic_base_url}"', PLAIN, True),
+    (COMMAND.replace('"bot.py"]', '"bot.py", "--llm", "{llm_base_url}"]'), "", PLAIN, True),
+    (COMMAND, "", PLAIN.replace('"hello there"', '"use {llm_base_url} please"'), True),  # a case text names it
+    ('inprocess = "tests.agents.echo:make_app"', "", PLAIN, True),  # shares the harness's process
+    ('telegram_webhook = "http://127.0.0.1:9/telegram"', "", PLAIN, True),  # started by someone else
+])
+def test_counts_tokens(tmp_path, target, extra_env, cases, loads):
+    config, loaded = _config(tmp_path, target, cases, extra_env)
+    assert warm.counts_tokens(config, loaded) is loads
+
+
+@pytest.mark.parametrize("gateway, loads", [(False, False), (True, True)])
+async def test_a_run_loads_the_encodings_only_for_a_bot_given_the_gateway(tmp_path, monkeypatch, gateway, loads):
+    calls: list[float] = []
+    monkeypatch.setattr(warm, "encodings", lambda: calls.append(time.time()))
+    config, loaded = _config(tmp_path, COMMAND, PLAIN, 'OPENAI_BASE_URL = "{llm_base_url}"' if gateway else "")
+    report = await run_loading(config, RunOptions(out_dir=tmp_path / "out"), lambda: loaded)
+    (case,) = report.cases
+    assert case.status == "pass", [e.reason for e in case.evidence if not e.passed]
+    assert bool(calls) is loads
+    if loads:
+        assert calls[0] < case.observation.started_at
