@@ -7,7 +7,8 @@ while the other slots are idle; started first, everything else overlaps it. How 
 takes is estimated from what the previous run in the same ``--out`` folder observed (the span
 of its turns: delivery of the first to the last reply or call), else from its shape: its
 turns, their ``wait_s``, and the faults that make the agent wait (a hang or an LLM timeout:
-up to the reply timeout; a delay; a ``retry_after``).
+up to the reply timeout; a delay; a ``retry_after``). A chain whose checks wait for a model
+(similarity, critic) counts ``JUDGED_S`` more: started early, the judging overlaps the rest.
 
 Only the start order changes: results are reported in the cases' own order. A run with
 ``--maxfail`` or a hard cost budget keeps the given order (which cases run before the stop is
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from harness.run import reuse
+from harness.run.warm import encodes
 from harness.sandbox.faults import parse as parse_faults
 from harness.types import Case
 
@@ -29,6 +31,9 @@ log = logging.getLogger("harness.run.order")
 
 #: A turn's own cost when nothing else is known: delivery, a short answer, the quiet window.
 TURN_S = 0.1
+#: What a chain with a check judged by a model (similarity, critic) adds: its verdict waits for
+#: the model, which loads in the background and judges beside the other cases when started early.
+JUDGED_S = 5.0
 #: The newest earlier run's journal read for durations is skipped beyond this size (a run's
 #: start is not spent reading an archive).
 MAX_JOURNAL_BYTES = 64_000_000
@@ -122,8 +127,13 @@ def longest_first(cases: Sequence[Case], reply_timeout_s: float, planned: set[st
 
     root = {c.id: (reuse.plan(c, planned, restored) or c.id) for c in cases}
     chain: dict[str, float] = {}
+    judged: set[str] = set()
     for c in cases:
         chain[root[c.id]] = chain.get(root[c.id], 0.0) + own(c)
+        if encodes(c):
+            judged.add(root[c.id])
+    for r in judged:  # once per chain: its cases are judged side by side
+        chain[r] += JUDGED_S
     position = {c.id: i for i, c in enumerate(cases)}
     first_of = {}
     for c in cases:

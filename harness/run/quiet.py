@@ -48,6 +48,8 @@ class QuietWindow:
         self.floor_s = min(floor_s, self.settle_s)
         self.gaps: list[float] = []
         self.waits: list[float] = []
+        self.idle_ends = 0
+        self.full_run_end = False
         self._value = self.settle_s
 
     @property
@@ -57,8 +59,15 @@ class QuietWindow:
 
     @property
     def closing(self) -> float:
-        """The window after a case's last turn and at the run's end (the floor before any sample)."""
+        """The window after a case's last turn (the floor before any sample)."""
         return self._value if self.gaps else self.floor_s
+
+    @property
+    def run_end(self) -> float:
+        """The run's last window: ``closing``, or ``settle_s`` once turns may end on evidence that
+        the agent is idle (``full_run_end``): what that evidence cannot see, a reply sent on a
+        timer, must still be heard after the run's last activity."""
+        return self.settle_s if self.full_run_end else self.closing
 
     def learn(self, replies: Sequence[Reply]) -> None:
         """The gaps between consecutive replies of one turn in one chat become samples."""
@@ -74,9 +83,11 @@ class QuietWindow:
             self.gaps.append(gap_s)
             self._value = self._fit()
 
-    def used(self, seconds: float) -> None:
-        """Record one window a turn waited (results.json reports their spread)."""
+    def used(self, seconds: float, idle: bool = False) -> None:
+        """Record one window a turn waited (results.json reports their spread); ``idle``: it
+        ended early on evidence that the agent was idle (harness/run/idle.py)."""
         self.waits.append(seconds)
+        self.idle_ends += idle
 
     def _fit(self) -> float:
         if not self.gaps:
@@ -93,7 +104,8 @@ class QuietWindow:
                 "turns": len(waits), "min_s": round(min(waits), 4) if waits else None,
                 "median_s": round(percentile(waits, 50), 4) if waits else None,
                 "max_s": round(max(waits), 4) if waits else None,
-                "run_end_s": round(self.closing, 4), "before_samples": {"between_turns_s": self.settle_s,
+                "idle_ends": self.idle_ends,
+                "run_end_s": round(self.run_end, 4), "before_samples": {"between_turns_s": self.settle_s,
                                                                       "closing_s": self.floor_s}}
 
 
@@ -112,10 +124,10 @@ class Limiter:
 
     def __init__(self, n: int):
         self.free = max(1, n)
-        self._waiters: list[tuple[int, int, asyncio.Future]] = []
+        self._waiters: list[tuple[float, int, asyncio.Future]] = []
         self._seq = 0
 
-    async def acquire(self, priority: int = 1) -> None:
+    async def acquire(self, priority: float = 1) -> None:
         if self.free > 0 and not self._waiters:
             self.free -= 1
             return
@@ -145,7 +157,7 @@ class Slot:
         self._limiter = limiter
         self.held = False
 
-    async def take(self, priority: int = 1) -> None:
+    async def take(self, priority: float = 1) -> None:
         if not self.held:
             await self._limiter.acquire(priority)
             self.held = True

@@ -27,7 +27,8 @@ from harness.errors import TargetError
 from harness.fileio import make_folder
 from harness.report.journal import Journal
 from harness.report.jsonfile import case_to_dict
-from harness.run import held, order, reuse, warm
+from harness.run import held, idle, order, reuse, warm
+from harness.run.idle import AgentIdle
 from harness.run.aggregate import case_status, combine_attempts, observation_metrics
 from harness.run.driver import Driver, Identity, make_identity
 from harness.run.early import EarlyStart, new_run_id, remove_fresh
@@ -81,6 +82,8 @@ class Runner(Turns, LateReplies, Reporting):
         # the harness's loop lag and the CPU it is given: latency only a starved machine explains (machine.py)
         self.machine = options.machine if options.machine is not None else MachineMonitor()
         self._listening: list[Listening] = []
+        self.idle: AgentIdle | None = None
+        """Evidence that the agent is idle (idle.py), once the target is up."""
         self._attempts: dict[str, list[CaseResult]] = {}
         self._up: asyncio.Future | None = None
         self._placeholders: dict[str, str] = {}
@@ -189,6 +192,10 @@ class Runner(Turns, LateReplies, Reporting):
         detector = asyncio.get_running_loop().run_in_executor(None, warm.language) \
             if warm.judges_language(cases, self.options.baseline) else None  # baseline.language too
         self.endpoints = await target.start(placeholders)
+        # a turn's quiet window may end on evidence that the agent is idle (idle.py): a command
+        # target's process tree at rest and nothing of the case's in flight in the sandbox
+        self.idle = AgentIdle(self.sandbox.router, idle.tree_of(target))
+        self.quiet.full_run_end = self.idle.available
         await encodings
         if detector is not None:
             await detector
@@ -229,6 +236,9 @@ class Runner(Turns, LateReplies, Reporting):
                 self._known = await asyncio.to_thread(order.previous_durations, self.options.out_dir, self.run_id)
             cases = order.longest_first(cases, self.config.sandbox.reply_timeout_s, planned,
                                         set(self.options.prior), self._known)
+        # a case waiting for a slot goes before the cases after it in this order, also when it
+        # could only start late (a variant once its original's turns are in)
+        rank = {c.id: 1 + i / (len(cases) + 1) for i, c in enumerate(cases)}
         waiting = [len(cases)]
 
         def started() -> None:  # once per case: when the last has started, the services' end-of-run work begins
@@ -264,8 +274,8 @@ class Runner(Turns, LateReplies, Reporting):
             slot = Slot(limit)
             mine: frozenset[str] = frozenset()
             try:
-                mine = await texts.acquire(locked[case.id])  # all at once, before the slot: no deadlock
-                await slot.take()
+                mine = await texts.acquire(locked[case.id], rank[case.id])  # all at once, before the slot: no deadlock
+                await slot.take(priority=rank[case.id])
                 started()
                 skipped = self.meter.gate(case)  # the cost budget: no new case once its projection is crossed
                 if skipped is None and self.options.maxfail is not None and self._failed >= self.options.maxfail:
@@ -279,12 +289,20 @@ class Runner(Turns, LateReplies, Reporting):
                 # So does --maxfail: a case may start only once the verdicts before it are in.
                 early = slot if self.meter.guard.limit is None and self.options.maxfail is None else None
                 self._attempts[case.id] = attempts  # late activity may re-decide one (_late_replies)
-                for k in range(0 if skipped else max(1, self.options.repeat)):
-                    await slot.take(priority=0 if k else 1)
+                repeat = 0 if skipped else max(1, self.options.repeat)
+
+                def release_texts() -> None:  # once the last attempt stopped sending (router.retire)
+                    nonlocal mine
+                    texts.release(mine)
+                    mine = frozenset()
+
+                for k in range(repeat):
+                    await slot.take(priority=0 if k else rank[case.id])
                     borrowed = None if source is None else reuse.borrow(
                         case, source, original, self._attempts.get(source) or [], k, time.time(), observed=seen)
-                    attempts.append(self.meter.measure(excuse(case, await self._attempt(case, driver, early, k, borrowed),
-                                                              self.machine)))
+                    one_attempt = await self._attempt(case, driver, early, k, borrowed,
+                                                      sent=release_texts if k == repeat - 1 else None)
+                    attempts.append(self.meter.measure(excuse(case, one_attempt, self.machine)))
                 result = skipped or excuse(case, self.meter.finish(case, attempts, combine_attempts(attempts)),
                                            self.machine)
             finally:
@@ -328,9 +346,11 @@ class Runner(Turns, LateReplies, Reporting):
         await asyncio.shield(future)
 
     async def _attempt(self, case: Case, driver: Driver, slot: Slot | None = None, number: int = 0,
-                       borrowed: reuse.Borrowed | None = None) -> CaseResult:
+                       borrowed: reuse.Borrowed | None = None, sent: Callable[[], None] | None = None) -> CaseResult:
         """One attempt of ``case``; ``borrowed``: its original's turns, observed in the original's
-        own case (a metamorphic variant, ``reuse.py``), which are not sent again."""
+        own case (a metamorphic variant, ``reuse.py``), which are not sent again; ``sent``: called
+        once its turns are over (the case no longer claims calls by their text: its text locks
+        go back before its checks run, which may wait for a model)."""
         users = {name: self._next_identity() for name in (case.users or ("",))}
         rec = self.sandbox.router.open(case.id, [k for u in users.values() for k in u.keys()])
         att = Attempt(case=case, rec=rec, users=users)
@@ -362,6 +382,8 @@ class Runner(Turns, LateReplies, Reporting):
                 self.sandbox.router.retire(rec)
             for user in users.values():
                 driver.forget(user)
+            if sent is not None:
+                sent()
         if not error and not self._target.alive():
             error = "the target process exited during the case"
         chats = [u.chat_for(case.channel) for u in users.values()]

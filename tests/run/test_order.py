@@ -74,3 +74,16 @@ def test_a_variant_borrows_an_observed_original_before_its_verdict():
                                               observed=_obs(error="case timed out after 60s")).missing[0]
     assert "got no reply" in reuse.borrow(v, "src", None, [], 0, at=20.0, observed=_obs(replies=())).missing[0]
     assert "did not finish" in reuse.borrow(v, "src", None, [], 0, at=20.0).missing[0]
+
+
+def test_a_case_judged_by_the_model_starts_before_plain_short_cases():
+    from harness.types import CheckSpec
+
+    judged = Case(id="judged", layer="reasoning", channel="telegram",
+                  turns=(Turn(send="summarize it", checks=(CheckSpec("similarity", {"min": 0.5}),)),))
+    plain = _case("plain", turns=3)
+    assert [c.id for c in order.longest_first([plain, judged], 15.0, {"plain", "judged"})] == ["judged", "plain"]
+    # the wrong twin: a variant's equivalence (mostly decided without the model) adds nothing
+    eq = Case(id="eq", layer="robustness", channel="telegram",
+              turns=(Turn(send="summarize it", checks=(CheckSpec("equivalent", {"to": 0}),)),))
+    assert [c.id for c in order.longest_first([plain, eq], 15.0, {"plain", "eq"})] == ["plain", "eq"]
