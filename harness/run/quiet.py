@@ -3,7 +3,8 @@
 A turn is answered once its expected replies are in and the agent has then been quiet for
 one *quiet window*. A fixed window (``settle_s``) costs every turn the same wait, whether
 the agent sends its replies 5 ms or 500 ms apart. Here the window is fitted to the agent
-as the run goes: every gap between two replies of one turn (in one chat) is a sample, and
+as the run goes: every silence before a reply after a turn's first (in one chat: from the
+agent's previous reply or call to it) is a sample, and
 the window is 1.5 x the 95th percentile of the samples (their maximum while there are fewer
 than 20), kept between ``QUIET_FLOOR_S`` and ``settle_s``.
 
@@ -69,10 +70,19 @@ class QuietWindow:
         timer, must still be heard after the run's last activity."""
         return self.settle_s if self.full_run_end else self.closing
 
-    def learn(self, replies: Sequence[Reply]) -> None:
-        """The gaps between consecutive replies of one turn in one chat become samples."""
+    def learn(self, replies: Sequence[Reply], events: Sequence = ()) -> None:
+        """The silences before each reply after a turn's first (in one chat) become samples: from
+        the agent's previous activity (a reply, or the end of a call it made meanwhile:
+        ``events``) to the reply. The window waits for quiet since the last activity, so a
+        second reply that came after a busy spell of calls needs no longer window."""
         times = sorted(r.at for r in replies)
-        new = [b - a for a, b in zip(times, times[1:]) if b >= a]
+        activity = sorted(times + [e.at + max(0.0, e.duration_ms) / 1000 for e in events
+                                   if getattr(e, "source", "") != "driver"])
+        new = []
+        for a, b in zip(times, times[1:]):
+            before = [t for t in activity if a <= t < b]
+            new.append(b - (max(before) if before else a))
+        new = [g for g in new if g >= 0]
         if new:
             self.gaps.extend(new)
             self._value = self._fit()

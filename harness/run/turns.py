@@ -165,7 +165,7 @@ class Turns:
                 if self.endpoints.state_url:
                     t_obs = await self._probe_state(att, t_obs, driver, att.ident_of(turn))
                 att.turns.append(t_obs)
-                self.quiet.learn(t_obs.replies)
+                self.quiet.learn(t_obs.replies, t_obs.events)
                 if t_obs.replies:
                     att.bot_message_ids[att.user_of(turn)] = t_obs.replies[-1].message_id
 
