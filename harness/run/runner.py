@@ -51,6 +51,11 @@ from harness.types import Case, CaseResult, Evidence, Observation, RunReport
 
 log = logging.getLogger("harness.run.runner")
 
+#: Loop turns a case waits, once its variants may start, before it gives its texts back: a
+#: variant (a long chain's, ahead in the text queue) asks for them first, instead of after
+#: every short case that shares one of them was let in.
+HAND_OVER_TURNS = 8
+
 
 class Runner(Turns, LateReplies, Reporting):
     def __init__(self, config: Config, options: RunOptions, early: EarlyStart | None = None):
@@ -349,8 +354,8 @@ class Runner(Turns, LateReplies, Reporting):
                        borrowed: reuse.Borrowed | None = None, sent: Callable[[], None] | None = None) -> CaseResult:
         """One attempt of ``case``; ``borrowed``: its original's turns, observed in the original's
         own case (a metamorphic variant, ``reuse.py``), which are not sent again; ``sent``: called
-        once its turns are over (the case no longer claims calls by their text: its text locks
-        go back before its checks run, which may wait for a model)."""
+        once its turns are over and observed (the case no longer claims calls by their text: its
+        text locks go back before its checks run, which may wait for a model)."""
         users = {name: self._next_identity() for name in (case.users or ("",))}
         rec = self.sandbox.router.open(case.id, [k for u in users.values() for k in u.keys()])
         att = Attempt(case=case, rec=rec, users=users)
@@ -382,8 +387,6 @@ class Runner(Turns, LateReplies, Reporting):
                 self.sandbox.router.retire(rec)
             for user in users.values():
                 driver.forget(user)
-            if sent is not None:
-                sent()
         if not error and not self._target.alive():
             error = "the target process exited during the case"
         chats = [u.chat_for(case.channel) for u in users.values()]
@@ -395,6 +398,10 @@ class Runner(Turns, LateReplies, Reporting):
         seen = self._observed.get(case.id)
         if seen is not None and not seen.done():  # its variants borrow these turns now (_run_cases)
             seen.set_result(obs)
+            for _ in range(HAND_OVER_TURNS):  # they queue for the texts before they are given back
+                await asyncio.sleep(0)
+        if sent is not None:
+            sent()
         evidence = await evaluate(reuse.judged(case, borrowed) if borrowed else case, obs, self.services)
         latency, calls, tokens = observation_metrics(obs)
         evidence, base_info = await self._baseline_evidence(case, obs, latency, evidence)
