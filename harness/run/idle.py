@@ -12,9 +12,10 @@ way the agent could still be working on the turn is seen to be at rest:
 
 Any of it missing (an in-process target shares the harness's own process; a target given by
 URL has no process here; not Linux; an unreadable /proc) and the full window is kept. What
-this cannot see is an agent sleeping on a timer before it sends more: its reply still reaches
-the case, because finished cases' chats stay open until the run ends and the run's last
-window is never shortened (``late.py``), and between turns it is counted as late.
+this cannot see is an agent sleeping on a timer before it sends more: after a case's last turn
+its reply still reaches the case (finished cases' chats stay open until the run ends, and the
+run's last window is never shortened: ``QuietWindow.run_end``); between two turns it lands in
+the next turn, as after any window, and counts there.
 """
 
 from __future__ import annotations
