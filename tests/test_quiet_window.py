@@ -174,3 +174,18 @@ async def test_between_turns_the_window_is_settle_s_until_a_gap_is_seen(tmp_path
 def _with_env(config, settle_s: float, **env: str):
     target = config.target.model_copy(update={"env": {**config.target.env, **env}})
     return config.with_sections(target=target, sandbox=config.sandbox.model_copy(update={"settle_s": settle_s}))
+
+
+def test_a_second_reply_after_a_busy_spell_is_no_long_silence():
+    from harness.types import Event
+
+    def call(at, ms, source="gateway"):
+        return Event(source=source, name="llm", at=at, status=200, duration_ms=ms, request={}, response=None, keys=())
+
+    busy = QuietWindow(0.6)
+    busy.learn(replies(10.0, 10.5), [call(10.05, 200), call(10.3, 190)])  # the agent's calls end 10 ms before
+    assert busy.gaps == [pytest.approx(0.01)] and busy.value == QUIET_FLOOR_S
+    # the wrong twin: the same replies with nothing between them are a 0.5 s silence
+    silent = QuietWindow(0.6)
+    silent.learn(replies(10.0, 10.5), [call(9.0, 100), call(10.0, 0, source="driver")])
+    assert silent.gaps == [pytest.approx(0.5)] and silent.value == 0.6

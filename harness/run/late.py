@@ -39,14 +39,15 @@ class LateReplies:
     """The runner's end of run (mixed into ``Runner``)."""
 
     async def _run_quiet(self) -> None:
-        """One quiet window for the whole run: wait until nothing reached the sandbox for one
-        closing window (``quiet.py``; at most ``reply_timeout_s``), so a late reply to any case is still seen."""
+        """One quiet window for the whole run: wait until nothing reached the sandbox for the
+        run's last window (``QuietWindow.run_end``; at most ``reply_timeout_s``), so a late reply
+        to any case is still seen."""
         sb = self.config.sandbox
         start = time.time()
         while True:
             now = time.time()
             last = self.sandbox.router.last_event_at or start  # a case's own window may already cover it
-            quiet, window = now - last, self.quiet.closing
+            quiet, window = now - last, self.quiet.run_end
             if quiet >= window or now - start >= sb.reply_timeout_s:
                 return
             await asyncio.sleep(window - quiet + 0.002)

@@ -3,7 +3,8 @@
 A turn is answered once its expected replies are in and the agent has then been quiet for
 one *quiet window*. A fixed window (``settle_s``) costs every turn the same wait, whether
 the agent sends its replies 5 ms or 500 ms apart. Here the window is fitted to the agent
-as the run goes: every gap between two replies of one turn (in one chat) is a sample, and
+as the run goes: every silence before a reply after a turn's first (in one chat: from the
+agent's previous reply or call to it) is a sample, and
 the window is 1.5 x the 95th percentile of the samples (their maximum while there are fewer
 than 20), kept between ``QUIET_FLOOR_S`` and ``settle_s``.
 
@@ -48,6 +49,8 @@ class QuietWindow:
         self.floor_s = min(floor_s, self.settle_s)
         self.gaps: list[float] = []
         self.waits: list[float] = []
+        self.idle_ends = 0
+        self.full_run_end = False
         self._value = self.settle_s
 
     @property
@@ -57,13 +60,29 @@ class QuietWindow:
 
     @property
     def closing(self) -> float:
-        """The window after a case's last turn and at the run's end (the floor before any sample)."""
+        """The window after a case's last turn (the floor before any sample)."""
         return self._value if self.gaps else self.floor_s
 
-    def learn(self, replies: Sequence[Reply]) -> None:
-        """The gaps between consecutive replies of one turn in one chat become samples."""
+    @property
+    def run_end(self) -> float:
+        """The run's last window: ``closing``, or ``settle_s`` once turns may end on evidence that
+        the agent is idle (``full_run_end``): what that evidence cannot see, a reply sent on a
+        timer, must still be heard after the run's last activity."""
+        return self.settle_s if self.full_run_end else self.closing
+
+    def learn(self, replies: Sequence[Reply], events: Sequence = ()) -> None:
+        """The silences before each reply after a turn's first (in one chat) become samples: from
+        the agent's previous activity (a reply, or the end of a call it made meanwhile:
+        ``events``) to the reply. The window waits for quiet since the last activity, so a
+        second reply that came after a busy spell of calls needs no longer window."""
         times = sorted(r.at for r in replies)
-        new = [b - a for a, b in zip(times, times[1:]) if b >= a]
+        activity = sorted(times + [e.at + max(0.0, e.duration_ms) / 1000 for e in events
+                                   if getattr(e, "source", "") != "driver"])
+        new = []
+        for a, b in zip(times, times[1:]):
+            before = [t for t in activity if a <= t < b]
+            new.append(b - (max(before) if before else a))
+        new = [g for g in new if g >= 0]
         if new:
             self.gaps.extend(new)
             self._value = self._fit()
@@ -74,9 +93,11 @@ class QuietWindow:
             self.gaps.append(gap_s)
             self._value = self._fit()
 
-    def used(self, seconds: float) -> None:
-        """Record one window a turn waited (results.json reports their spread)."""
+    def used(self, seconds: float, idle: bool = False) -> None:
+        """Record one window a turn waited (results.json reports their spread); ``idle``: it
+        ended early on evidence that the agent was idle (harness/run/idle.py)."""
         self.waits.append(seconds)
+        self.idle_ends += idle
 
     def _fit(self) -> float:
         if not self.gaps:
@@ -93,7 +114,8 @@ class QuietWindow:
                 "turns": len(waits), "min_s": round(min(waits), 4) if waits else None,
                 "median_s": round(percentile(waits, 50), 4) if waits else None,
                 "max_s": round(max(waits), 4) if waits else None,
-                "run_end_s": round(self.closing, 4), "before_samples": {"between_turns_s": self.settle_s,
+                "idle_ends": self.idle_ends,
+                "run_end_s": round(self.run_end, 4), "before_samples": {"between_turns_s": self.settle_s,
                                                                       "closing_s": self.floor_s}}
 
 
@@ -112,10 +134,10 @@ class Limiter:
 
     def __init__(self, n: int):
         self.free = max(1, n)
-        self._waiters: list[tuple[int, int, asyncio.Future]] = []
+        self._waiters: list[tuple[float, int, asyncio.Future]] = []
         self._seq = 0
 
-    async def acquire(self, priority: int = 1) -> None:
+    async def acquire(self, priority: float = 1) -> None:
         if self.free > 0 and not self._waiters:
             self.free -= 1
             return
@@ -145,7 +167,7 @@ class Slot:
         self._limiter = limiter
         self.held = False
 
-    async def take(self, priority: int = 1) -> None:
+    async def take(self, priority: float = 1) -> None:
         if not self.held:
             await self._limiter.acquire(priority)
             self.held = True

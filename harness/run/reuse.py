@@ -63,7 +63,10 @@ class Borrowed:
         return len(self.turns)
 
 
-def _observation(result: CaseResult | None, attempts: Sequence[CaseResult], number: int) -> Observation | None:
+def _observation(result: CaseResult | None, attempts: Sequence[CaseResult], number: int,
+                 observed: Observation | None = None) -> Observation | None:
+    if observed is not None:
+        return observed
     if 0 <= number < len(attempts) and attempts[number].observation is not None:
         return attempts[number].observation
     return result.observation if result is not None else None
@@ -71,12 +74,14 @@ def _observation(result: CaseResult | None, attempts: Sequence[CaseResult], numb
 
 def _why_not(source: str, result: CaseResult | None, obs: Observation | None, n: int) -> str:
     """Why the original's observation as a whole cannot be compared with ('' when it can)."""
-    if result is None:
+    if result is None and obs is None:
         return f"the original case {source} did not finish in this run"
-    if result.status == "skipped":
+    if result is None:  # observed, not judged yet (the variant starts on the original's turns)
+        pass
+    elif result.status == "skipped":
         return f"the original case {source} was skipped" + (f" ({result.error})" if result.error else "")
     if obs is None:
-        return f"the original case {source} left no observation" + (f" ({result.error})" if result.error else "")
+        return f"the original case {source} left no observation" + (f" ({result.error})" if result and result.error else "")
     if obs.error:
         return f"the original case {source} did not complete: {obs.error}"
     if len(obs.turns) < n:
@@ -85,11 +90,12 @@ def _why_not(source: str, result: CaseResult | None, obs: Observation | None, n:
 
 
 def borrow(case: Case, source: str, result: CaseResult | None, attempts: Sequence[CaseResult], number: int,
-           at: float) -> Borrowed:
+           at: float, observed: Observation | None = None) -> Borrowed:
     """The original's turns for attempt ``number`` of ``case``; ``at``: when the attempt starts
-    (a turn that was never observed is stamped then, with no duration)."""
+    (a turn that was never observed is stamped then, with no duration); ``observed``: the
+    original's observation before its checks ran (``result`` is then None)."""
     n = leading(case)
-    obs = _observation(result, attempts, number)
+    obs = _observation(result, attempts, number, observed)
     why = _why_not(source, result, obs, n)
     turns, missing = [], {}
     for i in range(n):

@@ -27,7 +27,8 @@ from harness.errors import TargetError
 from harness.fileio import make_folder
 from harness.report.journal import Journal
 from harness.report.jsonfile import case_to_dict
-from harness.run import held, reuse, warm
+from harness.run import held, idle, order, reuse, warm
+from harness.run.idle import AgentIdle
 from harness.run.aggregate import case_status, combine_attempts, observation_metrics
 from harness.run.driver import Driver, Identity, make_identity
 from harness.run.early import EarlyStart, new_run_id, remove_fresh
@@ -49,6 +50,11 @@ from harness.targets.inprocess import InProcessTarget
 from harness.types import Case, CaseResult, Evidence, Observation, RunReport
 
 log = logging.getLogger("harness.run.runner")
+
+#: Loop turns a case waits, once its variants may start, before it gives its texts back: a
+#: variant (a long chain's, ahead in the text queue) asks for them first, instead of after
+#: every short case that shares one of them was let in.
+HAND_OVER_TURNS = 8
 
 
 class Runner(Turns, LateReplies, Reporting):
@@ -81,6 +87,8 @@ class Runner(Turns, LateReplies, Reporting):
         # the harness's loop lag and the CPU it is given: latency only a starved machine explains (machine.py)
         self.machine = options.machine if options.machine is not None else MachineMonitor()
         self._listening: list[Listening] = []
+        self.idle: AgentIdle | None = None
+        """Evidence that the agent is idle (idle.py), once the target is up."""
         self._attempts: dict[str, list[CaseResult]] = {}
         self._up: asyncio.Future | None = None
         self._placeholders: dict[str, str] = {}
@@ -88,6 +96,10 @@ class Runner(Turns, LateReplies, Reporting):
         self._trend: Trend | None = None
         self._warming: asyncio.Future | None = None
         """The services building in a worker thread (``warm.services``), beside the cases."""
+        self._observed: dict[str, asyncio.Future] = {}
+        """Per case, its observation once its turns are in (its variants borrow them, ``reuse.py``)."""
+        self._known: dict[str, float] | None = None
+        """How long each case took in the previous run in ``--out`` (``order.previous_durations``)."""
 
     def _next_identity(self) -> Identity:
         self._counter += 1
@@ -187,6 +199,10 @@ class Runner(Turns, LateReplies, Reporting):
         detector = asyncio.get_running_loop().run_in_executor(None, warm.language) \
             if warm.judges_language(cases, self.options.baseline) else None  # baseline.language too
         self.endpoints = await target.start(placeholders)
+        # a turn's quiet window may end on evidence that the agent is idle (idle.py): a command
+        # target's process tree at rest and nothing of the case's in flight in the sandbox
+        self.idle = AgentIdle(self.sandbox.router, idle.tree_of(target))
+        self.quiet.full_run_end = self.idle.available
         if encodings is not None:
             await encodings
         if detector is not None:
@@ -215,7 +231,22 @@ class Runner(Turns, LateReplies, Reporting):
         texts = TextGate()
         planned = {c.id for c in cases}
         locked = {c.id: reuse.locks(c, planned, set(self.options.prior)) for c in cases}
-        done: dict[str, asyncio.Future] = {c.id: asyncio.get_running_loop().create_future() for c in cases}
+        loop = asyncio.get_running_loop()
+        done: dict[str, asyncio.Future] = {c.id: loop.create_future() for c in cases}
+        # a variant starts once its original's turns are observed, not once they are judged
+        # (the original's checks may wait for the embedding model); --repeat: once all are done
+        observed: dict[str, asyncio.Future] = {c.id: loop.create_future() for c in cases}
+        self._observed = observed if max(1, self.options.repeat) == 1 else {}
+        given = cases
+        if self.options.maxfail is None and self.meter.guard.limit is None:
+            # the longest chains first (order.py): the run's tail is not one long case alone
+            if self._known is None:
+                self._known = await asyncio.to_thread(order.previous_durations, self.options.out_dir, self.run_id)
+            cases = order.longest_first(cases, self.config.sandbox.reply_timeout_s, planned,
+                                        set(self.options.prior), self._known)
+        # a case waiting for a slot goes before the cases after it in this order, also when it
+        # could only start late (a variant once its original's turns are in)
+        rank = {c.id: 1 + i / (len(cases) + 1) for i, c in enumerate(cases)}
         waiting = [len(cases)]
 
         def started() -> None:  # once per case: when the last has started, the services' end-of-run work begins
@@ -223,13 +254,17 @@ class Runner(Turns, LateReplies, Reporting):
             if waiting[0] == 0:
                 self.services.begin()  # beside the run's tail, not after it (the critic's judge health)
 
+        def finished(case_id: str, result: CaseResult | None) -> None:
+            for table in (done, observed):
+                if not table[case_id].done():
+                    table[case_id].set_result(result if table is done else None)
+
         async def one(case: Case) -> None:
             result = None
             try:
                 result = await attempts_of(case)
             finally:
-                if not done[case.id].done():
-                    done[case.id].set_result(result)
+                finished(case.id, result)
 
         async def attempts_of(case: Case) -> CaseResult:
             if case.id in self.options.prior:  # --resume: finished before the kill, already journaled
@@ -239,12 +274,16 @@ class Runner(Turns, LateReplies, Reporting):
                     self.options.on_case(self.options.prior[case.id])
                 return self.options.prior[case.id]
             source = reuse.plan(case, planned, set(self.options.prior))
-            original = await done[source] if source is not None else None
+            original, seen = None, None
+            if source is not None:
+                await asyncio.wait([observed[source], done[source]], return_when=asyncio.FIRST_COMPLETED)
+                seen = observed[source].result() if observed[source].done() else None
+                original = None if seen is not None else await done[source]
             slot = Slot(limit)
             mine: frozenset[str] = frozenset()
             try:
-                mine = await texts.acquire(locked[case.id])  # all at once, before the slot: no deadlock
-                await slot.take()
+                mine = await texts.acquire(locked[case.id], rank[case.id])  # all at once, before the slot: no deadlock
+                await slot.take(priority=rank[case.id])
                 started()
                 skipped = self.meter.gate(case)  # the cost budget: no new case once its projection is crossed
                 if skipped is None and self.options.maxfail is not None and self._failed >= self.options.maxfail:
@@ -258,12 +297,20 @@ class Runner(Turns, LateReplies, Reporting):
                 # So does --maxfail: a case may start only once the verdicts before it are in.
                 early = slot if self.meter.guard.limit is None and self.options.maxfail is None else None
                 self._attempts[case.id] = attempts  # late activity may re-decide one (_late_replies)
-                for k in range(0 if skipped else max(1, self.options.repeat)):
-                    await slot.take(priority=0 if k else 1)
+                repeat = 0 if skipped else max(1, self.options.repeat)
+
+                def release_texts() -> None:  # once the last attempt stopped sending (router.retire)
+                    nonlocal mine
+                    texts.release(mine)
+                    mine = frozenset()
+
+                for k in range(repeat):
+                    await slot.take(priority=0 if k else rank[case.id])
                     borrowed = None if source is None else reuse.borrow(
-                        case, source, original, self._attempts.get(source) or [], k, time.time())
-                    attempts.append(self.meter.measure(excuse(case, await self._attempt(case, driver, early, k, borrowed),
-                                                              self.machine)))
+                        case, source, original, self._attempts.get(source) or [], k, time.time(), observed=seen)
+                    one_attempt = await self._attempt(case, driver, early, k, borrowed,
+                                                      sent=release_texts if k == repeat - 1 else None)
+                    attempts.append(self.meter.measure(excuse(case, one_attempt, self.machine)))
                 result = skipped or excuse(case, self.meter.finish(case, attempts, combine_attempts(attempts)),
                                            self.machine)
             finally:
@@ -272,6 +319,7 @@ class Runner(Turns, LateReplies, Reporting):
             results.append(result)
             if result.status in ("fail", "error"):
                 self._failed += 1
+            finished(case.id, result)  # its variants start now, not after the journal's fsync
             await self._journal(journal, case_to_dict(result))
             if self.options.on_case:
                 self.options.on_case(result)
@@ -280,9 +328,9 @@ class Runner(Turns, LateReplies, Reporting):
         await asyncio.gather(*(one(c) for c in cases))
         await self._run_quiet()
         await self._late_replies(results, journal)
-        order = {c.id: i for i, c in enumerate(cases)}
-        results.sort(key=lambda r: order.get(r.id, 0))
-        await self._latency_trend(cases, results, journal)
+        position = {c.id: i for i, c in enumerate(given)}  # reported in the cases' own order
+        results.sort(key=lambda r: position.get(r.id, 0))
+        await self._latency_trend(given, results, journal)
 
     async def _baseline_evidence(self, case: Case, obs: Observation, latency: float | None,
                                  evidence: list[Evidence]) -> tuple[list[Evidence], dict | None]:
@@ -306,9 +354,11 @@ class Runner(Turns, LateReplies, Reporting):
         await asyncio.shield(future)
 
     async def _attempt(self, case: Case, driver: Driver, slot: Slot | None = None, number: int = 0,
-                       borrowed: reuse.Borrowed | None = None) -> CaseResult:
+                       borrowed: reuse.Borrowed | None = None, sent: Callable[[], None] | None = None) -> CaseResult:
         """One attempt of ``case``; ``borrowed``: its original's turns, observed in the original's
-        own case (a metamorphic variant, ``reuse.py``), which are not sent again."""
+        own case (a metamorphic variant, ``reuse.py``), which are not sent again; ``sent``: called
+        once its turns are over and observed (the case no longer claims calls by their text: its
+        text locks go back before its checks run, which may wait for a model)."""
         users = {name: self._next_identity() for name in (case.users or ("",))}
         rec = self.sandbox.router.open(case.id, [k for u in users.values() for k in u.keys()])
         att = Attempt(case=case, rec=rec, users=users)
@@ -348,6 +398,13 @@ class Runner(Turns, LateReplies, Reporting):
         obs = Observation(case_id=case.id, channel=case.channel, chat_id=chats[0],
                           turns=tuple(att.turns), started_at=started, finished_at=time.time(), error=error,
                           user_chats=tuple(chats) if case.users else ())
+        seen = self._observed.get(case.id)
+        if seen is not None and not seen.done():  # its variants borrow these turns now (_run_cases)
+            seen.set_result(obs)
+            for _ in range(HAND_OVER_TURNS):  # they queue for the texts before they are given back
+                await asyncio.sleep(0)
+        if sent is not None:
+            sent()
         evidence = await evaluate(reuse.judged(case, borrowed) if borrowed else case, obs, self.services)
         latency, calls, tokens = observation_metrics(obs)
         evidence, base_info = await self._baseline_evidence(case, obs, latency, evidence)
@@ -378,6 +435,8 @@ async def run_loading(config: Config, options: RunOptions, load: Callable[[], Se
     up.add_done_callback(lambda t: t.cancelled() or t.exception())
     def load_and_warm():
         loaded = load()
+        # the previous run's case durations (order.py), read here beside the target's start
+        runner._known = order.previous_durations(runner.options.out_dir, runner.run_id)
         if warm.judges_language(loaded, options.baseline):  # before any case runs, beside the target's start
             warm.language()
         return loaded

@@ -13,6 +13,7 @@ from typing import Mapping
 import aiohttp
 
 from harness.cases.case import overlap_groups
+from harness.run import idle
 from harness.run.driver import Driver, Identity
 from harness.run.quiet import Slot
 from harness.sandbox.router import CaseRecorder
@@ -166,7 +167,7 @@ class Turns:
                 if self.endpoints.state_url:
                     t_obs = await self._probe_state(att, t_obs, driver, att.ident_of(turn))
                 att.turns.append(t_obs)
-                self.quiet.learn(t_obs.replies)
+                self.quiet.learn(t_obs.replies, t_obs.events)
                 if t_obs.replies:
                     att.bot_message_ids[att.user_of(turn)] = t_obs.replies[-1].message_id
 
@@ -195,6 +196,10 @@ class Turns:
             wants.append((turn, lo if delivered else 0))  # an undelivered update expects no reply
         start = time.time()
         att.settle_timed_out = False
+        # the window may end early on evidence that the agent is idle (idle.py); never for a
+        # turn that expects no reply: only the window itself can tell that none comes
+        probe = self.idle if self.idle is not None and self.idle.available and any(lo for _, lo in wants) else None
+        next_probe, backoff = 0.0, idle.MIN_QUIET_S
         while True:
             now = time.time()
             replies_in = all(self._count(att, att.current, turn) >= lo for turn, lo in wants)
@@ -207,13 +212,24 @@ class Turns:
             if replies_in and quiet >= window:
                 self.quiet.used(window)
                 return now - start
+            if replies_in and probe is not None and quiet >= idle.MIN_QUIET_S and time.time() >= next_probe:
+                if await probe.idle(att.rec):
+                    now = time.time()
+                    self.quiet.used(now - max(att.rec.last_activity, start), idle=True)
+                    return now - start
+                # not at rest: the next look a little later each time (the agent works on)
+                next_probe, backoff = time.time() + backoff, min(idle.MAX_BACKOFF_S, 2 * backoff)
+                continue
             # the reply timeout counts only time the harness ran: a loop that stalled 10 s (a starved
             # machine) heard nothing in them, and the agent's replies wait in its sockets (machine.py)
             if now - start >= sb.reply_timeout_s and now - start >= sb.reply_timeout_s + min(
                     2 * sb.reply_timeout_s, self.machine.lag_since(start)):
                 att.settle_timed_out = True
                 return now - start
-            await att.rec.wait_activity(min(0.002 + max(0.0, window - quiet), sb.reply_timeout_s))
+            left = window - quiet
+            if replies_in and probe is not None:  # the probe starts once the last event is MIN_QUIET_S old
+                left = min(left, max(idle.MIN_QUIET_S - quiet, next_probe - now))
+            await att.rec.wait_activity(min(0.002 + max(0.0, left), sb.reply_timeout_s))
 
     def _turn_observation(self, att: Attempt, index: int, sent_at: float, status: int | None, error: str,
                           waited: float, timed_out: bool, *, turn: Turn | None = None,

@@ -63,6 +63,12 @@ def language() -> None:
         log.warning("the language detector could not be loaded in advance: %s", exc)
 
 
+def encodes(case: Case) -> bool:
+    """Does a check of ``case`` always need the embedding model (similarity, critic)? A variant's
+    ``equivalent`` comparison mostly does not (checks/equivalence.py)."""
+    return any(s.name == "similarity" or s.name.startswith("critic.") for t in case.turns for s in t.checks)
+
+
 def services(made: Services, cases: Sequence[Case]):
     """Start building the services the selected layers declare, in a worker thread (the future,
     or None when there is nothing to build)."""
@@ -77,23 +83,22 @@ def services(made: Services, cases: Sequence[Case]):
     # background (its own process, models/embed_worker.py: the loop every case is timed on is
     # never held), while the target starts and the first cases run; a variant's comparison
     # often needs no model at all (checks/equivalence.py), so for variants alone it stays lazy
-    needing = [c for c in cases if any(s.name == "similarity" or s.name.startswith("critic.")
-                                       for t in c.turns for s in t.checks)]
-    encodes = bool(needing)
+    needing = [c for c in cases if encodes(c)]
+    loads = bool(needing)
 
     def build() -> None:
         for name in wanted:
             try:
                 service = made.get(name)
                 front = getattr(service, "front", None)
-                if encodes and front is not None and hasattr(front, "load_now"):  # the embedder's model
+                if loads and front is not None and hasattr(front, "load_now"):  # the embedder's model
                     front.load_now()
             except MissingExtra:  # harness[models]: the command line said so once, each check says it again
                 pass
             except Exception as exc:  # the check that needs it reports it as unavailable
                 log.warning("service %s could not be built in advance: %s", name, exc)
 
-    if encodes and "embedder" in wanted:
+    if loads and "embedder" in wanted:
         (made.say or log.info)(f"loading the embedding model in the background for {len(needing)} "
                                         "case(s) with similarity or critic checks; the cases start meanwhile")
     return asyncio.get_running_loop().run_in_executor(None, build)

@@ -6,11 +6,18 @@ field (``user:<id>``) and its document token (``tok:<token>``, the path segment 
 ``{docs}`` URL). Servers report every call with the keys they could read from it. An
 event that matches no key goes to the only case that is running, if exactly one is, and
 otherwise stays unattributed at run level (reported, never silently dropped).
+
+The router also knows what is in flight (``Router.middleware``, on every sandbox server): a
+request from its start to its answer, with the keys it was attributed to once its server
+resolved them (``llm_keys``, ``tool_keys``, a ``{docs}`` token). ``busy_for`` tells whether
+any of them may be a case's: the runner's evidence that the agent still works on a turn
+(harness/run/idle.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import re
 import time
@@ -152,6 +159,25 @@ class CaseRecorder:
             return False
 
 
+class InFlight:
+    """One sandbox request between its start and its answer."""
+
+    __slots__ = ("at", "path", "keys")
+
+    def __init__(self, at: float, path: str, keys: tuple[str, ...] | None = None):
+        self.at = at
+        self.path = path
+        self.keys = keys
+        """What it was attributed to; None until its server resolved it (or never, e.g. a channel call)."""
+
+
+#: The request the current task serves (set by ``Router.middleware``), so the key resolution
+#: its server asks for marks it.
+_SERVING: contextvars.ContextVar[InFlight | None] = contextvars.ContextVar("harness_serving", default=None)
+#: Requests that are the agent waiting, not working: a long poll for updates.
+WAITING_PATHS = ("/getUpdates",)
+
+
 class Router:
     """Routes events from every sandbox server to the case they belong to."""
 
@@ -163,6 +189,8 @@ class Router:
         """Calls no case could claim beyond ``MAX_UNATTRIBUTED`` (counted, not kept)."""
         self.events_seen = 0
         self._last_at: float | None = None
+        self.inflight: set[InFlight] = set()
+        """Sandbox requests being served now (``middleware``)."""
 
     def open(self, case_id: str, keys: Iterable[str]) -> CaseRecorder:
         rec = CaseRecorder(case_id, keys)
@@ -241,7 +269,53 @@ class Router:
         """The one resolution of an LLM request to a case's keys: what it names itself
         (``request_keys``), else the running case whose text its user messages hold. The gateway
         uses it for the event's keys, the faults it applies and the model double's script."""
-        return self._resolve(request_keys(body), user_texts(body))
+        return self._serving(self._resolve(request_keys(body), user_texts(body)))
+
+    # -- what is in flight ---------------------------------------------------------------
+
+    @staticmethod
+    def _serving(keys: tuple[str, ...]) -> tuple[str, ...]:
+        """Mark the request this task serves with the keys it was resolved to."""
+        entry = _SERVING.get()
+        if entry is not None:
+            entry.keys = tuple(keys)
+        return keys
+
+    def middleware(self):
+        """An aiohttp middleware that keeps ``inflight`` for the server it is installed on."""
+        from aiohttp import web
+
+        @web.middleware
+        async def track(request, handler):
+            path = request.path
+            if path.endswith(WAITING_PATHS):
+                return await handler(request)
+            token = request.match_info.get("token", "")  # the document server's /c/<token>/...
+            entry = InFlight(time.time(), path, (f"tok:{token}",) if token else None)
+            self.inflight.add(entry)
+            reset = _SERVING.set(entry)
+            try:
+                return await handler(request)
+            finally:
+                _SERVING.reset(reset)
+                self.inflight.discard(entry)
+
+        return track
+
+    def busy_for(self, rec: CaseRecorder) -> bool:
+        """May a request in flight be ``rec``'s? Yes when one was attributed to it, or to no
+        running case, or not (yet) attributed at all; no when each names other cases only."""
+        mine = f"{MAYBE}{rec.uid}"
+        for entry in list(self.inflight):
+            keys = entry.keys
+            if not keys:
+                return True
+            owners = {self._by_key.get(k) for k in keys} - {None}
+            if rec in owners or mine in keys:
+                return True
+            if not owners and not any(k.startswith(MAYBE) for k in keys):
+                return True  # anybody's
+        return False
 
     def tool_keys(self, body: Any, query: Mapping[str, str] | None = None, raw: str = "",
                   tool: str = "") -> tuple[str, ...]:
@@ -254,7 +328,7 @@ class Router:
             asked = [r for r in self._active
                      if any(n.lower() == tool.lower() and _holds(a, args) for n, a in r.asked)]
             if len(asked) == 1:
-                return tuple(keys) + asked[0].keys + (VIA_CONTENT,)
+                return self._serving(tuple(keys) + asked[0].keys + (VIA_CONTENT,))
             if not asked:  # the bot changed an argument (the bug a tool_args check is for): the case
                 # whose model asked for this tool with the most of these arguments, if one stands out
                 scores = [(max((_overlap(a, args) for n, a in r.asked if n.lower() == tool.lower()), default=0), r)
@@ -262,8 +336,8 @@ class Router:
                 best = max((sc for sc, _ in scores), default=0)
                 top = [r for sc, r in scores if sc == best]
                 if best > 0 and len(top) == 1:
-                    return tuple(keys) + top[0].keys + (VIA_CONTENT,)
-        return self._resolve(keys, [raw, *(str(v) for v in (query or {}).values())])
+                    return self._serving(tuple(keys) + top[0].keys + (VIA_CONTENT,))
+        return self._serving(self._resolve(keys, [raw, *(str(v) for v in (query or {}).values())]))
 
     def recorder(self, key: str) -> CaseRecorder | None:
         """The running case a correlation key routes to (the driver reads its chat's history)."""

@@ -51,16 +51,20 @@ class Sandbox:
         def at(key: str) -> dict:  # the server's name in messages, and its socket when bound ahead
             return {"name": SERVERS[key], "sock": reserved.take(key) if reserved is not None else None}
 
+        async def serve(app, **kw):  # every server tells the router what it is serving (Router.busy_for)
+            app.middlewares.insert(0, self.router.middleware())
+            return await listen(app, **kw)
+
         try:
             self.telegram = BotApiEmulator(sec.bot_token, sink)
             self.telegram.case_faults = self.faults
-            srv = await listen(self.telegram.app(), **at("telegram"))
+            srv = await serve(self.telegram.app(), **at("telegram"))
             self._servers.append(srv)
             self.telegram_api = srv.base_url
 
             self.whatsapp = GraphApiEmulator(cfg.sandbox.phone_number_id, sec.whatsapp_token, sink)
             self.whatsapp.case_faults = self.faults
-            srv = await listen(self.whatsapp.app(), **at("whatsapp"))
+            srv = await serve(self.whatsapp.app(), **at("whatsapp"))
             self._servers.append(srv)
             self.whatsapp_api = srv.base_url
 
@@ -76,19 +80,19 @@ class Sandbox:
 
             for name, hook in gateway_hooks(cfg, self._upstream()).items():  # meter, cassette (cost layer)
                 setattr(gateway, name, hook)
-            srv = await listen(gateway.app(), **at("llm"))
+            srv = await serve(gateway.app(), **at("llm"))
             self._servers.append(srv)
             self.llm_base_url = srv.base_url + "/v1"
 
             docs = DocumentServer(Path(cfg.resolve(cfg.sandbox.docs_dir)), sink)
             docs.faults = self.faults
-            srv = await listen(docs.app(), **at("docs"))
+            srv = await serve(docs.app(), **at("docs"))
             self._servers.append(srv)
             self.docs_base = srv.base_url
 
             spy = ToolSpy(sink)
             spy.scripts, spy.faults, spy.keys_of = self.tool_scripts, self.faults, self.router.tool_keys
-            srv = await listen(spy.app(), **at("tools"))
+            srv = await serve(spy.app(), **at("tools"))
             self._servers.append(srv)
             self.tools_url = srv.base_url
         except BaseException:

@@ -136,3 +136,9 @@ def make_app(env: dict) -> web.Application:
     app.router.add_get("/whatsapp", verify)
     app.on_cleanup.append(close)
     return app
+
+
+if __name__ == "__main__":  # the same agent as its own process (a command target): PORT from the environment
+    import os
+
+    web.run_app(make_app(dict(os.environ)), host="127.0.0.1", port=int(os.environ["PORT"]), print=None)

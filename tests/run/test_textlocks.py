@@ -68,3 +68,32 @@ async def test_a_cancelled_waiter_lets_the_next_one_in():
     gate.release(first)
     gate.release(third.result())
     assert gate.busy == set()
+
+
+async def test_a_waiter_with_a_lower_priority_number_is_served_first():
+    gate = TextGate()
+    held = await gate.acquire(["shared"])
+    order = []
+
+    async def want(name, texts, priority):
+        mine = await gate.acquire(texts, priority)
+        order.append(name)
+        gate.release(mine)
+
+    early = asyncio.ensure_future(want("short, arrived first", ["shared", "x"], 1.5))
+    await asyncio.sleep(0)
+    late = asyncio.ensure_future(want("long chain, arrived later", ["shared"], 1.1))
+    await asyncio.sleep(0)
+    gate.release(held)
+    await asyncio.gather(early, late)
+    assert order == ["long chain, arrived later", "short, arrived first"]
+    # the twin: at the same priority, arrival order stands
+    held = await gate.acquire(["shared"])
+    order.clear()
+    early = asyncio.ensure_future(want("first", ["shared", "x"], 1.0))
+    await asyncio.sleep(0)
+    late = asyncio.ensure_future(want("second", ["shared"], 1.0))
+    await asyncio.sleep(0)
+    gate.release(held)
+    await asyncio.gather(early, late)
+    assert order == ["first", "second"]
