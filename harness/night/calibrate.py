@@ -151,27 +151,92 @@ def list_regressions(config: Config) -> list[Regression]:
     return regressions
 
 
-#: The accepted nights calibrate learns its baseline from: one noisy clean run with every case
-#: this many times (a repeat counts as a night), the fewest nights the facts need.
+#: The accepted nights calibrate learns its baseline from: this many noisy clean runs of every
+#: case (each a night, as a repeat of a run counts as one), the fewest nights the facts need.
 BASELINE_NIGHTS = 3
 
 
-def learn_baseline(outcome: "RunOutcome", config: Config):
-    """The baseline the calibration holds every later run to, learned from the noisy clean
-    run's attempts (``BASELINE_NIGHTS`` of them per case); None when it could not be learned."""
+class BaselineBook:
+    """The calibration's baseline, learned case by case while its accepted nights run.
+
+    The nights are ``BASELINE_NIGHTS`` noisy clean runs side by side (not one run of K attempts:
+    a case's attempts follow one another, so a 44-turn conversation under noise took three of its
+    own lengths). A case's invariants are learned as soon as every night has finished it (or
+    has ended without it), from its passing attempts, the first night's first: what
+    ``learn.learn`` makes of the nights' results.json, one case at a time (it learns every case
+    on its own). The runs held to the baseline run beside the nights; a case of theirs waits for
+    its own invariants before its ``baseline.*`` evidence, their latency trend for all of them
+    (``RunOptions.baseline_wait``). ``baseline`` is the value handed to those runs; its ``cases``
+    fill in as the nights go."""
+
+    def __init__(self, settings, nights: Sequence[str]):
+        from harness.checks.baseline import Baseline
+
+        self.nights = tuple(nights)
+        self.baseline = Baseline(accepted=self.nights[0], runs=self.nights, cases={}, settings=settings,
+                                 note=f"calibration baseline: {len(self.nights)} noisy clean nights of every case "
+                                      f"({', '.join(self.nights)})")
+        self._seen: dict[str, dict[str, dict]] = {}
+        self._over: set[str] = set()
+        self._ready: dict[str, asyncio.Event] = {}
+        self._all = asyncio.Event()
+
+    def _event(self, case_id: str) -> asyncio.Event:
+        return self._ready.setdefault(case_id, asyncio.Event())
+
+    def add(self, night: str, case: dict) -> None:
+        """A night finished ``case`` (its results.json entry)."""
+        seen = self._seen.setdefault(case["id"], {})
+        seen[night] = case
+        self._settle(case["id"])
+
+    def night_over(self, night: str) -> None:
+        """A night ended (also one that broke): its cases not in by now never will be."""
+        self._over.add(night)
+        for case_id in list(self._ready):
+            self._settle(case_id)
+        if len(self._over) == len(self.nights):
+            for case_id in self._seen:
+                self._settle(case_id)
+            self._all.set()
+
+    def _settle(self, case_id: str) -> None:
+        seen = self._seen.get(case_id, {})
+        if self._event(case_id).is_set() or not all(n in seen or n in self._over for n in self.nights):
+            return
+        from harness.checks.baseline.learn import learn
+
+        runs = [{"run_id": n, "cases": [seen[n]]} for n in self.nights if n in seen]
+        learned = learn(runs, self.baseline.settings).get(case_id) if runs else None
+        if learned is not None:
+            self.baseline.cases[case_id] = learned  # type: ignore[index]  # the book's own dict
+        self._event(case_id).set()
+
+    async def wait(self, case_id: str | None) -> None:
+        """Until ``case_id``'s invariants are learned (None: every case's)."""
+        if case_id is None:
+            await self._all.wait()
+        else:
+            await self._event(case_id).wait()
+
+
+def learn_baseline(outcomes: Sequence["RunOutcome"], config: Config):
+    """The baseline learned from the nights' finished reports (the first night's attempts
+    first); None when baseline checks are off or no night has a report. What ``BaselineBook``
+    learns case by case, in one go."""
     from harness.checks.baseline import Baseline
     from harness.checks.baseline.learn import learn
     from harness.checks.baseline.settings import baseline_settings
     from harness.report.jsonfile import report_to_dict
 
-    if outcome.report is None:
-        return None
+    done = [o for o in outcomes if o.report is not None]
     settings = baseline_settings(config)
-    if not settings.enabled:
+    if not done or not settings.enabled:
         return None
-    cases = learn([report_to_dict(outcome.report)], settings)
-    return Baseline(accepted=outcome.label, runs=(outcome.label,), cases=cases, settings=settings,
-                    note=f"calibration baseline: {BASELINE_NIGHTS} noisy clean attempts of every case ({outcome.label})")
+    labels = tuple(o.label for o in done)
+    cases = learn([report_to_dict(o.report) for o in done], settings)
+    return Baseline(accepted=labels[0], runs=labels, cases=cases, settings=settings,
+                    note=f"calibration baseline: {len(labels)} noisy clean nights of every case ({', '.join(labels)})")
 
 
 def _with_env(config: Config, extra: dict[str, str]) -> Config:
@@ -186,7 +251,8 @@ def own_layer_first(cases: Sequence[Case], layer: str) -> list[Case]:
 
 async def _one_run(config: Config, cases: Sequence[Case], label: str, regression: str | None, noise: bool,
                    out: Path, concurrency: int | None, services, maxfail: int | None = None,
-                   run_id: str | None = None, baseline=None, repeat: int = 1) -> RunOutcome:
+                   run_id: str | None = None, baseline=None, repeat: int = 1, baseline_wait=None,
+                   on_case=None) -> RunOutcome:
     env = {"DOCBOT_REGRESSION": regression or ""}
     if noise:
         env[NOISE_ENV] = "1"
@@ -194,7 +260,9 @@ async def _one_run(config: Config, cases: Sequence[Case], label: str, regression
     try:
         report = await run_suite(_with_env(config, env), cases,
                                  RunOptions(out_dir=out, run_id=run_id or label, concurrency=concurrency,
-                                            services=services, maxfail=maxfail, baseline=baseline, repeat=repeat))
+                                            services=services, maxfail=maxfail, baseline=baseline, repeat=repeat,
+                                            baseline_wait=baseline_wait if baseline is not None else None,
+                                            on_case=on_case))
         return RunOutcome(label, regression, noise, report, time.perf_counter() - started)
     except Exception as exc:  # one broken run must not sink the calibration; it is reported
         return RunOutcome(label, regression, noise, None, time.perf_counter() - started,
@@ -213,6 +281,11 @@ class Calibration:
     """The suite as loaded (case id -> case, before layer defaults): tells hand-written checks."""
     full: bool = True
     """Every regression ran the whole suite (``--full``); False: each stopped at its first failure."""
+    nights: list[RunOutcome] = field(default_factory=list)
+    """The accepted nights the baseline was learned from (``BASELINE_NIGHTS`` noisy clean runs)."""
+    relearned: list[str] = field(default_factory=list)
+    """Cases whose invariants from the nights' final reports differ from those learned as each
+    night finished the case (late activity re-decided it after): the held runs saw the first."""
 
     def false_alarms(self, runs: list[RunOutcome]) -> set[str]:
         return {cid for r in runs for cid in r.failing()}
@@ -235,6 +308,7 @@ class Calibration:
                 "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "early_stop": not self.full,
                 "regressions": rows, "clean": block(self.clean), "noise": block(self.noisy),
+                "baseline_nights": {**block(self.nights), "relearned": self.relearned},
                 "missed": [r["name"] for r in rows if not r["caught_by"]],
                 "by_kind": kind_totals({"regressions": rows}),
                 "wall_seconds": round(self.seconds, 1),
@@ -300,13 +374,16 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
                     on_run=None, full: bool = False, baseline: bool = True) -> Calibration:
     """Run clean x repeat, noisy x repeat and every regression once; ``parallel`` runs at a time.
 
-    ``baseline``: a noisy clean run of ``BASELINE_NIGHTS`` attempts per case comes first, and every
-    later run is held to the baseline learned from it (the seeded regressions only the accepted
-    nights reveal are caught by ``baseline.*`` evidence; the clean and noisy runs must not trip it).
+    ``baseline``: ``BASELINE_NIGHTS`` noisy clean runs (the accepted nights) start first, and
+    every other run is held to the baseline learned from them, case by case as the nights
+    finish each case (``BaselineBook``): the seeded regressions only the accepted nights reveal
+    are caught by ``baseline.*`` evidence; the clean and noisy runs must not trip it.
 
     ``full`` False: a regression's run stops at its first hard failure (module docstring);
     ``on_run`` is called with each finished run, a regression's once the clean runs are in
     and its ``verdict`` is set."""
+    from harness.checks.baseline.settings import baseline_settings
+    from harness.report.jsonfile import case_to_dict
     from harness.services import default_factories
 
     regressions = list_regressions(config)
@@ -314,6 +391,10 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
         regressions = [r for r in regressions if r.name in only]
     services = Services(config, factories=default_factories())  # one embedder/critic for all runs
     unscored = _unscored(services)  # the same services, no critic-health scoring at each run's end
+    settings = baseline_settings(config)
+    nights = [f"night-{i + 1}" for i in range(BASELINE_NIGHTS)] if baseline and settings.enabled else []
+    book = BaselineBook(settings, nights) if nights else None
+    held = book.baseline if book else None
     plan: list[tuple[str, str | None, bool]] = [(f"clean-{i + 1}", None, False) for i in range(repeat)]
     reg_plan = [(f"regression-{r.name}", r.name, False) for r in regressions]
     noise_plan = [(f"noise-{i + 1}", None, True) for i in range(repeat)] if noise else []
@@ -324,9 +405,21 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     started = time.perf_counter()
     clean_runs: list[RunOutcome] = []
     clean_in = asyncio.Event()
-    held: dict = {"baseline": None}
     by_name = {r.name: r for r in regressions}
     suite = {c.id: c for c in cases}
+    wait = book.wait if book else None
+
+    async def night(label: str) -> RunOutcome:
+        assert book is not None
+        try:
+            async with limit:
+                outcome = await _one_run(config, cases, label, None, True, out / "baseline-nights", concurrency,
+                                         unscored, on_case=lambda r: book.add(label, case_to_dict(r)))
+        finally:
+            book.night_over(label)
+        if on_run:
+            on_run(outcome)
+        return outcome
 
     async def go(label: str, reg: str | None, noisy: bool) -> RunOutcome:
         maxfail = None if full or reg is None else 1
@@ -334,7 +427,7 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
         shared = services if label == "clean-1" else unscored
         async with limit:
             outcome = await _one_run(config, run_cases, label, reg, noisy, out, concurrency, shared, maxfail,
-                                     baseline=held["baseline"])
+                                     baseline=held, baseline_wait=wait)
         if reg is None and not noisy:
             clean_runs.append(outcome)
             if len(clean_runs) == repeat:
@@ -348,7 +441,7 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
                 if rest:
                     async with limit:
                         again = await _one_run(config, rest, label, reg, noisy, out, concurrency, unscored,
-                                               maxfail, run_id=f"{label}-again", baseline=held["baseline"])
+                                               maxfail, run_id=f"{label}-again", baseline=held, baseline_wait=wait)
                     again.seconds += outcome.seconds
                     outcome = again
             outcome.verdict = verdict_line(regression_row(by_name[reg], outcome, clean_fail, suite))
@@ -357,22 +450,24 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
         return outcome
 
     try:
-        if baseline:  # the accepted nights first: every later run is held to what they did (baseline.*)
-            async with limit:
-                nights = await _one_run(config, cases, "baseline-nights", None, True, out, concurrency, unscored,
-                                        repeat=BASELINE_NIGHTS)
-            if on_run:
-                on_run(nights)
-            held["baseline"] = learn_baseline(nights, config)
-        outcomes = await asyncio.gather(*(go(*p) for p in plan))
+        # the nights first in the queue for a slot (every held run's cases wait for what they
+        # learn), then the rest in plan order; all of it side by side as ``parallel`` allows
+        jobs = [night(n) for n in nights] + [go(*p) for p in plan]
+        done = await asyncio.gather(*jobs)
     finally:
         await services.aclose()
+    night_runs, outcomes = list(done[:len(nights)]), done[len(nights):]
     by_label = {o.label: o for o in outcomes}
     cal = Calibration(regressions=regressions,
                       clean=[by_label[p[0]] for p in plan if p[1] is None and not p[2]],
                       noisy=[by_label[p[0]] for p in plan if p[1] is None and p[2]],
                       broken=[by_label[f"regression-{r.name}"] for r in regressions],
-                      seconds=time.perf_counter() - started, cases=suite, full=full)
+                      seconds=time.perf_counter() - started, cases=suite, full=full, nights=night_runs)
+    if book is not None:  # late replies re-decide a case after it was reported: the nights' final word
+        final = learn_baseline(night_runs, config)
+        if final is not None:
+            cal.relearned = sorted(cid for cid in set(final.cases) | set(held.cases)
+                                   if final.cases.get(cid) != held.cases.get(cid))
     return cal
 
 
