@@ -15,11 +15,16 @@ run spends most of its time waiting for the agent, not computing.
 
 A seeded regression is caught at its first hard failure, so by default its run stops there
 (``RunOptions.maxfail`` 1: no case starts after the first failure; the cases already running
-finish) and runs the regression's own layer's cases first; its ``caught_by`` then holds the
-cases seen failing before the stop (``stopped_early`` in calibration.json). The one clean run
-(or ``--repeat K`` of them) tells every regression's false alarms: a regression run that
-stopped only on cases that also fail clean runs again without them. ``full=True``
-(``--full``) runs the whole suite against every regression: the complete catch matrix.
+finish) and runs first the cases that caught it in the last calibration (``<cache_dir>/
+calibrate/last.json``), then its own layer's cases; its ``caught_by`` then holds the cases
+seen failing before the stop (``stopped_early`` in calibration.json). The one clean run (or
+``--repeat K`` of them) tells every regression's false alarms: a regression run that stopped
+only on cases that also fail clean runs again without them. ``full=True`` (``--full``) runs
+the whole suite against every regression: the complete catch matrix.
+
+Every run goes at once, as ``parallel`` allows: the accepted nights the baseline is learned
+from (``BaselineBook``), the clean and noisy runs and the regressions held to it, which wait
+case by case for what the nights learned, not for the nights to end.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from harness.errors import TargetError
 from harness.run.runner import RunOptions, run_suite
 from harness.services import Services
 from harness import layer as layer_registry
-from harness.types import Case, RunReport
+from harness.types import Case, CaseResult, RunReport
 
 NOISE_ENV = "DOCBOT_NOISE"
 #: The kinds of evidence a catch is told by, in the order the matrix prints them.
@@ -176,47 +181,64 @@ class BaselineBook:
         self.baseline = Baseline(accepted=self.nights[0], runs=self.nights, cases={}, settings=settings,
                                  note=f"calibration baseline: {len(self.nights)} noisy clean nights of every case "
                                       f"({', '.join(self.nights)})")
-        self._seen: dict[str, dict[str, dict]] = {}
+        self._seen: dict[str, dict[str, CaseResult]] = {}
         self._over: set[str] = set()
         self._ready: dict[str, asyncio.Event] = {}
+        self._learning: set[str] = set()
+        self._busy = 0
         self._all = asyncio.Event()
 
     def _event(self, case_id: str) -> asyncio.Event:
         return self._ready.setdefault(case_id, asyncio.Event())
 
-    def add(self, night: str, case: dict) -> None:
-        """A night finished ``case`` (its results.json entry)."""
-        seen = self._seen.setdefault(case["id"], {})
-        seen[night] = case
-        self._settle(case["id"])
+    def add(self, night: str, result: CaseResult) -> None:
+        """A night finished a case (``RunOptions.on_case``)."""
+        self._seen.setdefault(result.id, {})[night] = result
+        self._settle(result.id)
 
     def night_over(self, night: str) -> None:
         """A night ended (also one that broke): its cases not in by now never will be."""
         self._over.add(night)
-        for case_id in list(self._ready):
+        for case_id in list(self._ready) + list(self._seen):
             self._settle(case_id)
-        if len(self._over) == len(self.nights):
-            for case_id in self._seen:
-                self._settle(case_id)
+        self._maybe_all()
+
+    def _maybe_all(self) -> None:
+        if len(self._over) == len(self.nights) and not self._busy:
             self._all.set()
 
     def _settle(self, case_id: str) -> None:
         seen = self._seen.get(case_id, {})
-        if self._event(case_id).is_set() or not all(n in seen or n in self._over for n in self.nights):
+        if case_id in self._learning or not all(n in seen or n in self._over for n in self.nights):
             return
-        from harness.checks.baseline.learn import learn
+        self._learning.add(case_id)
+        self._busy += 1
+        task = asyncio.ensure_future(self._learn(case_id, [(n, seen[n]) for n in self.nights if n in seen]))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
-        runs = [{"run_id": n, "cases": [seen[n]]} for n in self.nights if n in seen]
-        learned = learn(runs, self.baseline.settings).get(case_id) if runs else None
-        if learned is not None:
-            self.baseline.cases[case_id] = learned  # type: ignore[index]  # the book's own dict
-        self._event(case_id).set()
+    async def _learn(self, case_id: str, results: list[tuple[str, CaseResult]]) -> None:
+        from harness.checks.baseline.learn import learn
+        from harness.report.jsonfile import case_to_dict
+
+        def work():  # a worker thread: a long conversation's facts take ~0.3 s, every running case's clock
+            runs = [{"run_id": n, "cases": [case_to_dict(r)]} for n, r in results]
+            return learn(runs, self.baseline.settings).get(case_id) if runs else None
+
+        try:
+            learned = await asyncio.to_thread(work)
+            if learned is not None:
+                self.baseline.cases[case_id] = learned  # type: ignore[index]  # the book's own dict
+        finally:
+            self._busy -= 1
+            self._event(case_id).set()  # a case that could not be learned is held to nothing, as before
+            self._maybe_all()
 
     async def wait(self, case_id: str | None) -> None:
         """Until ``case_id``'s invariants are learned (None: every case's)."""
         if case_id is None:
             await self._all.wait()
         else:
+            self._settle(case_id)  # every night over already without it: held to nothing
             await self._event(case_id).wait()
 
 
@@ -243,10 +265,51 @@ def _with_env(config: Config, extra: dict[str, str]) -> Config:
     return config.with_sections(target=config.target.model_copy(update={"env": {**config.target.env, **extra}}))
 
 
-def own_layer_first(cases: Sequence[Case], layer: str) -> list[Case]:
-    """The regression's own layer's cases first (where its first failure most likely is), the
-    rest after, each in the suite's order."""
-    return [c for c in cases if c.layer == layer] + [c for c in cases if c.layer != layer]
+def own_layer_first(cases: Sequence[Case], layer: str, caught_before: Sequence[str] = ()) -> list[Case]:
+    """The cases that caught the regression last time first (``caught_before``, in that order),
+    then its own layer's cases (where its first failure most likely is), the rest after, each
+    in the suite's order: the same cases, only the first failure comes sooner."""
+    first = {cid: i for i, cid in enumerate(caught_before)}
+    known = sorted((c for c in cases if c.id in first), key=lambda c: first[c.id])
+    rest = [c for c in cases if c.id not in first]
+    return known + [c for c in rest if c.layer == layer] + [c for c in rest if c.layer != layer]
+
+
+#: What the last calibration saw per regression (``<cache_dir>/calibrate/last.json``): the cases
+#: that caught it (tried first next time) and how long its run took (the longest start first).
+LAST = "calibrate/last.json"
+
+
+def read_last(config: Config) -> dict[str, dict]:
+    """The last calibration's record (empty when there is none or it does not read)."""
+    from harness.models.settings import cache_dir
+
+    base = cache_dir(config)
+    if base is None:
+        return {}
+    try:
+        data = json.loads((base / LAST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    regs = data.get("regressions") if isinstance(data, dict) else None
+    return {k: v for k, v in regs.items() if isinstance(v, dict)} if isinstance(regs, dict) else {}
+
+
+def write_last(config: Config, rows: Sequence[Mapping], last: Mapping[str, dict]) -> None:
+    """Keep what this calibration saw for the next one, over ``last`` (the record it read: a
+    calibration of a few regressions keeps the others'); a failure to write is no failure."""
+    from harness.models.settings import cache_dir
+
+    base = cache_dir(config)
+    if base is None:
+        return
+    regs = {**last, **{r["name"]: {"caught_by": list(r["caught_by"])[:20], "seconds": r["seconds"]}
+                       for r in rows if not r.get("error")}}
+    try:
+        (base / LAST).parent.mkdir(parents=True, exist_ok=True)
+        (base / LAST).write_text(json.dumps({"regressions": regs}, indent=1) + "\n", encoding="utf-8")
+    except OSError:
+        pass
 
 
 async def _one_run(config: Config, cases: Sequence[Case], label: str, regression: str | None, noise: bool,
@@ -383,7 +446,6 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     ``on_run`` is called with each finished run, a regression's once the clean runs are in
     and its ``verdict`` is set."""
     from harness.checks.baseline.settings import baseline_settings
-    from harness.report.jsonfile import case_to_dict
     from harness.services import default_factories
 
     regressions = list_regressions(config)
@@ -396,7 +458,10 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     book = BaselineBook(settings, nights) if nights else None
     held = book.baseline if book else None
     plan: list[tuple[str, str | None, bool]] = [(f"clean-{i + 1}", None, False) for i in range(repeat)]
-    reg_plan = [(f"regression-{r.name}", r.name, False) for r in regressions]
+    last = read_last(config) if not full else {}
+    # the regressions whose runs took longest last time start first (they bound the wall)
+    ordered = sorted(regressions, key=lambda r: -float((last.get(r.name) or {}).get("seconds") or 0))
+    reg_plan = [(f"regression-{r.name}", r.name, False) for r in ordered]
     noise_plan = [(f"noise-{i + 1}", None, True) for i in range(repeat)] if noise else []
     # the whole-suite runs first (clean: every regression's verdict waits for it; noise: the
     # longest), the regressions' short runs through the slots left
@@ -414,7 +479,7 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
         try:
             async with limit:
                 outcome = await _one_run(config, cases, label, None, True, out / "baseline-nights", concurrency,
-                                         unscored, on_case=lambda r: book.add(label, case_to_dict(r)))
+                                         unscored, on_case=lambda r: book.add(label, r))
         finally:
             book.night_over(label)
         if on_run:
@@ -423,7 +488,8 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
 
     async def go(label: str, reg: str | None, noisy: bool) -> RunOutcome:
         maxfail = None if full or reg is None else 1
-        run_cases = own_layer_first(cases, by_name[reg].layer) if maxfail else cases
+        before = [str(c) for c in (last.get(reg) or {}).get("caught_by") or ()] if reg else []
+        run_cases = own_layer_first(cases, by_name[reg].layer, before) if maxfail else cases
         shared = services if label == "clean-1" else unscored
         async with limit:
             outcome = await _one_run(config, run_cases, label, reg, noisy, out, concurrency, shared, maxfail,
@@ -463,6 +529,8 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
                       noisy=[by_label[p[0]] for p in plan if p[1] is None and p[2]],
                       broken=[by_label[f"regression-{r.name}"] for r in regressions],
                       seconds=time.perf_counter() - started, cases=suite, full=full, nights=night_runs)
+    write_last(config, [regression_row(r, o, cal.false_alarms(cal.clean), suite)
+                        for r, o in zip(cal.regressions, cal.broken)], read_last(config))
     if book is not None:  # late replies re-decide a case after it was reported: the nights' final word
         final = learn_baseline(night_runs, config)
         if final is not None:
