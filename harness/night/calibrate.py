@@ -19,8 +19,10 @@ finish) and runs first the cases that caught it in the last calibration (``<cach
 calibrate/last.json``), then its own layer's cases; its ``caught_by`` then holds the cases
 seen failing before the stop (``stopped_early`` in calibration.json). The one clean run (or
 ``--repeat K`` of them) tells every regression's false alarms: a regression run that stopped
-only on cases that also fail clean runs again without them. ``full=True`` (``--full``) runs
-the whole suite against every regression: the complete catch matrix.
+only on cases that also fail clean runs again without them, and one whose stopping failure
+did not stand (late replies re-decided it after the stop) runs again, the whole suite.
+``full=True`` (``--full``) runs the whole suite against every regression: the complete catch
+matrix.
 
 Every run goes at once, as ``parallel`` allows: the accepted nights the baseline is learned
 from (``BaselineBook``), the clean and noisy runs and the regressions held to it, which wait
@@ -275,6 +277,23 @@ def own_layer_first(cases: Sequence[Case], layer: str, caught_before: Sequence[s
     return known + [c for c in rest if c.layer == layer] + [c for c in rest if c.layer != layer]
 
 
+def longest_first(cases: Sequence[Case], seconds: Mapping[str, float] = ()) -> list[Case]:
+    """The suite with its longest chains first: a case and its variants (``<id>--<variant>``,
+    which wait for it and for one another) are one chain, as long as their ``seconds`` in the
+    last calibration (or half a second a turn where none is known); chains keep their own
+    order. A whole-suite run ends with its longest chain, so that one starts at once."""
+    seconds = dict(seconds or {})
+    chains: dict[str, list[Case]] = {}
+    for c in cases:
+        chains.setdefault(c.id.split("--", 1)[0], []).append(c)
+
+    def length(chain: list[Case]) -> float:
+        return sum(float(seconds[c.id]) if c.id in seconds else 0.5 * len(c.turns) for c in chain)
+
+    order = sorted(chains.values(), key=length, reverse=True)  # stable: equal chains keep the suite's order
+    return [c for chain in order for c in chain]
+
+
 #: What the last calibration saw per regression (``<cache_dir>/calibrate/last.json``): the cases
 #: that caught it (tried first next time) and how long its run took (the longest start first).
 LAST = "calibrate/last.json"
@@ -295,7 +314,20 @@ def read_last(config: Config) -> dict[str, dict]:
     return {k: v for k, v in regs.items() if isinstance(v, dict)} if isinstance(regs, dict) else {}
 
 
-def write_last(config: Config, rows: Sequence[Mapping], last: Mapping[str, dict]) -> None:
+def read_case_seconds(config: Config) -> dict[str, float]:
+    """How long each case took in the last calibration's first night (empty: no record)."""
+    from harness.models.settings import cache_dir
+
+    try:
+        data = json.loads((cache_dir(config) / LAST).read_text(encoding="utf-8"))
+        cases = data.get("case_seconds") or {}
+        return {str(k): float(v) for k, v in cases.items() if isinstance(v, (int, float))}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
+def write_last(config: Config, rows: Sequence[Mapping], last: Mapping[str, dict],
+               report: RunReport | None = None) -> None:
     """Keep what this calibration saw for the next one, over ``last`` (the record it read: a
     calibration of a few regressions keeps the others'); a failure to write is no failure."""
     from harness.models.settings import cache_dir
@@ -307,7 +339,11 @@ def write_last(config: Config, rows: Sequence[Mapping], last: Mapping[str, dict]
                        for r in rows if not r.get("error")}}
     try:
         (base / LAST).parent.mkdir(parents=True, exist_ok=True)
-        (base / LAST).write_text(json.dumps({"regressions": regs}, indent=1) + "\n", encoding="utf-8")
+        record: dict = {"regressions": regs, "case_seconds": read_case_seconds(config)}
+        if report is not None:  # the first night's cases (a noisy run: its chains are the longest)
+            record["case_seconds"].update({c.id: round(c.observation.finished_at - c.observation.started_at, 2)
+                                           for c in report.cases if c.observation is not None})
+        (base / LAST).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     except OSError:
         pass
 
@@ -426,10 +462,12 @@ def verdict_line(row: Mapping) -> str:
 
 
 def default_parallel() -> int:
-    """Calibration runs at once: one more than the cores (a run mostly waits for the agent)."""
+    """Calibration runs at once: the whole-suite runs (the nights, clean, noise) and one more
+    than the cores beside them (a run mostly waits for the agent; measured on 2 cores, 8 at
+    once took 180 s against 433-658 s for 3 phases of 3, bench/RESULTS.md)."""
     import os
 
-    return max(2, min(8, (os.cpu_count() or 1) + 1))
+    return max(2, min(16, BASELINE_NIGHTS + 2 + (os.cpu_count() or 1) + 1))
 
 
 async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat: int = 1, parallel: int = 3,
@@ -473,12 +511,13 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     by_name = {r.name: r for r in regressions}
     suite = {c.id: c for c in cases}
     wait = book.wait if book else None
+    whole = longest_first(cases, read_case_seconds(config))  # the whole-suite runs: longest chains first
 
     async def night(label: str) -> RunOutcome:
         assert book is not None
         try:
             async with limit:
-                outcome = await _one_run(config, cases, label, None, True, out / "baseline-nights", concurrency,
+                outcome = await _one_run(config, whole, label, None, True, out / "baseline-nights", concurrency,
                                          unscored, on_case=lambda r: book.add(label, r))
         finally:
             book.night_over(label)
@@ -489,7 +528,7 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     async def go(label: str, reg: str | None, noisy: bool) -> RunOutcome:
         maxfail = None if full or reg is None else 1
         before = [str(c) for c in (last.get(reg) or {}).get("caught_by") or ()] if reg else []
-        run_cases = own_layer_first(cases, by_name[reg].layer, before) if maxfail else cases
+        run_cases = own_layer_first(cases, by_name[reg].layer, before) if maxfail else whole
         shared = services if label == "clean-1" else unscored
         async with limit:
             outcome = await _one_run(config, run_cases, label, reg, noisy, out, concurrency, shared, maxfail,
@@ -502,12 +541,16 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
             await clean_in.wait()
             clean_fail = {cid for r in clean_runs for cid in r.failing()}
             if outcome.stopped_early and set(outcome.failing()) <= clean_fail:
-                # stopped by the clean agent's own false alarms only: again without those cases
+                # stopped by the clean agent's own false alarms only: again without those cases; or
+                # stopped by a failure that did not stand (a late reply re-decided it after the stop):
+                # again, the whole suite (the regression may need every case, e.g. a latency trend)
+                standing = bool(outcome.failing())
                 rest = [c for c in run_cases if c.id not in clean_fail]
                 if rest:
                     async with limit:
                         again = await _one_run(config, rest, label, reg, noisy, out, concurrency, unscored,
-                                               maxfail, run_id=f"{label}-again", baseline=held, baseline_wait=wait)
+                                               maxfail if standing else None, run_id=f"{label}-again",
+                                               baseline=held, baseline_wait=wait)
                     again.seconds += outcome.seconds
                     outcome = again
             outcome.verdict = verdict_line(regression_row(by_name[reg], outcome, clean_fail, suite))
@@ -530,7 +573,8 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
                       broken=[by_label[f"regression-{r.name}"] for r in regressions],
                       seconds=time.perf_counter() - started, cases=suite, full=full, nights=night_runs)
     write_last(config, [regression_row(r, o, cal.false_alarms(cal.clean), suite)
-                        for r, o in zip(cal.regressions, cal.broken)], read_last(config))
+                        for r, o in zip(cal.regressions, cal.broken)], read_last(config),
+               night_runs[0].report if night_runs else None)
     if book is not None:  # late replies re-decide a case after it was reported: the nights' final word
         final = learn_baseline(night_runs, config)
         if final is not None:
