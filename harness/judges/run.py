@@ -52,9 +52,6 @@ def make_services(config, options: JudgeOptions):
     from harness.services import Services, default_factories
 
     factories = default_factories()
-    from harness.models.factories import single_thread_embedder
-
-    factories["embedder"] = single_thread_embedder  # the model is the command's work: one thread does most per CPU s
     cfg = S.critic_settings(config)
     if cfg.backend != "offline" and not options.llm_critic:
         from harness.models.critic_offline import OfflineCritic

@@ -15,12 +15,10 @@ class MiniLMProcess:
     in; ``encode`` sends one batch and reads its vectors (both block: the batching front calls
     them in a worker thread, one at a time)."""
 
-    def __init__(self, model_dir: Callable[[], Path], batch_size: int = 32, threads: int = 0):
+    def __init__(self, model_dir: Callable[[], Path], batch_size: int = 32):
         self.model_dir = model_dir
         """Where the model's files are (``embedder.model_dir``; MissingExtra without the extra)."""
         self.batch_size = batch_size
-        self.threads = threads
-        """torch's threads in the child (0: torch's default, one per core)."""
         self._proc = None
         self._lock = threading.Lock()
         self.dim = 384
@@ -33,8 +31,7 @@ class MiniLMProcess:
             if self._proc is not None and self._proc.poll() is None:
                 return
             worker = Path(__file__).with_name("embed_worker.py")
-            proc = subprocess.Popen([sys.executable, str(worker), str(self.model_dir()), str(self.batch_size),
-                                     str(self.threads)],
+            proc = subprocess.Popen([sys.executable, str(worker), str(self.model_dir()), str(self.batch_size)],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             line = proc.stdout.readline().decode("utf-8", "replace").strip()
             if not line.startswith("READY"):

@@ -1,4 +1,4 @@
-"""The embedding model in a child process: ``python -m harness.models.embed_worker MODEL_DIR BATCH [THREADS]``.
+"""The embedding model in a child process: ``python -m harness.models.embed_worker MODEL_DIR BATCH``.
 
 The harness's event loop serves the agent's LLM gateway, documents and channels, and every
 case in flight is timed on it: importing torch and loading the model in a thread of that
@@ -36,7 +36,6 @@ def _read_exact(stream, n: int) -> bytes:
 
 def main(argv: list[str]) -> int:
     model_dir, batch_size = argv[0], int(argv[1]) if len(argv) > 1 else 32
-    threads = int(argv[2]) if len(argv) > 2 else 0
     out, inp = sys.stdout.buffer, sys.stdin.buffer
     try:
         os.nice(NICE)
@@ -48,11 +47,6 @@ def main(argv: list[str]) -> int:
     try:
         import numpy as np
         from sentence_transformers import SentenceTransformer
-
-        if threads > 0:  # a set number of torch threads (harness judges, calibrate: one)
-            import torch
-
-            torch.set_num_threads(threads)
 
         model = SentenceTransformer(model_dir, device="cpu")
         dim = int(model.get_sentence_embedding_dimension())

@@ -301,10 +301,9 @@ class _MiniLM:
 
 
 def minilm_embedder(cache_dir: Path | None = None, *, max_batch: int = 64, max_wait_s: float = 0.0,
-                    batch_size: int = 32, in_process: bool = False, threads: int = 0) -> BatchingFront:
+                    batch_size: int = 32, in_process: bool = False) -> BatchingFront:
     """The real embedder (the model loads at the first ``embed`` or ``load_now``, not here), in
-    a child process (``embed_worker.py``) of ``threads`` torch threads (0: torch's default, one
-    per core); ``in_process``: in this one (torch imported here).
+    a child process (``embed_worker.py``); ``in_process``: in this one (torch imported here).
     Raises ``MissingExtra`` at once when the ``models`` extra is not installed (nothing to load)."""
     from importlib.metadata import PackageNotFoundError, version
 
@@ -318,8 +317,7 @@ def minilm_embedder(cache_dir: Path | None = None, *, max_batch: int = 64, max_w
         wheel = "missing"
     from harness.models.embed_process import MiniLMProcess
 
-    model = MiniLMProcess(model_dir, batch_size=batch_size, threads=threads) if not in_process \
-        else _MiniLM(batch_size=batch_size)
+    model = MiniLMProcess(model_dir, batch_size=batch_size) if in_process is False else _MiniLM(batch_size=batch_size)
     front = BatchingFront(model.encode, name=f"{MODEL_NAME}@gt-{wheel}", source=SOURCE_REAL, dim=384,
                           cache_dir=(cache_dir / "embeddings") if cache_dir else None,
                           max_batch=max_batch, max_wait_s=max_wait_s, load=model.load)

@@ -113,24 +113,13 @@ class EmbedderService:
         await self.front.aclose()
 
 
-def make_embedder(services, threads: int = 0) -> EmbedderService:
-    """The configured embedder; ``threads``: the real model's torch threads (0: torch's default)."""
+def make_embedder(services) -> EmbedderService:
     cfg = S.embedding_settings(services.config)
     cache = S.cache_dir(services.config)
     from harness.models import embedder as E
 
-    if cfg.backend == "hash":
-        return EmbedderService(E.hash_embedder(cache, max_batch=cfg.max_batch, max_wait_s=cfg.max_wait_ms / 1000))
-    return EmbedderService(E.minilm_embedder(cache, max_batch=cfg.max_batch, max_wait_s=cfg.max_wait_ms / 1000,
-                                             threads=threads))
-
-
-def single_thread_embedder(services) -> EmbedderService:
-    """``make_embedder`` whose model uses one torch thread: for commands whose work is mostly
-    the model's (``harness judges``, ``calibrate``) on a machine shared with other work, one
-    thread does more per CPU second than several (bench/RESULTS.md "calibrate and judges":
-    ``judges --no-cache`` took 41.9 s of the model's CPU against 53.7 s, the same vectors)."""
-    return make_embedder(services, threads=1)
+    make = E.hash_embedder if cfg.backend == "hash" else E.minilm_embedder
+    return EmbedderService(make(cache, max_batch=cfg.max_batch, max_wait_s=cfg.max_wait_ms / 1000))
 
 
 def golden_dir(services) -> Path:

@@ -489,11 +489,7 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     regressions = list_regressions(config)
     if only:
         regressions = [r for r in regressions if r.name in only]
-    from harness.models.factories import single_thread_embedder
-
-    factories = default_factories()
-    factories["embedder"] = single_thread_embedder  # one thread does most per CPU second
-    services = Services(config, factories=factories)  # one embedder/critic for all runs
+    services = Services(config, factories=default_factories())  # one embedder/critic for all runs
     unscored = _unscored(services)  # the same services, no critic-health scoring at each run's end
     settings = baseline_settings(config)
     nights = [f"night-{i + 1}" for i in range(BASELINE_NIGHTS)] if baseline and settings.enabled else []
