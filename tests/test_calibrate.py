@@ -117,6 +117,11 @@ def test_whole_suite_runs_start_their_longest_chain_first():
     # the last calibration's seconds rule over the turn count: a short case said to be slow goes first
     slow = [c.id for c in cases if c.id.startswith("cmd-")][-1]
     assert longest_first(cases, {slow: 500.0})[0].id == slow
+    # what the regressions' runs wait on comes right after the long chains, before longer short ones
+    short = [c.id for c in cases if c.id.startswith("cmd-")]
+    wanted = longest_first(cases, wanted=[short[-1]])
+    assert [c.id for c in wanted][:len(chain) + 1] == chain + [short[-1]]
+    assert sorted(c.id for c in wanted) == sorted(out)
 
 
 def test_the_last_calibration_is_kept_and_read_back(tmp_path):

@@ -277,11 +277,15 @@ def own_layer_first(cases: Sequence[Case], layer: str, caught_before: Sequence[s
     return known + [c for c in rest if c.layer == layer] + [c for c in rest if c.layer != layer]
 
 
-def longest_first(cases: Sequence[Case], seconds: Mapping[str, float] = ()) -> list[Case]:
+def longest_first(cases: Sequence[Case], seconds: Mapping[str, float] = (), wanted: Sequence[str] = ()) -> list[Case]:
     """The suite with its longest chains first: a case and its variants (``<id>--<variant>``,
     which wait for it and for one another) are one chain, as long as their ``seconds`` in the
     last calibration (or half a second a turn where none is known); chains keep their own
-    order. A whole-suite run ends with its longest chain, so that one starts at once."""
+    order. A whole-suite run ends with its longest chain, so that one starts at once.
+
+    ``wanted``: cases the regressions' runs are expected to stop on (the last calibration's
+    catchers): their chains come right after the long ones (at least a quarter of the longest),
+    so the accepted nights learn them early and those runs end early, freeing their slots."""
     seconds = dict(seconds or {})
     chains: dict[str, list[Case]] = {}
     for c in cases:
@@ -291,6 +295,13 @@ def longest_first(cases: Sequence[Case], seconds: Mapping[str, float] = ()) -> l
         return sum(float(seconds[c.id]) if c.id in seconds else 0.5 * len(c.turns) for c in chain)
 
     order = sorted(chains.values(), key=length, reverse=True)  # stable: equal chains keep the suite's order
+    if wanted and order:
+        want = set(wanted)
+        top = length(order[0]) / 4
+        long = [ch for ch in order if length(ch) >= top]
+        rest = [ch for ch in order if length(ch) < top]
+        order = long + [ch for ch in rest if any(c.id in want for c in ch)] + \
+            [ch for ch in rest if not any(c.id in want for c in ch)]
     return [c for chain in order for c in chain]
 
 
@@ -511,7 +522,9 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     by_name = {r.name: r for r in regressions}
     suite = {c.id: c for c in cases}
     wait = book.wait if book else None
-    whole = longest_first(cases, read_case_seconds(config))  # the whole-suite runs: longest chains first
+    # the whole-suite runs: longest chains first, then what the regressions' runs wait on
+    whole = longest_first(cases, read_case_seconds(config),
+                          [str(c) for r in regressions for c in ((last.get(r.name) or {}).get("caught_by") or ())[:1]])
 
     async def night(label: str) -> RunOutcome:
         assert book is not None
