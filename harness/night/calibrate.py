@@ -236,12 +236,18 @@ class BaselineBook:
             self._maybe_all()
 
     async def wait(self, case_id: str | None) -> None:
-        """Until ``case_id``'s invariants are learned (None: every case's)."""
+        """Until ``case_id``'s invariants are learned. None (the run's latency trend): at once,
+        because the trend reads the invariants of the cases the run finished only, and each of
+        them waited for its own before its evidence; a regression's run stopped at its first
+        failure so ends there, not when the nights end (``all_learned`` waits for every case)."""
         if case_id is None:
-            await self._all.wait()
-        else:
-            self._settle(case_id)  # every night over already without it: held to nothing
-            await self._event(case_id).wait()
+            return
+        self._settle(case_id)  # every night over already without it: held to nothing
+        await self._event(case_id).wait()
+
+    async def all_learned(self) -> None:
+        """Until every case the nights finished is learned (and every night is over)."""
+        await self._all.wait()
 
 
 def learn_baseline(outcomes: Sequence["RunOutcome"], config: Config):
