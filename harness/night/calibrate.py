@@ -316,15 +316,23 @@ def longest_first(cases: Sequence[Case], seconds: Mapping[str, float] = (), want
 LAST = "calibrate/last.json"
 
 
-def read_last(config: Config) -> dict[str, dict]:
-    """The last calibration's record (empty when there is none or it does not read)."""
+def _record_path(config: Config) -> Path | None:
+    """``<cache_dir>/calibrate/last.json`` (None: no config to tell the cache folder)."""
     from harness.models.settings import cache_dir
 
-    base = cache_dir(config)
-    if base is None:
+    try:
+        return cache_dir(config) / LAST
+    except Exception:  # a stand-in config (the scheduling tests) has no cache folder: no record
+        return None
+
+
+def read_last(config: Config) -> dict[str, dict]:
+    """The last calibration's record (empty when there is none or it does not read)."""
+    path = _record_path(config)
+    if path is None:
         return {}
     try:
-        data = json.loads((base / LAST).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     regs = data.get("regressions") if isinstance(data, dict) else None
@@ -333,10 +341,11 @@ def read_last(config: Config) -> dict[str, dict]:
 
 def read_case_seconds(config: Config) -> dict[str, float]:
     """How long each case took in the last calibration's first night (empty: no record)."""
-    from harness.models.settings import cache_dir
-
+    path = _record_path(config)
+    if path is None:
+        return {}
     try:
-        data = json.loads((cache_dir(config) / LAST).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
         cases = data.get("case_seconds") or {}
         return {str(k): float(v) for k, v in cases.items() if isinstance(v, (int, float))}
     except (OSError, ValueError, AttributeError, TypeError):
@@ -347,20 +356,18 @@ def write_last(config: Config, rows: Sequence[Mapping], last: Mapping[str, dict]
                report: RunReport | None = None) -> None:
     """Keep what this calibration saw for the next one, over ``last`` (the record it read: a
     calibration of a few regressions keeps the others'); a failure to write is no failure."""
-    from harness.models.settings import cache_dir
-
-    base = cache_dir(config)
-    if base is None:
+    path = _record_path(config)
+    if path is None:
         return
     regs = {**last, **{r["name"]: {"caught_by": list(r["caught_by"])[:20], "seconds": r["seconds"]}
                        for r in rows if not r.get("error")}}
     try:
-        (base / LAST).parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         record: dict = {"regressions": regs, "case_seconds": read_case_seconds(config)}
         if report is not None:  # the first night's cases (a noisy run: its chains are the longest)
             record["case_seconds"].update({c.id: round(c.observation.finished_at - c.observation.started_at, 2)
                                            for c in report.cases if c.observation is not None})
-        (base / LAST).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     except OSError:
         pass
 
@@ -508,8 +515,8 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
         regressions = [r for r in regressions if r.name in only]
     services = Services(config, factories=default_factories())  # one embedder/critic for all runs
     unscored = _unscored(services)  # the same services, no critic-health scoring at each run's end
-    settings = baseline_settings(config)
-    nights = [f"night-{i + 1}" for i in range(BASELINE_NIGHTS)] if baseline and settings.enabled else []
+    settings = baseline_settings(config) if baseline else None
+    nights = [f"night-{i + 1}" for i in range(BASELINE_NIGHTS)] if settings is not None and settings.enabled else []
     book = BaselineBook(settings, nights) if nights else None
     held = book.baseline if book else None
     plan: list[tuple[str, str | None, bool]] = [(f"clean-{i + 1}", None, False) for i in range(repeat)]
@@ -532,11 +539,13 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     whole = longest_first(cases, read_case_seconds(config),
                           [str(c) for r in regressions for c in ((last.get(r.name) or {}).get("caught_by") or ())[:1]])
 
+    nights_out = out / "baseline-nights" if out is not None else None  # runs/baseline-nights/night-<k>
+
     async def night(label: str) -> RunOutcome:
         assert book is not None
         try:
             async with limit:
-                outcome = await _one_run(config, whole, label, None, True, out / "baseline-nights", concurrency,
+                outcome = await _one_run(config, whole, label, None, True, nights_out, concurrency,
                                          unscored, on_case=lambda r: book.add(label, r))
         finally:
             book.night_over(label)
