@@ -375,7 +375,7 @@ def write_last(config: Config, rows: Sequence[Mapping], last: Mapping[str, dict]
 async def _one_run(config: Config, cases: Sequence[Case], label: str, regression: str | None, noise: bool,
                    out: Path, concurrency: int | None, services, maxfail: int | None = None,
                    run_id: str | None = None, baseline=None, repeat: int = 1, baseline_wait=None,
-                   on_case=None) -> RunOutcome:
+                   on_case=None, machine=None) -> RunOutcome:
     env = {"DOCBOT_REGRESSION": regression or ""}
     if noise:
         env[NOISE_ENV] = "1"
@@ -385,7 +385,7 @@ async def _one_run(config: Config, cases: Sequence[Case], label: str, regression
                                  RunOptions(out_dir=out, run_id=run_id or label, concurrency=concurrency,
                                             services=services, maxfail=maxfail, baseline=baseline, repeat=repeat,
                                             baseline_wait=baseline_wait if baseline is not None else None,
-                                            on_case=on_case))
+                                            on_case=on_case, machine=machine))
         return RunOutcome(label, regression, noise, report, time.perf_counter() - started)
     except Exception as exc:  # one broken run must not sink the calibration; it is reported
         return RunOutcome(label, regression, noise, None, time.perf_counter() - started,
@@ -449,6 +449,29 @@ class _Unscored(Services):
 
     async def finalize(self) -> None:
         return None
+
+
+def _shared_monitor():
+    """One machine monitor for every calibration run: they all run in this process, and a
+    monitor samples this process and its children every 0.2 s (8 runs' monitors read the same
+    figures 8 times). Started by the first run that starts, stopped by the last that stops. A
+    case's window (what excuses its latency) is read as from its own; a run's ``summary.machine``
+    covers the calibration's samples so far (calibration.json reads none of it)."""
+    from harness.run.machine import MachineMonitor
+
+    class Shared(MachineMonitor):
+        users = 0
+
+        def start(self) -> None:
+            self.users += 1
+            super().start()
+
+        async def stop(self) -> None:
+            self.users = max(0, self.users - 1)
+            if not self.users:
+                await super().stop()
+
+    return Shared()
 
 
 def _unscored(services: Services) -> Services:
@@ -540,13 +563,14 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
                           [str(c) for r in regressions for c in ((last.get(r.name) or {}).get("caught_by") or ())[:1]])
 
     nights_out = out / "baseline-nights" if out is not None else None  # runs/baseline-nights/night-<k>
+    machine = _shared_monitor()
 
     async def night(label: str) -> RunOutcome:
         assert book is not None
         try:
             async with limit:
                 outcome = await _one_run(config, whole, label, None, True, nights_out, concurrency,
-                                         unscored, on_case=lambda r: book.add(label, r))
+                                         unscored, on_case=lambda r: book.add(label, r), machine=machine)
         finally:
             book.night_over(label)
         if on_run:
@@ -560,7 +584,7 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
         shared = services if label == "clean-1" else unscored
         async with limit:
             outcome = await _one_run(config, run_cases, label, reg, noisy, out, concurrency, shared, maxfail,
-                                     baseline=held, baseline_wait=wait)
+                                     baseline=held, baseline_wait=wait, machine=machine)
         if reg is None and not noisy:
             clean_runs.append(outcome)
             if len(clean_runs) == repeat:
@@ -578,7 +602,7 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
                     async with limit:
                         again = await _one_run(config, rest, label, reg, noisy, out, concurrency, unscored,
                                                maxfail if standing else None, run_id=f"{label}-again",
-                                               baseline=held, baseline_wait=wait)
+                                               baseline=held, baseline_wait=wait, machine=machine)
                     again.seconds += outcome.seconds
                     outcome = again
             outcome.verdict = verdict_line(regression_row(by_name[reg], outcome, clean_fail, suite))
