@@ -78,3 +78,85 @@ async def test_calibration_holds_every_run_to_a_baseline_learned_first(tmp_path)
     for name in BASELINE_ONLY:
         assert rows[name]["caught_by_kind"]["baseline"], rows[name]
     assert (tmp_path / "runs" / "baseline-nights").is_dir()
+    # the nights ran side by side and the baseline learned case by case as they went is the one
+    # their final reports give (learn.learn over the three): no case was held to anything else
+    nights = data["baseline_nights"]
+    assert nights["runs"] == 3 and nights["hard_failures"] == 0 and nights["relearned"] == []
+    assert len(cal.nights) == 3 and all(n.report is not None for n in cal.nights)
+
+
+# -- issue 26 item 3: calibrate that goes side by side -------------------------------------------
+
+def test_the_cases_that_caught_a_regression_last_time_run_first_then_its_layer():
+    from harness.night.calibrate import own_layer_first
+
+    cases = load_cases(ROOT / "fixtures", globs=["input-empty*", "cost-calls-*", "multi-cancel-mid-task"])
+    ids = [c.id for c in cases]
+    layer_of = {c.id: c.layer for c in cases}
+    # no record: the regression's own layer first, the rest after, each in the suite's order
+    plain = [c.id for c in own_layer_first(cases, "cost")]
+    assert sorted(plain) == sorted(ids) and plain == [i for i in ids if layer_of[i] == "cost"] + \
+        [i for i in ids if layer_of[i] != "cost"]
+    # a record: its catchers first in its order (an id no longer in the suite is ignored), nothing lost
+    before = ["multi-cancel-mid-task", "gone-case", "input-empty-then-help"]
+    ordered = [c.id for c in own_layer_first(cases, "cost", before)]
+    assert ordered[:2] == ["multi-cancel-mid-task", "input-empty-then-help"]
+    assert sorted(ordered) == sorted(ids) and len(ordered) == len(ids)
+    assert ordered[2:] == [i for i in plain if i not in before]
+
+
+def test_whole_suite_runs_start_their_longest_chain_first():
+    from harness.night.calibrate import longest_first
+
+    cases = load_cases(ROOT / "fixtures", globs=["cmd-*", "multi-long-conversation*"])
+    out = [c.id for c in longest_first(cases)]
+    assert sorted(out) == sorted(c.id for c in cases)
+    # the 44-turn conversation and its variants (which wait for it) form the first chain, original first
+    chain = [c.id for c in cases if c.id.split("--")[0] == "multi-long-conversation"]
+    assert len(chain) >= 2 and out[:len(chain)] == chain
+    # the last calibration's seconds rule over the turn count: a short case said to be slow goes first
+    slow = [c.id for c in cases if c.id.startswith("cmd-")][-1]
+    assert longest_first(cases, {slow: 500.0})[0].id == slow
+    # what the regressions' runs wait on comes right after the long chains, before longer short ones
+    short = [c.id for c in cases if c.id.startswith("cmd-")]
+    wanted = longest_first(cases, wanted=[short[-1]])
+    assert [c.id for c in wanted][:len(chain) + 1] == chain + [short[-1]]
+    assert sorted(c.id for c in wanted) == sorted(out)
+
+
+def test_the_last_calibration_is_kept_and_read_back(tmp_path):
+    from harness.night.calibrate import read_case_seconds, read_last, write_last
+
+    (tmp_path / "harness.toml").write_text(f'[embeddings]\ncache_dir = "{tmp_path / "cache"}"\n')
+    config = load_config(tmp_path / "harness.toml", environ={})
+    assert read_last(config) == {} and read_case_seconds(config) == {}  # no record yet
+    rows = [{"name": "a", "caught_by": ["x", "y"], "seconds": 3.5, "error": ""},
+            {"name": "b", "caught_by": [], "seconds": 9.0, "error": "RuntimeError: broke"}]
+    write_last(config, rows, {"b": {"caught_by": ["z"], "seconds": 1.0}, "c": {"caught_by": ["w"], "seconds": 2.0}})
+    last = read_last(config)
+    # this calibration's rows over the record read; a broken run's row does not replace what was known
+    assert last == {"a": {"caught_by": ["x", "y"], "seconds": 3.5}, "b": {"caught_by": ["z"], "seconds": 1.0},
+                    "c": {"caught_by": ["w"], "seconds": 2.0}}
+    (tmp_path / "cache" / "calibrate" / "last.json").write_text("{not json")
+    assert read_last(config) == {} and read_case_seconds(config) == {}  # a broken record is no record
+
+
+async def test_a_case_no_night_reported_is_held_to_nothing_and_never_waits_forever():
+    import asyncio
+
+    from harness.checks.baseline.settings import baseline_settings
+    from harness.night.calibrate import BaselineBook
+
+    book = BaselineBook(baseline_settings(load_config(ROOT / "harness.toml", environ={})), ["night-1", "night-2"])
+    waiting = asyncio.ensure_future(book.wait("some-case"))
+    await asyncio.sleep(0.01)
+    assert not waiting.done()  # the nights are still running: it waits
+    book.night_over("night-1")
+    await asyncio.sleep(0.01)
+    assert not waiting.done()  # one night is still running
+    book.night_over("night-2")
+    await asyncio.wait_for(waiting, 2)
+    await asyncio.wait_for(book.wait("asked-after-the-nights"), 2)
+    await asyncio.wait_for(book.all_learned(), 2)
+    await asyncio.wait_for(book.wait(None), 2)  # the trend: the run's own cases have waited already
+    assert "some-case" not in book.baseline.cases

@@ -23,7 +23,9 @@ from harness.judges.mutate import KINDS
 from harness.judges.suite import Mutation, Subject, mutations, subjects
 from harness.types import Case
 
-CONCURRENCY = 8
+CONCURRENCY = 64
+"""Verdicts in flight at once: the embedder batches what waits (up to its ``max_batch``), so
+more judgements at once are bigger batches, not more work (8 kept its batches to ~10 texts)."""
 #: The most seconds ``harness judges`` stays silent: a phase that says nothing for this long
 #: (judging, threshold proposals, the critic's health) gets a progress line.
 PROGRESS_S = 5.0
@@ -106,7 +108,6 @@ async def run_judges(config, options: JudgeOptions, cases: Sequence[Case]) -> di
 async def _judges(config, options: JudgeOptions, cases: Sequence[Case], say: Callable[[str], None],
                   state: dict[str, Any], started: float) -> dict[str, Any]:
     from harness.golden import load_goldens
-    from harness.models import critic_health as H
 
     golden_path = Path(options.golden or config.golden_dir())  # [suite] golden
     goldens = load_goldens(golden_path)
@@ -147,10 +148,21 @@ async def _judges(config, options: JudgeOptions, cases: Sequence[Case], say: Cal
         return result
 
     golden_jobs = [(s, i, s.render(a)) for s in subs for i, a in enumerate(s.answers)]
-    golden_results = await asyncio.gather(*(tick(verdict(s, r, p, all_checks=True)) for s, _, (r, p) in golden_jobs))
     mut_list = [(subjects_by_id, m) for subjects_by_id in [{s.case.id: s for s in subs}] for ms in muts.values()
                 for m in ms]
-    mut_results = await asyncio.gather(*(tick(verdict(sid[m.case], m.reply, m.post)) for sid, m in mut_list))
+    # Independent work at once, so the embedder's batches fill from all of it: every golden's
+    # and mutation's verdict, the threshold scores (they read no verdict) and the critic's
+    # health set (it reads neither).
+    proposals_job = asyncio.ensure_future(T.propose(subs, muts, services, cache, base))
+    health_job = asyncio.ensure_future(_health(critic, golden_path, cache, base))
+    try:
+        results = await asyncio.gather(*(tick(verdict(s, r, p, all_checks=True)) for s, _, (r, p) in golden_jobs),
+                                       *(tick(verdict(sid[m.case], m.reply, m.post)) for sid, m in mut_list))
+    except BaseException:
+        proposals_job.cancel()
+        health_job.cancel()
+        raise
+    golden_results, mut_results = results[:len(golden_jobs)], results[len(golden_jobs):]
 
     # A check catches a mutation only if it held on the right answer the mutation came from:
     # a check that already fails the golden (a judge's false alarm) proves nothing.
@@ -176,28 +188,14 @@ async def _judges(config, options: JudgeOptions, cases: Sequence[Case], say: Cal
     golden_failures = [{"id": s.case.id, "answer": i, "failures": res["failures"]}
                        for (s, i, _), res in zip(golden_jobs, golden_results) if not res["passed"]]
 
-    state["phase"] = "similarity scores for threshold proposals"
-    say("judges: similarity scores for threshold proposals")
-    proposals = await T.propose(subs, muts, services, cache, base)
-
-    state["phase"] = "critic health"
-    say("judges: critic health")
-    health_dir = golden_path / "critic"
-    hkey = C.digest(base, "health", C.files_digest(health_dir.glob("*.y*ml")) if health_dir.is_dir() else "")
-    health = cache.get(hkey)
-    if health is None:
-        try:
-            examples = H.load_examples(health_dir)
-            a = await H.score_critic(critic.backend, examples, critic.source_text)
-            n = a.decided + a.undecided
-            health = {"examples": n, "accuracy_all": round((a.tp + a.tn) / n, 4) if n else None,
-                      "kappa": round(a.kappa, 4) if a.kappa is not None else None, "undecided": a.undecided,
-                      "accuracy_decided": round(a.accuracy, 4) if a.accuracy is not None else None,
-                      "counts": {"true_positive": a.tp, "true_negative": a.tn, "false_positive": a.fp,
-                                 "false_negative": a.fn}}
-            cache.put(hkey, health)
-        except Exception as exc:  # a broken health set is reported, not fatal
-            health = {"examples": 0, "accuracy_all": None, "kappa": None, "undecided": 0, "error": str(exc)}
+    if not proposals_job.done():
+        state["phase"] = "similarity scores for threshold proposals"
+        say("judges: similarity scores for threshold proposals")
+    proposals = await proposals_job
+    if not health_job.done():
+        state["phase"] = "critic health"
+        say("judges: critic health")
+    health = await health_job
     cache.save()
     await services.aclose()
 
@@ -223,6 +221,30 @@ async def _judges(config, options: JudgeOptions, cases: Sequence[Case], say: Cal
     say(f"judges: wrote {options.out / 'judges.json'} and judges.html in {result['meta']['seconds']}s "
         f"({cache.hits} cached verdicts)")
     return result
+
+
+async def _health(critic, golden_path: Path, cache, base: str) -> dict:
+    """The critic's health on ``<golden>/critic/`` (kept by content in ``cache``)."""
+    from harness.models import critic_health as H
+
+    health_dir = golden_path / "critic"
+    hkey = C.digest(base, "health", C.files_digest(health_dir.glob("*.y*ml")) if health_dir.is_dir() else "")
+    health = cache.get(hkey)
+    if health is not None:
+        return health
+    try:
+        examples = H.load_examples(health_dir)
+        a = await H.score_critic(critic.backend, examples, critic.source_text)
+        n = a.decided + a.undecided
+        health = {"examples": n, "accuracy_all": round((a.tp + a.tn) / n, 4) if n else None,
+                  "kappa": round(a.kappa, 4) if a.kappa is not None else None, "undecided": a.undecided,
+                  "accuracy_decided": round(a.accuracy, 4) if a.accuracy is not None else None,
+                  "counts": {"true_positive": a.tp, "true_negative": a.tn, "false_positive": a.fp,
+                             "false_negative": a.fn}}
+        cache.put(hkey, health)
+    except Exception as exc:  # a broken health set is reported, not fatal
+        health = {"examples": 0, "accuracy_all": None, "kappa": None, "undecided": 0, "error": str(exc)}
+    return health
 
 
 def exit_code(result: dict) -> int:

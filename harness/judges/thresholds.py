@@ -88,15 +88,23 @@ async def propose(subs: list[Subject], muts: dict[str, list[Mutation]], services
     embedder = services.get("embedder")
     from harness.models.settings import embedding_settings
 
+    import asyncio
+
     default = embedding_settings(services.config).threshold
-    out = {}
-    for s in subs:
+
+    async def scored(s: Subject) -> dict:
         key = C.digest(base, "scores", s.case.id, s.answers, [(m.reply, m.post) for m in muts.get(s.case.id, [])],
                        _params(s))
         sc = cache.get(key)
         if sc is None:
             sc = await scores(s, muts.get(s.case.id, []), embedder)
             cache.put(key, sc)
+        return sc
+
+    # every case's scores at once: the embedder batches their texts together (cases are independent)
+    all_scores = await asyncio.gather(*(scored(s) for s in subs))
+    out = {}
+    for s, sc in zip(subs, all_scores):
         params = _params(s)
         current = float(params.get("min", default))
         entry = proposal(current, sc["right"], sc["wrong"])

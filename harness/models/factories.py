@@ -18,16 +18,78 @@ from typing import Any
 from harness.models import settings as S
 
 
-class EmbedderService:
-    """The run's embedder plus what the report says about it."""
+#: Vectors an ``EmbedderService`` keeps in memory, by text (~1.5 kB each at 384 dimensions).
+MEMORY_TEXTS = 50_000
 
-    def __init__(self, front):
+
+class EmbedderService:
+    """The run's embedder plus what the report says about it.
+
+    A text asked for again (a reply every calibration run gets alike, a claim a paraphrase
+    left as it was, a golden a second check reads) is answered from memory, and a text already
+    on its way to the model is waited for, not sent twice: the same text gives the same
+    vector, so only the model's work changes (``memory_hits`` in ``embedder_stats``)."""
+
+    def __init__(self, front, memory: int = MEMORY_TEXTS):
+        from collections import OrderedDict
+
         self.front = front
         self.name = front.name
         self.source = front.source
+        self.memory = memory
+        self.memory_hits = 0
+        self._memory: "OrderedDict[str, Any]" = OrderedDict()
+        self._inflight: dict[str, Any] = {}
 
     async def embed(self, texts, *, cache: bool = False):
-        return await self.front.embed(texts, cache=cache)
+        import asyncio
+
+        import numpy as np
+
+        texts = [t if isinstance(t, str) else str(t) for t in texts]
+        if not self.memory:
+            return await self.front.embed(texts, cache=cache)
+        rows: list[Any] = [None] * len(texts)
+        pending: dict[str, Any] = {}
+        new: list[str] = []
+        for i, t in enumerate(texts):
+            known = self._memory.get(t)
+            if known is not None:
+                self._memory.move_to_end(t)
+                rows[i] = known
+                self.memory_hits += 1
+            elif t in self._inflight:
+                pending[t] = self._inflight[t]
+                self.memory_hits += 1
+            elif t not in pending:
+                new.append(t)
+                pending[t] = None
+        if new:  # one encode for them, not tied to this caller: a cancelled case leaves it to the others
+            task = asyncio.ensure_future(self._encode(new, cache))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            for t in new:
+                pending[t] = self._inflight[t] = task
+        found: dict[str, Any] = {}
+        for task in dict.fromkeys(pending.values()):
+            found.update(await asyncio.shield(task))
+        for i, t in enumerate(texts):
+            if rows[i] is None:
+                rows[i] = found[t]
+        if not rows:
+            return np.zeros((0, self.front.dim), dtype=np.float32)
+        return np.vstack(rows).astype(np.float32)
+
+    async def _encode(self, texts: list[str], cache: bool) -> dict[str, Any]:
+        try:
+            vectors = await self.front.embed(texts, cache=cache)
+        finally:
+            for t in texts:
+                self._inflight.pop(t, None)
+        out = dict(zip(texts, vectors))
+        self._memory.update(out)
+        while len(self._memory) > self.memory:
+            self._memory.popitem(last=False)
+        return out
 
     @property
     def stats(self):
@@ -39,13 +101,13 @@ class EmbedderService:
         return self.front.loaded
 
     def report_models(self) -> dict[str, Any]:
-        return {"embedder": self.name, "embedder_stats": self.front.report()}
+        return {"embedder": self.name, "embedder_stats": {**self.front.report(), "memory_hits": self.memory_hits}}
 
     def report_notes(self) -> list[str]:
         s = self.front.stats
         rate = f", {s.texts_encoded / s.encode_s:.0f} texts/s in the model" if s.encode_s > 0 else ""
         return [f"embeddings ({self.name}): {s.texts_encoded} texts encoded in {s.batches} batches{rate}; "
-                f"{s.cache_hits} disk-cache hits; model load {s.load_s:.1f}s"]
+                f"{s.cache_hits} disk-cache hits, {self.memory_hits} from memory; model load {s.load_s:.1f}s"]
 
     async def aclose(self) -> None:
         await self.front.aclose()

@@ -15,11 +15,18 @@ run spends most of its time waiting for the agent, not computing.
 
 A seeded regression is caught at its first hard failure, so by default its run stops there
 (``RunOptions.maxfail`` 1: no case starts after the first failure; the cases already running
-finish) and runs the regression's own layer's cases first; its ``caught_by`` then holds the
-cases seen failing before the stop (``stopped_early`` in calibration.json). The one clean run
-(or ``--repeat K`` of them) tells every regression's false alarms: a regression run that
-stopped only on cases that also fail clean runs again without them. ``full=True``
-(``--full``) runs the whole suite against every regression: the complete catch matrix.
+finish) and runs first the cases that caught it in the last calibration (``<cache_dir>/
+calibrate/last.json``), then its own layer's cases; its ``caught_by`` then holds the cases
+seen failing before the stop (``stopped_early`` in calibration.json). The one clean run (or
+``--repeat K`` of them) tells every regression's false alarms: a regression run that stopped
+only on cases that also fail clean runs again without them, and one whose stopping failure
+did not stand (late replies re-decided it after the stop) runs again, the whole suite.
+``full=True`` (``--full``) runs the whole suite against every regression: the complete catch
+matrix.
+
+Every run goes at once, as ``parallel`` allows: the accepted nights the baseline is learned
+from (``BaselineBook``), the clean and noisy runs and the regressions held to it, which wait
+case by case for what the nights learned, not for the nights to end.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from harness.errors import TargetError
 from harness.run.runner import RunOptions, run_suite
 from harness.services import Services
 from harness import layer as layer_registry
-from harness.types import Case, RunReport
+from harness.types import Case, CaseResult, RunReport
 
 NOISE_ENV = "DOCBOT_NOISE"
 #: The kinds of evidence a catch is told by, in the order the matrix prints them.
@@ -151,42 +158,224 @@ def list_regressions(config: Config) -> list[Regression]:
     return regressions
 
 
-#: The accepted nights calibrate learns its baseline from: one noisy clean run with every case
-#: this many times (a repeat counts as a night), the fewest nights the facts need.
+#: The accepted nights calibrate learns its baseline from: this many noisy clean runs of every
+#: case (each a night, as a repeat of a run counts as one), the fewest nights the facts need.
 BASELINE_NIGHTS = 3
 
 
-def learn_baseline(outcome: "RunOutcome", config: Config):
-    """The baseline the calibration holds every later run to, learned from the noisy clean
-    run's attempts (``BASELINE_NIGHTS`` of them per case); None when it could not be learned."""
+class BaselineBook:
+    """The calibration's baseline, learned case by case while its accepted nights run.
+
+    The nights are ``BASELINE_NIGHTS`` noisy clean runs side by side (not one run of K attempts:
+    a case's attempts follow one another, so a 44-turn conversation under noise took three of its
+    own lengths). A case's invariants are learned as soon as every night has finished it (or
+    has ended without it), from its passing attempts, the first night's first: what
+    ``learn.learn`` makes of the nights' results.json, one case at a time (it learns every case
+    on its own). The runs held to the baseline run beside the nights; a case of theirs waits for
+    its own invariants before its ``baseline.*`` evidence, their latency trend for all of them
+    (``RunOptions.baseline_wait``). ``baseline`` is the value handed to those runs; its ``cases``
+    fill in as the nights go."""
+
+    def __init__(self, settings, nights: Sequence[str]):
+        from harness.checks.baseline import Baseline
+
+        self.nights = tuple(nights)
+        self.baseline = Baseline(accepted=self.nights[0], runs=self.nights, cases={}, settings=settings,
+                                 note=f"calibration baseline: {len(self.nights)} noisy clean nights of every case "
+                                      f"({', '.join(self.nights)})")
+        self._seen: dict[str, dict[str, CaseResult]] = {}
+        self._over: set[str] = set()
+        self._ready: dict[str, asyncio.Event] = {}
+        self._learning: set[str] = set()
+        self._busy = 0
+        self._all = asyncio.Event()
+
+    def _event(self, case_id: str) -> asyncio.Event:
+        return self._ready.setdefault(case_id, asyncio.Event())
+
+    def add(self, night: str, result: CaseResult) -> None:
+        """A night finished a case (``RunOptions.on_case``)."""
+        self._seen.setdefault(result.id, {})[night] = result
+        self._settle(result.id)
+
+    def night_over(self, night: str) -> None:
+        """A night ended (also one that broke): its cases not in by now never will be."""
+        self._over.add(night)
+        for case_id in list(self._ready) + list(self._seen):
+            self._settle(case_id)
+        self._maybe_all()
+
+    def _maybe_all(self) -> None:
+        if len(self._over) == len(self.nights) and not self._busy:
+            self._all.set()
+
+    def _settle(self, case_id: str) -> None:
+        seen = self._seen.get(case_id, {})
+        if case_id in self._learning or not all(n in seen or n in self._over for n in self.nights):
+            return
+        self._learning.add(case_id)
+        self._busy += 1
+        task = asyncio.ensure_future(self._learn(case_id, [(n, seen[n]) for n in self.nights if n in seen]))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    async def _learn(self, case_id: str, results: list[tuple[str, CaseResult]]) -> None:
+        from harness.checks.baseline.learn import learn
+        from harness.report.jsonfile import case_to_dict
+
+        def work():  # a worker thread: a long conversation's facts take ~0.3 s, every running case's clock
+            runs = [{"run_id": n, "cases": [case_to_dict(r)]} for n, r in results]
+            return learn(runs, self.baseline.settings).get(case_id) if runs else None
+
+        try:
+            learned = await asyncio.to_thread(work)
+            if learned is not None:
+                self.baseline.cases[case_id] = learned  # type: ignore[index]  # the book's own dict
+        finally:
+            self._busy -= 1
+            self._event(case_id).set()  # a case that could not be learned is held to nothing, as before
+            self._maybe_all()
+
+    async def wait(self, case_id: str | None) -> None:
+        """Until ``case_id``'s invariants are learned. None (the run's latency trend): at once,
+        because the trend reads the invariants of the cases the run finished only, and each of
+        them waited for its own before its evidence; a regression's run stopped at its first
+        failure so ends there, not when the nights end (``all_learned`` waits for every case)."""
+        if case_id is None:
+            return
+        self._settle(case_id)  # every night over already without it: held to nothing
+        await self._event(case_id).wait()
+
+    async def all_learned(self) -> None:
+        """Until every case the nights finished is learned (and every night is over)."""
+        await self._all.wait()
+
+
+def learn_baseline(outcomes: Sequence["RunOutcome"], config: Config):
+    """The baseline learned from the nights' finished reports (the first night's attempts
+    first); None when baseline checks are off or no night has a report. What ``BaselineBook``
+    learns case by case, in one go."""
     from harness.checks.baseline import Baseline
     from harness.checks.baseline.learn import learn
     from harness.checks.baseline.settings import baseline_settings
     from harness.report.jsonfile import report_to_dict
 
-    if outcome.report is None:
-        return None
+    done = [o for o in outcomes if o.report is not None]
     settings = baseline_settings(config)
-    if not settings.enabled:
+    if not done or not settings.enabled:
         return None
-    cases = learn([report_to_dict(outcome.report)], settings)
-    return Baseline(accepted=outcome.label, runs=(outcome.label,), cases=cases, settings=settings,
-                    note=f"calibration baseline: {BASELINE_NIGHTS} noisy clean attempts of every case ({outcome.label})")
+    labels = tuple(o.label for o in done)
+    cases = learn([report_to_dict(o.report) for o in done], settings)
+    return Baseline(accepted=labels[0], runs=labels, cases=cases, settings=settings,
+                    note=f"calibration baseline: {len(labels)} noisy clean nights of every case ({', '.join(labels)})")
 
 
 def _with_env(config: Config, extra: dict[str, str]) -> Config:
     return config.with_sections(target=config.target.model_copy(update={"env": {**config.target.env, **extra}}))
 
 
-def own_layer_first(cases: Sequence[Case], layer: str) -> list[Case]:
-    """The regression's own layer's cases first (where its first failure most likely is), the
-    rest after, each in the suite's order."""
-    return [c for c in cases if c.layer == layer] + [c for c in cases if c.layer != layer]
+def own_layer_first(cases: Sequence[Case], layer: str, caught_before: Sequence[str] = ()) -> list[Case]:
+    """The cases that caught the regression last time first (``caught_before``, in that order),
+    then its own layer's cases (where its first failure most likely is), the rest after, each
+    in the suite's order: the same cases, only the first failure comes sooner."""
+    first = {cid: i for i, cid in enumerate(caught_before)}
+    known = sorted((c for c in cases if c.id in first), key=lambda c: first[c.id])
+    rest = [c for c in cases if c.id not in first]
+    return known + [c for c in rest if c.layer == layer] + [c for c in rest if c.layer != layer]
+
+
+def longest_first(cases: Sequence[Case], seconds: Mapping[str, float] = (), wanted: Sequence[str] = ()) -> list[Case]:
+    """The suite with its longest chains first: a case and its variants (``<id>--<variant>``,
+    which wait for it and for one another) are one chain, as long as their ``seconds`` in the
+    last calibration (or half a second a turn where none is known); chains keep their own
+    order. A whole-suite run ends with its longest chain, so that one starts at once.
+
+    ``wanted``: cases the regressions' runs are expected to stop on (the last calibration's
+    catchers): their chains come right after the long ones (at least a quarter of the longest),
+    so the accepted nights learn them early and those runs end early, freeing their slots."""
+    seconds = dict(seconds or {})
+    chains: dict[str, list[Case]] = {}
+    for c in cases:
+        chains.setdefault(c.id.split("--", 1)[0], []).append(c)
+
+    def length(chain: list[Case]) -> float:
+        return sum(float(seconds[c.id]) if c.id in seconds else 0.5 * len(c.turns) for c in chain)
+
+    order = sorted(chains.values(), key=length, reverse=True)  # stable: equal chains keep the suite's order
+    if wanted and order:
+        want = set(wanted)
+        top = length(order[0]) / 4
+        long = [ch for ch in order if length(ch) >= top]
+        rest = [ch for ch in order if length(ch) < top]
+        order = long + [ch for ch in rest if any(c.id in want for c in ch)] + \
+            [ch for ch in rest if not any(c.id in want for c in ch)]
+    return [c for chain in order for c in chain]
+
+
+#: What the last calibration saw per regression (``<cache_dir>/calibrate/last.json``): the cases
+#: that caught it (tried first next time) and how long its run took (the longest start first).
+LAST = "calibrate/last.json"
+
+
+def _record_path(config: Config) -> Path | None:
+    """``<cache_dir>/calibrate/last.json`` (None: no config to tell the cache folder)."""
+    from harness.models.settings import cache_dir
+
+    try:
+        return cache_dir(config) / LAST
+    except Exception:  # a stand-in config (the scheduling tests) has no cache folder: no record
+        return None
+
+
+def read_last(config: Config) -> dict[str, dict]:
+    """The last calibration's record (empty when there is none or it does not read)."""
+    path = _record_path(config)
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    regs = data.get("regressions") if isinstance(data, dict) else None
+    return {k: v for k, v in regs.items() if isinstance(v, dict)} if isinstance(regs, dict) else {}
+
+
+def read_case_seconds(config: Config) -> dict[str, float]:
+    """How long each case took in the last calibration's first night (empty: no record)."""
+    path = _record_path(config)
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        cases = data.get("case_seconds") or {}
+        return {str(k): float(v) for k, v in cases.items() if isinstance(v, (int, float))}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
+def write_last(config: Config, rows: Sequence[Mapping], last: Mapping[str, dict],
+               report: RunReport | None = None) -> None:
+    """Keep what this calibration saw for the next one, over ``last`` (the record it read: a
+    calibration of a few regressions keeps the others'); a failure to write is no failure."""
+    path = _record_path(config)
+    if path is None:
+        return
+    regs = {**last, **{r["name"]: {"caught_by": list(r["caught_by"])[:20], "seconds": r["seconds"]}
+                       for r in rows if not r.get("error")}}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record: dict = {"regressions": regs, "case_seconds": read_case_seconds(config)}
+        if report is not None:  # the first night's cases (a noisy run: its chains are the longest)
+            record["case_seconds"].update({c.id: round(c.observation.finished_at - c.observation.started_at, 2)
+                                           for c in report.cases if c.observation is not None})
+        path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    except OSError:
+        pass
 
 
 async def _one_run(config: Config, cases: Sequence[Case], label: str, regression: str | None, noise: bool,
                    out: Path, concurrency: int | None, services, maxfail: int | None = None,
-                   run_id: str | None = None, baseline=None, repeat: int = 1) -> RunOutcome:
+                   run_id: str | None = None, baseline=None, repeat: int = 1, baseline_wait=None,
+                   on_case=None, machine=None) -> RunOutcome:
     env = {"DOCBOT_REGRESSION": regression or ""}
     if noise:
         env[NOISE_ENV] = "1"
@@ -194,7 +383,9 @@ async def _one_run(config: Config, cases: Sequence[Case], label: str, regression
     try:
         report = await run_suite(_with_env(config, env), cases,
                                  RunOptions(out_dir=out, run_id=run_id or label, concurrency=concurrency,
-                                            services=services, maxfail=maxfail, baseline=baseline, repeat=repeat))
+                                            services=services, maxfail=maxfail, baseline=baseline, repeat=repeat,
+                                            baseline_wait=baseline_wait if baseline is not None else None,
+                                            on_case=on_case, machine=machine))
         return RunOutcome(label, regression, noise, report, time.perf_counter() - started)
     except Exception as exc:  # one broken run must not sink the calibration; it is reported
         return RunOutcome(label, regression, noise, None, time.perf_counter() - started,
@@ -213,6 +404,11 @@ class Calibration:
     """The suite as loaded (case id -> case, before layer defaults): tells hand-written checks."""
     full: bool = True
     """Every regression ran the whole suite (``--full``); False: each stopped at its first failure."""
+    nights: list[RunOutcome] = field(default_factory=list)
+    """The accepted nights the baseline was learned from (``BASELINE_NIGHTS`` noisy clean runs)."""
+    relearned: list[str] = field(default_factory=list)
+    """Cases whose invariants from the nights' final reports differ from those learned as each
+    night finished the case (late activity re-decided it after): the held runs saw the first."""
 
     def false_alarms(self, runs: list[RunOutcome]) -> set[str]:
         return {cid for r in runs for cid in r.failing()}
@@ -235,6 +431,7 @@ class Calibration:
                 "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "early_stop": not self.full,
                 "regressions": rows, "clean": block(self.clean), "noise": block(self.noisy),
+                "baseline_nights": {**block(self.nights), "relearned": self.relearned},
                 "missed": [r["name"] for r in rows if not r["caught_by"]],
                 "by_kind": kind_totals({"regressions": rows}),
                 "wall_seconds": round(self.seconds, 1),
@@ -252,6 +449,29 @@ class _Unscored(Services):
 
     async def finalize(self) -> None:
         return None
+
+
+def _shared_monitor():
+    """One machine monitor for every calibration run: they all run in this process, and a
+    monitor samples this process and its children every 0.2 s (8 runs' monitors read the same
+    figures 8 times). Started by the first run that starts, stopped by the last that stops. A
+    case's window (what excuses its latency) is read as from its own; a run's ``summary.machine``
+    covers the calibration's samples so far (calibration.json reads none of it)."""
+    from harness.run.machine import MachineMonitor
+
+    class Shared(MachineMonitor):
+        users = 0
+
+        def start(self) -> None:
+            self.users += 1
+            super().start()
+
+        async def stop(self) -> None:
+            self.users = max(0, self.users - 1)
+            if not self.users:
+                await super().stop()
+
+    return Shared()
 
 
 def _unscored(services: Services) -> Services:
@@ -289,10 +509,12 @@ def verdict_line(row: Mapping) -> str:
 
 
 def default_parallel() -> int:
-    """Calibration runs at once: one more than the cores (a run mostly waits for the agent)."""
+    """Calibration runs at once: the whole-suite runs (the nights, clean, noise) and one more
+    than the cores beside them (a run mostly waits for the agent; measured on 2 cores, 8 at
+    once took 180 s against 433-658 s for 3 phases of 3, bench/RESULTS.md)."""
     import os
 
-    return max(2, min(8, (os.cpu_count() or 1) + 1))
+    return max(2, min(16, BASELINE_NIGHTS + 2 + (os.cpu_count() or 1) + 1))
 
 
 async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat: int = 1, parallel: int = 3,
@@ -300,13 +522,15 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
                     on_run=None, full: bool = False, baseline: bool = True) -> Calibration:
     """Run clean x repeat, noisy x repeat and every regression once; ``parallel`` runs at a time.
 
-    ``baseline``: a noisy clean run of ``BASELINE_NIGHTS`` attempts per case comes first, and every
-    later run is held to the baseline learned from it (the seeded regressions only the accepted
-    nights reveal are caught by ``baseline.*`` evidence; the clean and noisy runs must not trip it).
+    ``baseline``: ``BASELINE_NIGHTS`` noisy clean runs (the accepted nights) start first, and
+    every other run is held to the baseline learned from them, case by case as the nights
+    finish each case (``BaselineBook``): the seeded regressions only the accepted nights reveal
+    are caught by ``baseline.*`` evidence; the clean and noisy runs must not trip it.
 
     ``full`` False: a regression's run stops at its first hard failure (module docstring);
     ``on_run`` is called with each finished run, a regression's once the clean runs are in
     and its ``verdict`` is set."""
+    from harness.checks.baseline.settings import baseline_settings
     from harness.services import default_factories
 
     regressions = list_regressions(config)
@@ -314,8 +538,15 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
         regressions = [r for r in regressions if r.name in only]
     services = Services(config, factories=default_factories())  # one embedder/critic for all runs
     unscored = _unscored(services)  # the same services, no critic-health scoring at each run's end
+    settings = baseline_settings(config) if baseline else None
+    nights = [f"night-{i + 1}" for i in range(BASELINE_NIGHTS)] if settings is not None and settings.enabled else []
+    book = BaselineBook(settings, nights) if nights else None
+    held = book.baseline if book else None
     plan: list[tuple[str, str | None, bool]] = [(f"clean-{i + 1}", None, False) for i in range(repeat)]
-    reg_plan = [(f"regression-{r.name}", r.name, False) for r in regressions]
+    last = read_last(config) if not full else {}
+    # the regressions whose runs took longest last time start first (they bound the wall)
+    ordered = sorted(regressions, key=lambda r: -float((last.get(r.name) or {}).get("seconds") or 0))
+    reg_plan = [(f"regression-{r.name}", r.name, False) for r in ordered]
     noise_plan = [(f"noise-{i + 1}", None, True) for i in range(repeat)] if noise else []
     # the whole-suite runs first (clean: every regression's verdict waits for it; noise: the
     # longest), the regressions' short runs through the slots left
@@ -324,17 +555,36 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     started = time.perf_counter()
     clean_runs: list[RunOutcome] = []
     clean_in = asyncio.Event()
-    held: dict = {"baseline": None}
     by_name = {r.name: r for r in regressions}
     suite = {c.id: c for c in cases}
+    wait = book.wait if book else None
+    # the whole-suite runs: longest chains first, then what the regressions' runs wait on
+    whole = longest_first(cases, read_case_seconds(config),
+                          [str(c) for r in regressions for c in ((last.get(r.name) or {}).get("caught_by") or ())[:1]])
+
+    nights_out = out / "baseline-nights" if out is not None else None  # runs/baseline-nights/night-<k>
+    machine = _shared_monitor()
+
+    async def night(label: str) -> RunOutcome:
+        assert book is not None
+        try:
+            async with limit:
+                outcome = await _one_run(config, whole, label, None, True, nights_out, concurrency,
+                                         unscored, on_case=lambda r: book.add(label, r), machine=machine)
+        finally:
+            book.night_over(label)
+        if on_run:
+            on_run(outcome)
+        return outcome
 
     async def go(label: str, reg: str | None, noisy: bool) -> RunOutcome:
         maxfail = None if full or reg is None else 1
-        run_cases = own_layer_first(cases, by_name[reg].layer) if maxfail else cases
+        before = [str(c) for c in (last.get(reg) or {}).get("caught_by") or ()] if reg else []
+        run_cases = own_layer_first(cases, by_name[reg].layer, before) if maxfail else whole
         shared = services if label == "clean-1" else unscored
         async with limit:
             outcome = await _one_run(config, run_cases, label, reg, noisy, out, concurrency, shared, maxfail,
-                                     baseline=held["baseline"])
+                                     baseline=held, baseline_wait=wait, machine=machine)
         if reg is None and not noisy:
             clean_runs.append(outcome)
             if len(clean_runs) == repeat:
@@ -343,12 +593,16 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
             await clean_in.wait()
             clean_fail = {cid for r in clean_runs for cid in r.failing()}
             if outcome.stopped_early and set(outcome.failing()) <= clean_fail:
-                # stopped by the clean agent's own false alarms only: again without those cases
+                # stopped by the clean agent's own false alarms only: again without those cases; or
+                # stopped by a failure that did not stand (a late reply re-decided it after the stop):
+                # again, the whole suite (the regression may need every case, e.g. a latency trend)
+                standing = bool(outcome.failing())
                 rest = [c for c in run_cases if c.id not in clean_fail]
                 if rest:
                     async with limit:
                         again = await _one_run(config, rest, label, reg, noisy, out, concurrency, unscored,
-                                               maxfail, run_id=f"{label}-again", baseline=held["baseline"])
+                                               maxfail if standing else None, run_id=f"{label}-again",
+                                               baseline=held, baseline_wait=wait, machine=machine)
                     again.seconds += outcome.seconds
                     outcome = again
             outcome.verdict = verdict_line(regression_row(by_name[reg], outcome, clean_fail, suite))
@@ -357,22 +611,27 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
         return outcome
 
     try:
-        if baseline:  # the accepted nights first: every later run is held to what they did (baseline.*)
-            async with limit:
-                nights = await _one_run(config, cases, "baseline-nights", None, True, out, concurrency, unscored,
-                                        repeat=BASELINE_NIGHTS)
-            if on_run:
-                on_run(nights)
-            held["baseline"] = learn_baseline(nights, config)
-        outcomes = await asyncio.gather(*(go(*p) for p in plan))
+        # the nights first in the queue for a slot (every held run's cases wait for what they
+        # learn), then the rest in plan order; all of it side by side as ``parallel`` allows
+        jobs = [night(n) for n in nights] + [go(*p) for p in plan]
+        done = await asyncio.gather(*jobs)
     finally:
         await services.aclose()
+    night_runs, outcomes = list(done[:len(nights)]), done[len(nights):]
     by_label = {o.label: o for o in outcomes}
     cal = Calibration(regressions=regressions,
                       clean=[by_label[p[0]] for p in plan if p[1] is None and not p[2]],
                       noisy=[by_label[p[0]] for p in plan if p[1] is None and p[2]],
                       broken=[by_label[f"regression-{r.name}"] for r in regressions],
-                      seconds=time.perf_counter() - started, cases=suite, full=full)
+                      seconds=time.perf_counter() - started, cases=suite, full=full, nights=night_runs)
+    write_last(config, [regression_row(r, o, cal.false_alarms(cal.clean), suite)
+                        for r, o in zip(cal.regressions, cal.broken)], read_last(config),
+               night_runs[0].report if night_runs else None)
+    if book is not None:  # late replies re-decide a case after it was reported: the nights' final word
+        final = learn_baseline(night_runs, config)
+        if final is not None:
+            cal.relearned = sorted(cid for cid in set(final.cases) | set(held.cases)
+                                   if final.cases.get(cid) != held.cases.get(cid))
     return cal
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Awaitable, Callable, Mapping
 
 from harness.checks.baseline import Baseline
 from harness.run.machine import MachineMonitor
@@ -44,6 +44,10 @@ class RunOptions:
     baseline: Baseline | None = None
     """What the accepted nights held (``harness.night.learned``): every attempt gets its
     ``baseline.*`` evidence, the run its latency trend. None: no baseline checks."""
+    baseline_wait: Callable[[str | None], Awaitable[None]] | None = None
+    """Awaited before a case's ``baseline.*`` evidence (with its case id) and before the latency
+    trend (with None): a ``baseline`` still being learned beside this run, case by case
+    (``harness calibrate``: its accepted nights run at the same time as the runs held to them)."""
     baseline_note: str = ""
     """Why there is no ``baseline`` (results.json ``summary.baseline.note``)."""
     machine: MachineMonitor | None = None

@@ -334,11 +334,15 @@ class Runner(Turns, LateReplies, Reporting):
 
     async def _baseline_evidence(self, case: Case, obs: Observation, latency: float | None,
                                  evidence: list[Evidence]) -> tuple[list[Evidence], dict | None]:
+        if self.options.baseline is not None and self.options.baseline_wait is not None:
+            await self.options.baseline_wait(case.id)  # learned beside this run (calibrate): this case's is in
         return await held.with_baseline(self.options.baseline, case, obs, latency, evidence)
 
     async def _latency_trend(self, cases: Sequence[Case], results: list[CaseResult], journal: Journal) -> None:
         if self.options.baseline is None:
             return
+        if self.options.baseline_wait is not None:
+            await self.options.baseline_wait(None)  # every case's baseline is in
         self._trend, changed = held.apply_trend(self.options.baseline, cases, results)
         for i in changed:
             await self._journal(journal, case_to_dict(results[i]))  # the later line stands

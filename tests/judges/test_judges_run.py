@@ -135,8 +135,8 @@ def test_no_phase_goes_silent_longer_than_the_progress_interval(tmp_path, monkey
     monkeypatch.setattr(R, "PROGRESS_S", 0.05)
     real = R.judge
 
-    async def slow(*a, **kw):
-        await asyncio.sleep(0.02)
+    async def slow(*a, **kw):  # longer than PROGRESS_S: the verdicts run all at once (R.CONCURRENCY)
+        await asyncio.sleep(0.2)
         return await real(*a, **kw)
 
     monkeypatch.setattr(R, "judge", slow)

@@ -109,3 +109,46 @@ def test_a_model_process_that_dies_is_started_again_or_is_an_error_never_a_hang(
     with pytest.raises(RuntimeError, match="the embedding model process failed"):
         proc.encode(["hello"])
     proc.close()
+
+
+# -- issue 26 item 4: a text asked for again is not encoded again --------------------------------
+
+async def test_the_service_answers_a_text_it_has_seen_from_memory_with_the_same_vector():
+    from harness.models.factories import EmbedderService
+
+    service = EmbedderService(hash_embedder(None, max_wait_s=0.02))
+    plain = hash_embedder(None)
+    # two callers at once share a text: it is encoded once, while in flight
+    a, b = await asyncio.gather(service.embed(["a reply", "a claim", "a reply"]), service.embed(["a claim", "new"]))
+    want = await plain.embed(["a reply", "a claim", "new"])
+    assert (a[0] == want[0]).all() and (a[1] == want[1]).all() and (a[2] == want[0]).all()
+    assert (b[0] == want[1]).all() and (b[1] == want[2]).all()
+    assert service.stats.texts_encoded == 3
+    again = await service.embed(["new", "a reply"])  # later: from memory, the model not asked
+    assert service.stats.texts_encoded == 3 and (again[0] == want[2]).all() and service.memory_hits >= 3
+    assert service.report_models()["embedder_stats"]["memory_hits"] == service.memory_hits
+    assert (await service.embed([])).shape == (0, 256)
+    # the twin: without memory every text goes to the model
+    bare = EmbedderService(hash_embedder(None), memory=0)
+    await bare.embed(["x"])
+    await bare.embed(["x"])
+    assert bare.stats.texts_encoded == 2 and bare.memory_hits == 0
+
+
+async def test_a_failed_encode_reaches_every_caller_and_is_not_remembered():
+    from harness.models.embedder import BatchingFront
+    from harness.models.factories import EmbedderService
+
+    calls = []
+
+    def flaky(texts):
+        calls.append(list(texts))
+        if len(calls) == 1:
+            raise RuntimeError("model exploded")
+        import numpy as np
+        return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+    service = EmbedderService(BatchingFront(flaky, name="flaky@0", source="test-double", dim=4))
+    results = await asyncio.gather(service.embed(["a"]), service.embed(["a"]), return_exceptions=True)
+    assert all(isinstance(r, RuntimeError) for r in results)
+    assert (await service.embed(["a"])).shape == (1, 4) and len(calls) == 2  # asked again, not a stale error
