@@ -73,9 +73,20 @@ def _parse(raw: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict) or not data.get("run_id") or not isinstance(data["run_id"], str):
         return None
-    if not isinstance(data.get("cases", {}), dict) or not isinstance(data.get("log", []), list):
+    cases = data.get("cases", {})
+    if isinstance(cases, list) and all(isinstance(e, dict) for e in cases):
+        # the learner's other form, [{glob, run_id, ...}] (night/learned.py): kept for it; the readers
+        # here see no per-case acceptances in it (``_case_entries``)
+        cases = {}
+    if not isinstance(cases, dict) or not isinstance(data.get("log", []), list):
         return None  # the shape every reader relies on (a hand edit made `show` crash, exit 70)
     return data
+
+
+def _case_entries(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``{case: {run_id, ...}}`` acceptances of a record ({} for the list-of-globs form)."""
+    cases = record.get("cases")
+    return cases if isinstance(cases, dict) else {}
 
 
 def local_record_problem(reports_dir: str | os.PathLike[str]) -> str | None:
@@ -150,7 +161,7 @@ def baseline_run_of(record: Mapping[str, Any] | None, case_id: str) -> str | Non
     """The run holding ``case_id``'s accepted record: its own acceptance, else the baseline run."""
     if not record:
         return None
-    entry = (record.get("cases") or {}).get(case_id)
+    entry = _case_entries(record).get(case_id)
     return str(entry.get("run_id")) if isinstance(entry, Mapping) and entry.get("run_id") else str(record["run_id"])
 
 
@@ -161,7 +172,7 @@ def baseline_results(source: RunSource, record: Mapping[str, Any],
     already loaded). A run that cannot be read keeps the baseline run's record of its cases,
     with a warning in the log. The dict carries ``baseline_record`` (the record)."""
     base = dict(base if base is not None else source.load(str(record["run_id"])))
-    overrides = {cid: str(e["run_id"]) for cid, e in (record.get("cases") or {}).items()
+    overrides = {cid: str(e["run_id"]) for cid, e in _case_entries(record).items()
                  if isinstance(e, Mapping) and e.get("run_id") and str(e["run_id"]) != str(record["run_id"])}
     if overrides:
         runs: dict[str, dict[str, Any] | None] = {}
@@ -200,7 +211,7 @@ def with_case_acceptances(source: RunSource, record: Mapping[str, Any] | None,
     acceptances the nights come back as they are.
     """
     nights = [dict(n) for n in nights]
-    overridden = {cid for cid, e in ((record or {}).get("cases") or {}).items()
+    overridden = {cid for cid, e in _case_entries(record or {}).items()
                   if isinstance(e, Mapping) and e.get("run_id") and str(e["run_id"]) != str((record or {}).get("run_id"))}
     if not nights or not overridden:
         return nights
@@ -265,6 +276,10 @@ def accept_baseline(reports_dir: str | os.PathLike[str], source: RunSource, run_
         if previous is None:
             raise UsageError("--case updates an accepted baseline, and none was accepted yet",
                              fix=f"accept a whole run first: harness baseline accept {run_id}")
+        if isinstance(previous.get("cases"), list):  # the list-of-globs form: its entries would be lost
+            raise UsageError("baseline.json holds its case acceptances as a list of globs, which --case cannot "
+                             "add to without losing them", fix="write them as {case: {run_id: ...}} or accept "
+                             f"the whole run again (harness baseline accept {run_id}), then --case")
         ids = [str(c.get("id")) for c in load_run(source, run_id).get("cases") or () if isinstance(c, Mapping)]
         chosen: list[str] = []
         for glob in cases:
@@ -274,7 +289,7 @@ def accept_baseline(reports_dir: str | os.PathLike[str], source: RunSource, run_
                                  fix="harness history lists the cases; a glob such as 'url-*' picks several")
             chosen += [i for i in hits if i not in chosen]
         record = {**previous, "schema": SCHEMA, "updated_at": now,
-                  "cases": dict(previous.get("cases") or {}), "log": list(previous.get("log") or ())}
+                  "cases": dict(_case_entries(previous)), "log": list(previous.get("log") or ())}
         for cid in chosen:
             if run_id == str(previous["run_id"]):
                 record["cases"].pop(cid, None)  # back to the baseline run's own record
@@ -363,7 +378,7 @@ def acceptance_note(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return None
     return {"run_id": record.get("run_id"), "accepted_by": record.get("accepted_by"),
             "accepted_at": record.get("accepted_at"), "reason": record.get("reason") or record.get("note") or "",
-            "cases": {cid: dict(e) for cid, e in (record.get("cases") or {}).items() if isinstance(e, Mapping)}}
+            "cases": {cid: dict(e) for cid, e in _case_entries(record).items() if isinstance(e, Mapping)}}
 
 
 def render_baseline(record: Mapping[str, Any] | None) -> str:
