@@ -693,5 +693,6 @@ def matrix_lines(data: dict) -> list[str]:
     for r in data["regressions"]:
         fe = r["first_evidence"]
         if fe:
-            lines.append(f"  {r['name']}: {fe['case']} {fe['check']} (turn {fe['turn']}): {fe['reason']}")
+            where = f" (turn {fe['turn']})" if fe.get("turn") is not None else ""  # a run-wide check has none
+            lines.append(f"  {r['name']}: {fe['case']} {fe['check']}{where}: {fe['reason']}")
     return lines
