@@ -26,6 +26,8 @@ KNOWN_METHODS: tuple[str, ...] = (
     "editMessageCaption", "pinChatMessage", "unpinChatMessage", "unpinAllChatMessages", "getChatMember",
     "getChatMemberCount", "getChatAdministrators", "answerInlineQuery", "getUserProfilePhotos", "leaveChat",
     "getMyDescription", "getMyShortDescription", "getMyName", "getChatMenuButton",
+    # Bot API 9.3's streamed draft of an answer (a preview while the model writes; not a message)
+    "sendMessageDraft", "deleteMessages", "editMessageMedia", "stopPoll", "setChatTitle", "setChatDescription",
 )
 _CANONICAL = {m.lower(): m for m in KNOWN_METHODS}
 

@@ -16,7 +16,7 @@ _CHAT_METHODS = {
     "sendMessage", "sendChatAction", "sendDocument", "sendPhoto", "deleteMessage", "getChat",
     "setMessageReaction", *MEDIA_SENDS, *OTHER_SENDS, "sendMediaGroup", "copyMessage", "forwardMessage",
     "pinChatMessage", "unpinChatMessage", "unpinAllChatMessages", "getChatMember", "getChatMemberCount",
-    "getChatAdministrators", "leaveChat",
+    "getChatAdministrators", "leaveChat", "sendMessageDraft", "deleteMessages", "setChatTitle", "setChatDescription",
 }
 
 
@@ -117,7 +117,7 @@ def validate_call(method: str, params: Mapping[str, Any]) -> None:
     parse_mode = params.get("parse_mode")
     if canonical_mode(parse_mode) is None:
         raise _bad("unsupported parse_mode")
-    if method in ("sendMessage", "editMessageText"):
+    if method in ("sendMessage", "editMessageText", "sendMessageDraft"):
         text = params.get("text")
         if not isinstance(text, str) or not text.strip():
             raise _bad("message text is empty")

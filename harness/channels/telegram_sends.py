@@ -167,6 +167,53 @@ class MoreSends:
     async def _m_getChatMenuButton(self, params: Mapping[str, Any], at: float) -> Any:
         return {"type": "default"}
 
+    async def _m_sendMessageDraft(self, params: Mapping[str, Any], at: float) -> Any:
+        """A preview of an answer being written (Bot API 9.3): shown while it lasts, no message,
+        so no reply (the answer the user keeps is the sendMessage that follows)."""
+        try:
+            draft = int(str(params.get("draft_id") or 0))
+        except ValueError:
+            draft = 0
+        if draft == 0:
+            raise _bad("draft_id must be non-zero")
+        return True
+
+    async def _m_deleteMessages(self, params: Mapping[str, Any], at: float) -> Any:
+        ids = params.get("message_ids")
+        if not isinstance(ids, list) or not 1 <= len(ids) <= 100:
+            raise _bad("message_ids must be an array of 1-100 message identifiers")
+        chat = _int_chat(params["chat_id"])
+        for mid in ids:
+            self._state.messages.pop((chat, _int(mid)), None)
+        return True
+
+    async def _m_editMessageMedia(self, params: Mapping[str, Any], at: float) -> Any:
+        if params.get("inline_message_id"):
+            return True
+        key = (_int_chat(params.get("chat_id")), _int(params.get("message_id")))
+        old = self._state.messages.get(key)
+        media = params.get("media")
+        if old is None:
+            raise _bad("message to edit not found")
+        if not isinstance(media, Mapping) or media.get("type") not in ("photo", "video", "audio", "document",
+                                                                       "animation"):
+            raise _bad("can't parse InputMedia: Media type must be specified")
+        kind = str(media["type"])
+        msg = {k: v for k, v in old.items() if k not in ("photo", "video", "audio", "document", "animation")}
+        file = self._file(media.get("media"), kind)
+        msg[kind] = [{**file, "width": 800, "height": 600}] if kind == "photo" else file
+        msg["edit_date"] = int(at)
+        return self._store(msg)
+
+    async def _m_stopPoll(self, params: Mapping[str, Any], at: float) -> Any:
+        old = self._state.messages.get((_int_chat(params.get("chat_id")), _int(params.get("message_id"))))
+        if old is None or "poll" not in old:
+            raise _bad("message with poll to stop not found")
+        return {**old["poll"], "is_closed": True}
+
+    _m_setChatTitle = _m_unpinChatMessage
+    _m_setChatDescription = _m_unpinChatMessage
+
 
 def _bind(method: str, handler: str) -> Any:
     async def call(self: MoreSends, params: Mapping[str, Any], at: float) -> Any:

@@ -98,3 +98,19 @@ async def test_an_unknown_method_is_still_not_found(emu):
     call, _ = emu
     status, answer = await call("sendTelepathy", {"chat_id": CHAT})
     assert status == 404 and answer["description"] == "Not Found"
+
+
+async def test_a_streamed_draft_is_no_reply_and_the_answer_after_it_is_one(emu):
+    """sendMessageDraft (Bot API 9.3) previews an answer being written: a bot streaming its
+    model's answer sends drafts, then the message. Counting the drafts as replies would fail
+    every `replies: {max: 1}` (a false alarm); refusing them a bot that streams."""
+    call, events = emu
+    for part in ("The fin", "The findings are"):
+        status, answer = await call("sendMessageDraft", {"chat_id": CHAT, "draft_id": 7, "text": part})
+        assert status == 200 and answer["result"] is True and events[-1].reply is None
+    status, _ = await call("sendMessage", {"chat_id": CHAT, "text": "The findings are clear."})
+    assert status == 200 and events[-1].reply.text == "The findings are clear."
+    status, answer = await call("sendMessageDraft", {"chat_id": CHAT, "draft_id": 0, "text": "x"})  # the twin
+    assert status == 400 and answer["description"] == "Bad Request: draft_id must be non-zero"
+    status, answer = await call("sendMessageDraft", {"chat_id": CHAT, "draft_id": 7, "text": "<b>x", "parse_mode": "HTML"})
+    assert status == 400 and "can't parse entities" in answer["description"]
