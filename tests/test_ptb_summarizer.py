@@ -8,6 +8,7 @@ and every case failed (a false alarm on a clean bot)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,10 @@ cases:
     turns:
       - document: {file_name: study.txt, mime_type: text/plain, source: findings.txt}
         expect: {reply: {contains: "the bees came back"}, tools_called: [llm]}
+  - id: summary-of-a-pdf
+    turns:
+      - document: {file_name: paper.pdf, mime_type: application/pdf, source: battery-paper.pdf}
+        expect: {reply: {contains: "Manganese-Rich Layered Oxide"}, tools_called: [llm]}
   - id: twin-another-document
     turns:
       - document: {file_name: study.txt, mime_type: text/plain, source: thanks.txt}
@@ -42,6 +47,7 @@ async def test_a_ptb_summarizer_reads_the_document_the_case_sent(tmp_path):
     docs.mkdir()
     (docs / "findings.txt").write_text("Findings: the bees came back after the hedges were planted.\n")
     (docs / "thanks.txt").write_text("Acknowledgements: we thank the farmers.\n")
+    shutil.copy(ROOT / "fixtures" / "documents" / "battery-paper.pdf", docs / "battery-paper.pdf")
     (tmp_path / "fx" / "reasoning").mkdir(parents=True)
     (tmp_path / "fx" / "reasoning" / "docs.yaml").write_text(CASES)
     cfg = tmp_path / "harness.toml"
@@ -52,4 +58,5 @@ async def test_a_ptb_summarizer_reads_the_document_the_case_sent(tmp_path):
     by_id = {c.id: c for c in report.cases}
     why = {k: [(e.check, e.reason) for e in c.evidence if e.passed is not True] for k, c in by_id.items()}
     assert by_id["summary-of-the-findings"].status == "pass", why
+    assert by_id["summary-of-a-pdf"].status == "pass", why  # its LLM call attributed by the PDF's text
     assert by_id["twin-another-document"].status == "fail", why

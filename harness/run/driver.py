@@ -18,13 +18,13 @@ from typing import Any, Sequence
 
 import aiohttp
 
-from harness.channels import media
 from harness.channels import telegram as tg
 from harness.channels import whatsapp as wa
 from harness.config import Config
 from harness.errors import TargetError
 from harness.run.delivery import CaseState, Delivery, Identity, make_identity
 from harness.run.driver_faults import deliver_scripted, is_scripted
+from harness.run.inbound import InboundFiles
 from harness.sandbox.router import Router
 from harness.targets.base import Endpoints
 from harness.textgen import render
@@ -42,7 +42,8 @@ class Driver:
         self.whatsapp_emulator = whatsapp_emulator
         self.telegram_emulator = telegram_emulator
         docs = Path(config.resolve(config.sandbox.docs_dir)) if config.sandbox.docs_dir else None
-        self.docs_dir = docs if docs is not None and docs.is_dir() else None  # a document turn's content
+        self.inbound = InboundFiles(docs if docs is not None and docs.is_dir() else None, router,
+                                    telegram_emulator, whatsapp_emulator)
         self.endpoints = endpoints
         self.router = router
         self.session = session
@@ -190,25 +191,8 @@ class Driver:
         return Delivery(result.status, result.error, sent_at, time.time())
 
     def note_files(self, channel: str, update: dict, ident: Identity, turn: Turn) -> None:
-        """Give the emulator the bytes of the files this update sends (harness/channels/media.py),
-        so a bot downloads them as in production (getFile and /file/bot...; GET /<media-id>)."""
-        source = turn.options.get("source") if turn.kind == "document" else None
-        source = str(source) if source else None
-        files: list[media.InboundFile] = []
-        if channel == "telegram" and self.telegram_emulator is not None:
-            for file_id, file in media.telegram_files(update, docs_dir=self.docs_dir, source=source,
-                                                      keys=(f"tg:{ident.chat_id}",)):
-                self.telegram_emulator.note_file(file_id, file)
-                files.append(file)
-        elif channel == "whatsapp" and self.whatsapp_emulator is not None:
-            for media_id, file in media.whatsapp_files(update, docs_dir=self.docs_dir, source=source,
-                                                       keys=(f"wa:{ident.wa_id}",)):
-                self.whatsapp_emulator.note_file(media_id, file)
-                files.append(file)
-        # a summarizer's LLM call carries the document, not a message: its opening is the case's text
-        # (two cases sending one document never run side by side: turns.case_texts locks its name)
-        self.router.sent_by(f"tg:{ident.chat_id}" if channel == "telegram" else f"wa:{ident.wa_id}",
-                            [t for t in (f.opening() for f in files) if t])
+        """The bytes of the files this update sends, for the emulators to serve (run/inbound.py)."""
+        self.inbound.note(channel, update, ident, turn)
 
     def note_whatsapp(self, update: dict, ident: Identity) -> None:
         """Tell the Graph emulator who the user is, so replies addressed by BSUID or mark-reads

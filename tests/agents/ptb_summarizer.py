@@ -24,14 +24,22 @@ async def summarize(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     doc = update.message.document
     try:
         file = await context.bot.get_file(doc.file_id)
-        text = bytes(await file.download_as_bytearray()).decode("utf-8", "replace")
+        data = bytes(await file.download_as_bytearray())
+        if doc.mime_type == "application/pdf":  # pypdf, as its docs show
+            import io
+
+            from pypdf import PdfReader
+
+            text = "\n".join(page.extract_text() or "" for page in PdfReader(io.BytesIO(data)).pages)
+        else:
+            text = data.decode("utf-8", "replace")
     except Exception as exc:  # noqa: BLE001 - the user hears about it
         await update.message.reply_text(f"Sorry, I could not read {doc.file_name}: {exc}")
         return
     answer = await llm.chat.completions.create(model="gpt-4o-mini", messages=[
         {"role": "system", "content": "Summarize the user's document in two sentences."},
         {"role": "user", "content": text[:20000]}])
-    await update.message.reply_text(answer.choices[0].message.content or "(no summary)")
+    await update.message.reply_text((answer.choices[0].message.content or "(no summary)")[:4000])  # Telegram: 4096
 
 
 def main() -> None:
