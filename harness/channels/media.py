@@ -26,6 +26,12 @@ _JPEG_1PX = base64.b64decode(
 
 #: The most a placeholder is (a declared size past it is served cut to this).
 PLACEHOLDER_MAX = 1024 * 1024
+#: The most of a documents-folder file read into memory (WhatsApp's document limit, 100 MB);
+#: a bigger one is described with its size, never served.
+READ_MAX = 100 * 1024 * 1024
+#: What a bot may download through getFile (core.telegram.org/bots/api#getfile: 20 MB); past it
+#: the Bot API answers 400 "file is too big".
+TELEGRAM_DOWNLOAD_MAX = 20 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,17 @@ class InboundFile:
     """``documents/<name>`` (a file of the documents folder) or ``placeholder`` (test bytes)."""
     keys: tuple[str, ...] = ()
     """The sender's correlation keys (``tg:<chat>``, ``wa:<wa_id>``): a download is its case's call."""
+    size: int = -1
+    """The file's size when its bytes were not read (over READ_MAX); -1: ``len(data)``."""
+
+    @property
+    def byte_size(self) -> int:
+        return self.size if self.size >= 0 else len(self.data)
+
+    @property
+    def served(self) -> bool:
+        """Are the bytes here (not a file too big to read)?"""
+        return self.size < 0
 
     def opening(self, chars: int = 120) -> str:
         """The first ``chars`` characters of a text document from the documents folder (spacing
@@ -93,6 +110,9 @@ def inbound_file(name: str, mime_type: str, declared_size: int, *, docs_dir: Pat
         path = document_path(docs_dir, candidate)
         if path is not None:
             try:
+                size = path.stat().st_size
+                if size > READ_MAX:  # described with its size, never read whole into memory
+                    return InboundFile(name, mime_type, b"", f"documents/{candidate}", keys, size=size)
                 return InboundFile(name, mime_type, path.read_bytes(), f"documents/{candidate}", keys)
             except OSError:
                 break
@@ -126,7 +146,7 @@ def telegram_files(update: dict, *, docs_dir: Path | None, source: str | None,
                             docs_dir=docs_dir if kind == "document" else None,
                             source=source if kind == "document" else None, keys=keys)
         if "file_size" in item:
-            item["file_size"] = len(file.data)
+            item["file_size"] = file.byte_size
         out.append((item["file_id"], file))
     return out
 

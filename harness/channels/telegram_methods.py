@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from harness.channels.media import TELEGRAM_DOWNLOAD_MAX
 from harness.channels.telegram_calls import ApiError, _bad, formatted
 from harness.channels.telegram_limits import _int, _int_chat, _seconds
 from harness.channels.telegram_markup import Formatted
@@ -275,6 +276,8 @@ class BotApiMethods(MoreSends):
         if sent is None:  # not a file the user sent (e.g. one the bot uploaded): described, not served
             return {"file_id": file_id, "file_unique_id": "AgAD" + file_id[-6:], "file_size": 12_345,
                     "file_path": f"documents/file_{abs(hash(file_id)) % 1000}.bin"}
+        if sent.byte_size > TELEGRAM_DOWNLOAD_MAX:  # bots download at most 20 MB
+            raise _bad("file is too big")
         path = next((p for p, f in self._file_paths.items() if f == file_id), None)
         if path is None:  # Telegram's shape: <folder>/file_<n>.<ext>
             kind = sent.mime_type.split("/")[0]
@@ -284,7 +287,7 @@ class BotApiMethods(MoreSends):
             ext = ext if re.fullmatch(r"[A-Za-z0-9]{1,10}", ext) else ""
             path = f"{folder}/file_{len(self._file_paths)}" + (f".{ext}" if ext else "")
             self._file_paths[path] = file_id
-        return {"file_id": file_id, "file_unique_id": "AgAD" + file_id[-6:], "file_size": len(sent.data),
+        return {"file_id": file_id, "file_unique_id": "AgAD" + file_id[-6:], "file_size": sent.byte_size,
                 "file_path": path}
 
     async def _m_getChat(self, params: Mapping[str, Any], at: float) -> Any:

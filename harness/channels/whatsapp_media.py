@@ -43,7 +43,7 @@ class MediaDownloads:
             return web.json_response(rej.body, status=rej.status)
         url = f"{request.scheme}://{request.host}{ATTACHMENTS}?mid={media_id}&ext={int(at)}&hash={media.sha256_hex[:16]}"
         answer = {"messaging_product": "whatsapp", "url": url, "mime_type": media.mime_type,
-                  "sha256": media.sha256_hex, "file_size": str(len(media.data)), "id": media_id}
+                  "sha256": media.sha256_hex, "file_size": str(media.byte_size), "id": media_id}
         self._emit("whatsapp.media_url", started, at, 200, {"id": media_id}, answer, keys=media.keys)
         return web.json_response(answer)
 
@@ -54,7 +54,7 @@ class MediaDownloads:
         media = self.media_files.get(media_id)
         try:
             self._authorize(request)
-            if media is None:
+            if media is None or not media.served:  # (a file over media.READ_MAX is never read)
                 raise _Rejected(404, graph_error("Media not found", 100))
         except _Rejected as rej:
             self._emit("whatsapp.media_download", started, at, rej.status, {"mid": media_id}, rej.body,

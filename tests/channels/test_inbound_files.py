@@ -149,3 +149,31 @@ def test_a_placeholder_says_what_it_is_and_has_the_declared_size():
     f = media.inbound_file("x.bin", "application/octet-stream", 500)
     assert f.origin == "placeholder" and len(f.data) == 500 and f.data.startswith(b"harness placeholder file")
     assert media.inbound_file("x.bin", "application/octet-stream", 10**9).data.__len__() == media.PLACEHOLDER_MAX
+
+
+async def test_a_document_over_telegrams_20_mb_download_limit_is_too_big(tmp_path):
+    """getFile serves bots at most 20 MB (Bot API, getFile): a bigger document is refused with the
+    server's text, its twin at 20 MB downloads; one over 100 MB is never read into memory."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, size in (("big.bin", media.TELEGRAM_DOWNLOAD_MAX + 1), ("ok.bin", media.TELEGRAM_DOWNLOAD_MAX),
+                       ("huge.bin", media.READ_MAX + 1)):
+        with open(docs / name, "wb") as f:  # sparse: no disk used
+            f.truncate(size)
+    huge = media.inbound_file("huge.bin", "application/octet-stream", 0, docs_dir=docs)
+    assert huge.data == b"" and huge.byte_size == media.READ_MAX + 1 and not huge.served
+    em = BotApiEmulator(TOKEN, lambda e: None)
+    for fid, name in (("BIG", "big.bin"), ("OK", "ok.bin")):
+        em.note_file(fid, media.inbound_file(name, "application/octet-stream", 0, docs_dir=docs))
+    srv = await listen(em.app(), "telegram")
+    try:
+        async with aiohttp.ClientSession() as s:
+            async with s.get(f"{srv.base_url}/bot{TOKEN}/getFile", params={"file_id": "BIG"}) as r:
+                assert r.status == 400 and (await r.json())["description"] == "Bad Request: file is too big"
+            async with s.get(f"{srv.base_url}/bot{TOKEN}/getFile", params={"file_id": "OK"}) as r:
+                info = (await r.json())["result"]
+            assert info["file_size"] == media.TELEGRAM_DOWNLOAD_MAX
+            async with s.get(f"{srv.base_url}/file/bot{TOKEN}/{info['file_path']}") as r:
+                assert r.status == 200 and len(await r.read()) == media.TELEGRAM_DOWNLOAD_MAX
+    finally:
+        await srv.stop()
