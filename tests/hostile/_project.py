@@ -28,6 +28,16 @@ def write_cases(folder: Path, name: str, text: str) -> Path:
     return path
 
 
+#: One robustness case the hostile bot answers ("echo: hello"): the well-formed run of a test.
+HELLO = """
+layer: robustness
+cases:
+  - id: hello
+    send: "hello"
+    expect: {reply: {contains: "echo: hello"}}
+"""
+
+
 def bot_config(folder: Path, hostile: str, *, name: str | None = None, ready_timeout_s: float | None = None,
                tables: str = "", env: dict[str, str] | None = None) -> Path:
     """folder/harness.toml: a [target] that runs the hostile bot on a free port with HOSTILE set to

@@ -15,15 +15,9 @@ import pytest
 
 from harness.cli import main
 from harness.targets import procs
-from tests.hostile._project import ROOT, bot_config, harness_cli, kill_all, read_pids, write_cases
+from tests.hostile._project import HELLO, ROOT, bot_config, harness_cli, kill_all, read_pids, write_cases
 
-CASES = """
-layer: robustness
-cases:
-  - id: hello
-    send: "hello"
-    expect: {reply: {contains: "echo: hello"}}
-"""
+CASES = HELLO
 
 
 def run(tmp_path: Path, hostile: str, *, timeout_s: float = 5) -> tuple:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from harness import redact
-from tests.hostile._project import bot_config, harness_cli, write_cases
+from tests.hostile._project import HELLO, bot_config, harness_cli, write_cases
 from tests.ops.ops_support import ACCESS_KEY, SECRET_KEY, MotoS3
 
 
@@ -468,14 +468,7 @@ def test_a_secret_of_target_env_or_of_any_variable_named_as_one_never_reaches_ta
     """Issue 24, session 29: a bot printing the bare value (no name beside it) of a [target.env]
     DB password, or of a CI token in the harness's own environment (not a HARNESS_* name), put it
     in clear into target.log (uploaded with the run). The twin: a plain setting stays readable."""
-    write_cases(tmp_path, "h.yaml", """
-        layer: robustness
-        cases:
-          - id: hello
-            send: "hello"
-            expect:
-              reply: {contains: "echo: hello"}
-        """)
+    write_cases(tmp_path, "h.yaml", HELLO)
     bot_config(tmp_path, "bare", name="bare", env={"MY_DB_PASSWORD": "hunter2-hunter2-x",
                                                   "MY_GREETING": "hello-world-123"},
                tables="[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 5\n")
@@ -525,14 +518,7 @@ def test_a_token_printed_in_every_careless_form_leaves_no_usable_part(tmp_path):
     import base64
     import re
 
-    write_cases(tmp_path, "h.yaml", """
-        layer: robustness
-        cases:
-          - id: hello
-            send: "hello"
-            expect:
-              reply: {contains: "echo: hello"}
-        """)
+    write_cases(tmp_path, "h.yaml", HELLO)
     bot_config(tmp_path, "leakforms", name="forms", tables="[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 5\n")
     token = _token(10)
     proc = harness_cli("run", "--out", tmp_path / "runs", "-v", cwd=tmp_path, timeout=120,

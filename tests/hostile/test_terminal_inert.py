@@ -109,16 +109,9 @@ def test_report_html_holds_no_control_sequence_of_a_target_name_or_a_reply(tmp_p
     itself stays readable (the twin)."""
     root = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root / "tests" / "hostile"))
-    from tests.hostile._project import bot_config, harness_cli, write_cases
+    from tests.hostile._project import HELLO, bot_config, harness_cli, write_cases
 
-    write_cases(tmp_path, "h.yaml", """
-        layer: robustness
-        cases:
-          - id: hello
-            send: "hello"
-            expect:
-              reply: {contains: "echo: hello"}
-        """)
+    write_cases(tmp_path, "h.yaml", HELLO)
     cfg = bot_config(tmp_path, "escapes", name="nightly-bot",
                      tables="[sandbox]\nsettle_s = 0.2\nreply_timeout_s = 5\n")
     cfg.write_text(cfg.read_text().replace('name = "nightly-bot"', 'name = "nightly\\u001b]0;pwned\\u0007\\u001b[2J-bot"'))
