@@ -238,15 +238,20 @@ class BotApiMethods(MoreSends):
             msg["reply_markup"] = markup
         return self._store(msg)
 
+    def _message_to_edit(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The stored message an edit names (chat_id and message_id), as the Bot API refuses one it
+        cannot find."""
+        if params.get("chat_id") in (None, ""):
+            raise _bad("chat_id is empty")
+        old = self._state.messages.get((_int_chat(params["chat_id"]), _int(params.get("message_id"))))
+        if old is None:
+            raise _bad("message to edit not found")
+        return old
+
     async def _m_editMessageReplyMarkup(self, params: Mapping[str, Any], at: float) -> Any:
         if params.get("inline_message_id"):
             return True
-        if params.get("chat_id") in (None, ""):
-            raise _bad("chat_id is empty")
-        key = (_int_chat(params["chat_id"]), _int(params.get("message_id")))
-        old = self._state.messages.get(key)
-        if old is None:
-            raise _bad("message to edit not found")
+        old = self._message_to_edit(params)
         msg = {**old, "edit_date": int(at)}
         msg.pop("reply_markup", None)
         if isinstance(params.get("reply_markup"), Mapping):

@@ -29,6 +29,7 @@ class MoreSends:
     _file: Any
     _caption: Any
     _chat: Any
+    _message_to_edit: Any
     _state: Any
     bot_user: dict[str, Any]
 
@@ -114,13 +115,7 @@ class MoreSends:
     async def _m_editMessageCaption(self, params: Mapping[str, Any], at: float) -> Any:
         if params.get("inline_message_id"):
             return True
-        if params.get("chat_id") in (None, ""):
-            raise _bad("chat_id is empty")
-        key = (_int_chat(params["chat_id"]), _int(params.get("message_id")))
-        old = self._state.messages.get(key)
-        if old is None:
-            raise _bad("message to edit not found")
-        msg = {**old, "edit_date": int(at)}
+        msg = {**self._message_to_edit(params), "edit_date": int(at)}
         self._caption(msg, params)
         return self._store(msg)
 
@@ -190,11 +185,8 @@ class MoreSends:
     async def _m_editMessageMedia(self, params: Mapping[str, Any], at: float) -> Any:
         if params.get("inline_message_id"):
             return True
-        key = (_int_chat(params.get("chat_id")), _int(params.get("message_id")))
-        old = self._state.messages.get(key)
+        old = self._message_to_edit(params)
         media = params.get("media")
-        if old is None:
-            raise _bad("message to edit not found")
         if not isinstance(media, Mapping) or media.get("type") not in ("photo", "video", "audio", "document",
                                                                        "animation"):
             raise _bad("can't parse InputMedia: Media type must be specified")
