@@ -77,15 +77,16 @@ class _Text(HTMLParser):
             self.parts.append(re.sub(r"\s+", " ", data))
 
 
-def document_text(path: Path) -> str:
-    """The text of a PDF, HTML or plain-text document (raises OSError/ValueError if unreadable)."""
+def document_text(path: Path, *, title: bool = True, pages: int | None = None) -> str:
+    """The text of a PDF, HTML or plain-text document (raises OSError/ValueError if unreadable).
+    A PDF's metadata title comes first unless ``title=False``; ``pages``: only its first pages."""
     suffix = path.suffix.lower()
     if suffix == ".pdf":
         from pypdf import PdfReader
 
         reader = PdfReader(str(path))
-        title = str((reader.metadata or {}).get("/Title") or "")  # agents quote it; it is the document's
-        text = title + "\n\n" + "\n".join((page.extract_text() or "") for page in reader.pages)
+        head = str((reader.metadata or {}).get("/Title") or "") if title else ""  # agents quote it
+        text = head + "\n\n" + "\n".join((page.extract_text() or "") for page in reader.pages[:pages])
     elif suffix in (".html", ".htm", ".xhtml"):
         parser = _Text()
         parser.feed(path.read_text(encoding="utf-8", errors="replace"))

@@ -154,9 +154,7 @@ class Driver:
         else:
             update = self.whatsapp_update(turn, ident, state, text, last_bot_message_id)
             url = self.endpoints.whatsapp_webhook
-        self.note_files(case.channel, update, ident, turn)
-        if case.channel == "whatsapp":
-            self.note_whatsapp(update, ident)
+        self.note_update(case.channel, update, ident, turn)
         state.last_update = update
         sent_at = time.time()
         forged = str(turn.options.get("signature", "")) if turn.kind == "forged" else ""
@@ -190,9 +188,12 @@ class Driver:
                 self._last_signature = wa.sign(wa.encode_payload(update), app_secret)
         return Delivery(result.status, result.error, sent_at, time.time())
 
-    def note_files(self, channel: str, update: dict, ident: Identity, turn: Turn) -> None:
-        """The bytes of the files this update sends, for the emulators to serve (run/inbound.py)."""
+    def note_update(self, channel: str, update: dict, ident: Identity, turn: Turn) -> None:
+        """What the emulators need of an update before it is delivered: the bytes of the files it
+        sends (run/inbound.py) and, on WhatsApp, who sent it (``note_whatsapp``)."""
         self.inbound.note(channel, update, ident, turn)
+        if channel == "whatsapp":
+            self.note_whatsapp(update, ident)
 
     def note_whatsapp(self, update: dict, ident: Identity) -> None:
         """Tell the Graph emulator who the user is, so replies addressed by BSUID or mark-reads
@@ -204,9 +205,7 @@ class Driver:
             for change in entry.get("changes", []):
                 for msg in change.get("value", {}).get("messages", []):
                     self.whatsapp_emulator.note_inbound(msg["id"], ident.wa_id)
-                    media = msg.get(msg.get("type", ""))
-                    if isinstance(media, dict) and media.get("id"):  # the user's media may be sent back by id
-                        self.whatsapp_emulator.note_media(media["id"])
+                    # (the user's media, which the bot may send back by id: noted with its bytes, note_update)
 
     def telegram_update(self, turn: Turn, ident: Identity, state: CaseState, text: str | None,
                          bot_message_id: str) -> dict:

@@ -43,9 +43,7 @@ async def deliver_scripted(driver, case: Case, turn: Turn, ident, timeout: float
             update = driver.telegram_update(part, ident, state, text, last_bot_message_id)
         else:
             update = driver.whatsapp_update(part, ident, state, text, last_bot_message_id)
-        driver.note_files(case.channel, update, ident, part)
-        if case.channel == "whatsapp":
-            driver.note_whatsapp(update, ident)
+        driver.note_update(case.channel, update, ident, part)
         state.last_update = update
         updates.append(update)
     mode = (turn.faults or {}).get("delivery")

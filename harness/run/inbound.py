@@ -51,17 +51,10 @@ class InboundFiles:
         if not name or suffix not in (".pdf", ".html", ".htm", ".xhtml") or self.docs_dir is None:
             return file.opening()
         if name not in self._openings:
-            text = ""
-            try:
-                if suffix == ".pdf":  # the pages' text only: a bot's extractor does not add the title
-                    from pypdf import PdfReader
+            try:  # a PDF's pages only: a bot's extractor does not add the metadata title
+                from harness.models.claims import document_text
 
-                    reader = PdfReader(str(self.docs_dir / name))
-                    text = " ".join((page.extract_text() or "") for page in reader.pages[:2])
-                else:
-                    from harness.models.claims import document_text
-
-                    text = document_text(self.docs_dir / name)
+                text = document_text(self.docs_dir / name, title=False, pages=2)
             except Exception:  # noqa: BLE001 - an unreadable document attributes nothing, as before
                 text = ""
             self._openings[name] = " ".join(text.split())[:80]

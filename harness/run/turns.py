@@ -76,7 +76,7 @@ def case_texts(case: Case, skip: int = 0) -> list[str]:
         for t in [turn.send, *(turn.options.get("texts") or [])]:
             if isinstance(t, str) and t.strip() and PER_ATTEMPT not in t:
                 out.add(" ".join(t.split()).lower())
-        if turn.kind == "document":  # its content is a text the bot's prompt holds (Driver.note_files)
+        if turn.kind == "document":  # its content is a text the bot's prompt holds (run/inbound.py)
             out.add(f"document: {turn.options.get('source') or turn.options.get('file_name')}".lower())
     return sorted(out)
 
