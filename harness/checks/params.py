@@ -35,12 +35,48 @@ class Params(BaseModel):
     model_config = STRICT
 
 
+#: The most pattern items a case regex may unroll its counted repeats into: the ``regex`` module
+#: (checks/base.search) builds a{n} as n copies, about 270 bytes each, so a{1000000000} took the
+#: run's memory until the kernel killed it (100,000 is about 38 MB).
+MAX_UNROLLED = 100_000
+
+
+def _unrolled(items) -> int:  # noqa: ANN001 - re._parser's SubPattern
+    """How many items the minimum counts of ``items``' repeats unroll to (nested ones multiply)."""
+    from re import _constants as c  # type: ignore[attr-defined]
+
+    total = 0
+    for op, arg in items:
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+            total += max(1, arg[0]) * _unrolled(arg[2])
+        elif op in (c.SUBPATTERN, c.ATOMIC_GROUP):
+            total += _unrolled(arg[-1])
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            total += _unrolled(arg[1])
+        elif op == c.BRANCH:
+            total += max((_unrolled(b) for b in arg[1]), default=0)
+        elif op == c.GROUPREF_EXISTS:
+            total += max(_unrolled(arg[1]), _unrolled(arg[2]) if arg[2] is not None else 0)
+        else:
+            total += 1
+        if total > MAX_UNROLLED:
+            return total
+    return total
+
+
 def _compiles(value: str) -> str:
     try:
         re.compile(value)
+        from re import _parser  # type: ignore[attr-defined]
+
+        unrolled = _unrolled(_parser.parse(value))
     except re.error as exc:
         raise ValueError(f"invalid regular expression {value!r}: {exc}{FIX}escape the special character "
                          "(\\( \\[ \\. ...) or close the group; Python `re` syntax") from None
+    if unrolled > MAX_UNROLLED:
+        raise ValueError(f"regular expression {value[:80]!r} repeats too much: its counts unroll to more than "
+                         f"{MAX_UNROLLED:,} items, which would take the run's memory{FIX}use an open repeat "
+                         "(a+, .{1000,}) or a smaller count")
     return value
 
 

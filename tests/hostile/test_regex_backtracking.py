@@ -38,3 +38,20 @@ def test_a_regex_that_backtracks_without_end_is_unavailable_not_a_hang(tmp_path,
     (tmp_path / "fixtures" / "robustness" / "echo.yaml").write_text(cases.replace(expect, twin))
     proc = harness_cli("run", "--config", cfg, "--quiet", "--run-id", "r2", cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("regex, twin", [("a{1000000000}", "a{3}"), ("(a{1000}){1000}", "(a{10}){3}"),
+                                         ("x|y{200000}", "x|y{2,200000}")])
+def test_a_regex_whose_counts_unroll_past_memory_is_refused_by_check_and_run(tmp_path, regex, twin):
+    """``a{1000000000}`` compiled by the regex module (the time-limited search) took the run's memory
+    until the kernel killed it (exit -9, no results). check and run now refuse it (exit 2) naming
+    the fix; an open or small repeat (the twin) runs."""
+    cases = f'layer: robustness\ncases:\n  - id: big\n    send: "{SEND}"\n    expect: {{reply: {{not_regex: "{regex}"}}}}\n'
+    cfg = make_project(tmp_path, cases=cases)
+    for cmd in ("check", "run"):
+        proc = harness_cli(cmd, "--config", cfg, *(("--quiet",) if cmd == "run" else ()), cwd=tmp_path, timeout=300)
+        assert proc.returncode == 2 and "repeats too much" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stdout + proc.stderr
+    (tmp_path / "fixtures" / "robustness" / "echo.yaml").write_text(cases.replace(regex, twin))
+    proc = harness_cli("check", "--config", cfg, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
