@@ -99,3 +99,53 @@ def test_a_report_with_no_secret_is_written_without_the_full_pass(monkeypatch):
     report["cases"][7]["evidence"][0]["reason"] = "sent 123456:abcdefghijklmnopqrstuvwxyzABCDEFGHI"
     out = r.data(report)
     assert "abcdefghijklmnopqrstuvwxyzABCDEFGHI" not in str(out) and calls
+
+
+#: One example of each default shape, and near misses of them, for the corpus below.
+SHAPE_BITS = ["Bearer abc.def-ghi_jkl", "bearer\tabcdefgh", "sk-proj-abcdefghijklmnop1234", "task-followup-now-for-x",
+              "bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawx", "12345:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawx",
+              "AKIAIOSFODNN7EXAMPLE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "xoxb-1234567890-abc",
+              "?api_key=supersecretvalue1&y=2", "#token=abcdefgh", "postgres://user:hunter2@db/x", "https://a@b",
+              "Basic dXNlcjpodW50ZXIyaHVudGVyMg==", "Basic features", "eyJhbGciOiJI.eyJzdWIiOiIx.abcdefghijk",
+              "-----BEGIN RSA PRIVATE KEY-----\nMIIabc\n-----END RSA PRIVATE KEY-----", "sk_live_abcdefghijklmnop1234",
+              "rk_test_abcdefghijklmnopqr", "AIzaSyA1234567890abcdefghijklmnopqrstu", "harness_test_bot",
+              '"password": "hunter2hunter2"', "api_key = 'abcdefghij'", "Authorization: Bearer abcdefghijk",
+              "TOKEN=abcdefghijkl", "session_id: abcdefghijkl", "credentials:\n   abcdefghijkl", "xtoken: abcdefghijk",
+              "passwd=(abcdefghij)", "\u212aey", "secret  \t= token abcdefghijk"]
+
+
+def _shape_corpus(n: int = 3000) -> list[str]:
+    rng = random.Random(2026)
+    filler = ["", " ", "\n", "\0", "-", "x", "ab cd", "=", ":", '"', "/", "@"]
+    return ["".join(rng.choice(SHAPE_BITS) if rng.random() < 0.35 else rng.choice(filler) + rng.choice(WORDS)
+                    if rng.random() < 0.3 else rng.choice(filler) for _ in range(rng.randint(1, 8)))
+            for _ in range(n)]
+
+
+def test_only_the_shapes_that_may_match_give_the_full_patterns_result():
+    """``Redactor.text`` runs only the shapes whose ``_SHAPE_NEEDS`` hold and tries the field
+    shape only where a name ends at a ``:``/``=``; the result is the full patterns' one."""
+    from harness.redact import _FIELD_RE
+
+    r = Redactor({"bot_token": "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"})
+    texts = _shape_corpus()
+    changed = 0
+    for text in texts:
+        full = _FIELD_RE.sub(lambda m: m.group("keep") + "[redacted:secret-field]", r._re.sub(r._replacement, text))
+        assert r.text(text) == full, text
+        changed += full != text
+    assert 1000 < changed < len(texts) - 300  # both kinds, plenty of each
+    # and a long text of them all, as a report file is
+    long = "\n".join(texts)
+    assert len(long) > 4096
+    full = _FIELD_RE.sub(lambda m: m.group("keep") + "[redacted:secret-field]", r._re.sub(r._replacement, long))
+    assert r.text(long) == full
+
+
+def test_data_looks_per_string_for_what_the_whole_value_may_hold():
+    r = Redactor({"bot_token": "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"})
+    texts = _shape_corpus(600)
+    value = {"cases": [{"id": f"c{i}", "reply": t, "tags": [t[:5], {"k": t[::-1]}]} for i, t in enumerate(texts)]}
+    expected = {"cases": [{"id": f"c{i}", "reply": r.text(t), "tags": [r.text(t[:5]), {"k": r.text(t[::-1])}]}
+                          for i, t in enumerate(texts)]}
+    assert r.data(value) == expected
