@@ -32,6 +32,9 @@ class Services:
     """Per purpose (e.g. "variant comparisons"): [compared without the embedding model, with it],
     over the process (calibration's runs share one Services; each run's note counts its own
     evidence: ``checks.equivalence.comparison_note``)."""
+    embed_cache_all: bool = True
+    """The embedder keeps every text's vector on disk (False: goldens and documents only,
+    ``harness judges --no-cache``)."""
     _announced: bool = False
 
     def tally(self, purpose: str, *, cheap: bool) -> None:

@@ -175,6 +175,20 @@ class Event:
 DOC_TOKEN_RE = re.compile(r"/c/([a-z0-9]{8,32})(?:/|\b)")
 
 
+#: A loopback URL's port, and its ``{docs}`` folder when it has one: new every run.
+_RUN_ADDRESS = re.compile(r"(https?://(?:127\.0\.0\.1|localhost|\[::1\])):\d{1,5}(?![0-9])"
+                          r"(/c/[A-Za-z0-9]{8,32}(?![A-Za-z0-9]))?", re.I)
+
+
+def without_run_addresses(text: str) -> str:
+    """``text`` with what changes every run written the same way: a loopback URL's port dropped
+    and its document folder written ``/c/*`` (``http://127.0.0.1:43813/c/2d252d28f360/a.pdf`` ->
+    ``http://127.0.0.1/c/*/a.pdf``). Only loopback URLs with a port: the sandbox's own."""
+    if "://" not in text:
+        return text
+    return _RUN_ADDRESS.sub(lambda m: m.group(1) + ("/c/*" if m.group(2) else ""), text)
+
+
 def doc_token_keys(text: str) -> list[str]:
     """Correlation keys (``tok:<token>`` in ``Event.keys``) for every document token mentioned in ``text``."""
     return [f"tok:{t}" for t in DOC_TOKEN_RE.findall(text or "")]

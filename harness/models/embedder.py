@@ -13,9 +13,16 @@ model encodes are collected (up to ``max_batch`` texts) and encoded as one batch
 it is free, in a worker thread, because the model encodes ~3x faster in batches than one
 sentence at a time; from idle, a call is encoded at once (or after ``max_wait_s``, if set).
 Measured on the reasoning layer (bench/RESULTS.md, issue 14): the model is busy 99.9% of the
-time texts wait, against 77% with a 30 ms window that gave no larger batches. Texts asked
-for with ``cache=True`` (golden answers, source documents: fixed between runs) are kept
-on disk under ``<cache_dir>/embeddings/`` keyed by model name and the text's sha256.
+time texts wait, against 77% with a 30 ms window that gave no larger batches.
+
+Every text's vector is kept on disk under ``<cache_dir>/embeddings/``, keyed by the model's
+name (with its wheel's version) and the text's sha256: the same text gives the same vector,
+so a text seen by an earlier run (a golden answer, a document, and every reply and claim a
+bot that answers alike night after night gives again) never reaches the model, and a run
+whose texts are all there never loads it (``last_run``: the next run reads what this one
+needed, harness/run/warm.py). ``cache_all=False`` (``harness judges --no-cache``) keeps the
+disk for the texts asked for with ``cache=True`` only (goldens, documents). The folder keeps
+at most ``DISK_TEXTS`` vectors: the least recently used go first (``_DiskCache.prune``).
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from harness.errors import MissingExtra
-from harness.types import SOURCE_DOUBLE, SOURCE_REAL
+from harness.types import SOURCE_DOUBLE, SOURCE_REAL, without_run_addresses
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -88,12 +95,21 @@ def model_dir() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "model"
 
 
+#: The most vectors ``<cache_dir>/embeddings/`` keeps (~1.6 kB each, a 4 kB block on most
+#: disks: ~80 MB); past it, those read or written longest ago are removed at the run's end.
+DISK_TEXTS = 20_000
+#: What the last run that used the embedder needed of the model (``_DiskCache.record_run``).
+LAST_RUN = "last-run.json"
+
+
 class _DiskCache:
-    """``<dir>/<sha256(model + text)>.npy``: one small file per text, written atomically."""
+    """``<dir>/<sha256(model + text)>.npy``: one small file per text, written atomically; a hit
+    refreshes its file's time (``prune`` removes the least recently used)."""
 
     def __init__(self, directory: Path | None, model: str):
         self.dir = directory
         self.model = model
+        self.writes = 0
 
     def _path(self, text: str) -> Path:
         digest = hashlib.sha256(f"{self.model}\0{text}".encode("utf-8")).hexdigest()
@@ -106,9 +122,14 @@ class _DiskCache:
 
         path = self._path(text)
         try:
-            return np.load(path)
-        except (OSError, ValueError):
+            vector = np.load(path)
+        except (OSError, ValueError, EOFError):
             return None
+        try:
+            os.utime(path)
+        except OSError:  # read-only cache: still a hit
+            pass
+        return vector
 
     def put(self, text: str, vector) -> None:
         if self.dir is None:
@@ -116,11 +137,71 @@ class _DiskCache:
         import numpy as np
 
         path = self._path(text)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        with open(tmp, "wb") as fh:
-            np.save(fh, vector)
-        os.replace(tmp, path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            with open(tmp, "wb") as fh:
+                np.save(fh, vector)
+            os.replace(tmp, path)
+            self.writes += 1
+        except OSError:  # a full or read-only disk: the vector is still used, only not kept
+            pass
+
+    def prune(self, keep: int = DISK_TEXTS) -> int:
+        """Remove the least recently used vectors past ``keep``; how many were removed."""
+        if self.dir is None or not self.dir.is_dir():
+            return 0
+        files = []
+        for sub in os.scandir(self.dir):
+            if sub.is_dir():
+                try:
+                    files += [(f.stat().st_mtime, f.path) for f in os.scandir(sub.path) if f.name.endswith(".npy")]
+                except OSError:
+                    continue
+        if len(files) <= keep:
+            return 0
+        files.sort()
+        gone = 0
+        for _mtime, path in files[:len(files) - keep]:
+            try:
+                os.remove(path)
+                gone += 1
+            except OSError:
+                pass
+        return gone
+
+    def record_run(self, stats: "EmbedStats") -> None:
+        """Write what this run needed of the model (``last_run`` reads it)."""
+        if self.dir is None:
+            return
+        import json
+
+        body = {"model": self.model, "texts_encoded": stats.texts_encoded, "cache_hits": stats.cache_hits,
+                "load_s": round(stats.load_s, 3)}
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            tmp = self.dir / f"{LAST_RUN}.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(body), encoding="utf-8")
+            os.replace(tmp, self.dir / LAST_RUN)
+        except OSError:
+            pass
+
+
+def last_run(cache_dir: Path | None) -> dict[str, Any] | None:
+    """What the last run that used the embedder with this cache needed of the model
+    (``{"texts_encoded": ..., "cache_hits": ...}``), or None (no such run, an unreadable record)."""
+    if cache_dir is None:
+        return None
+    import json
+
+    try:
+        body = json.loads((Path(cache_dir) / "embeddings" / LAST_RUN).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(body, dict) or not all(isinstance(body.get(k), int) and not isinstance(body.get(k), bool)
+                                             for k in ("texts_encoded", "cache_hits")):
+        return None
+    return body
 
 
 class BatchingFront:
@@ -146,6 +227,11 @@ class BatchingFront:
         self._loaded = load is None
         self._load_lock = threading.Lock()
         self._cache = _DiskCache(cache_dir, name)
+        self.cache_all = True
+        """Keep every text's vector on disk (False: only those asked for with ``cache=True``)."""
+        self.on_load: Callable[[int], None] | None = None
+        """Called once, with the number of texts waiting, when the model loads for a batch
+        (not when ``load_now`` was called ahead): the console says why it loads mid-run."""
         self._pending: list[tuple[list[str], asyncio.Future]] = []
         self._pending_n = 0
         self._worker: asyncio.Task | None = None
@@ -171,12 +257,15 @@ class BatchingFront:
     async def embed(self, texts: Sequence[str], *, cache: bool = False):
         import numpy as np
 
-        texts = [t if isinstance(t, str) else str(t) for t in texts]
+        # the run's loopback ports and document folders written alike: a reply that cites its
+        # document gets the same vector (and the same similarity) every night, and is a cache hit
+        texts = [without_run_addresses(t if isinstance(t, str) else str(t)) for t in texts]
         self.stats.calls += 1
         out: list[Any] = [None] * len(texts)
         todo: list[int] = []
+        keep = cache or self.cache_all
         for i, t in enumerate(texts):
-            hit = self._cache.get(t) if cache else None
+            hit = self._cache.get(t) if keep else None
             if hit is not None and hit.shape == (self.dim,):
                 out[i] = hit
                 self.stats.cache_hits += 1
@@ -186,7 +275,7 @@ class BatchingFront:
             vectors = await self._submit([texts[i] for i in todo])
             for j, i in enumerate(todo):
                 out[i] = vectors[j]
-                if cache:
+                if keep:
                     self._cache.put(texts[i], vectors[j])
         if not out:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -238,6 +327,9 @@ class BatchingFront:
         texts = [t for item, _ in batch for t in item]
         try:
             if not self._loaded:
+                if self.on_load is not None:
+                    announce, self.on_load = self.on_load, None
+                    announce(len(texts))
                 await asyncio.to_thread(self.load_now)
             started = time.perf_counter()
             vectors = await asyncio.to_thread(self._encode, texts)
@@ -261,6 +353,10 @@ class BatchingFront:
     async def aclose(self) -> None:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.stats.calls:  # what the next run can expect of the model; the disk kept in bounds
+            await asyncio.to_thread(self._cache.record_run, self.stats)
+            if self._cache.writes:
+                await asyncio.to_thread(self._cache.prune)
         close = getattr(self, "close", None)
         if close is not None:  # the model's child process ends
             await asyncio.to_thread(close)

@@ -119,7 +119,23 @@ def make_embedder(services) -> EmbedderService:
     from harness.models import embedder as E
 
     make = E.hash_embedder if cfg.backend == "hash" else E.minilm_embedder
-    return EmbedderService(make(cache, max_batch=cfg.max_batch, max_wait_s=cfg.max_wait_ms / 1000))
+    front = make(cache, max_batch=cfg.max_batch, max_wait_s=cfg.max_wait_ms / 1000)
+    front.cache_all = getattr(services, "embed_cache_all", True)
+    say = getattr(services, "say", None)
+    if say is not None:
+        front.on_load = lambda waiting: say(f"loading the embedding model: {waiting} text(s) not in its disk cache "
+                                            f"({cache / 'embeddings'}); the cases go on meanwhile")
+    return EmbedderService(front)
+
+
+def model_needed_last_run(config) -> bool:
+    """Did the last run that used the embedding model with this config's cache have texts the
+    disk cache did not hold (True also when no such run is on record)? A run whose texts were
+    all there (a bot answering as it did) need not load the model ahead (harness/run/warm.py)."""
+    from harness.models.embedder import last_run
+
+    record = last_run(S.cache_dir(config))
+    return record is None or record["texts_encoded"] > 0
 
 
 def golden_dir(services) -> Path:

@@ -69,6 +69,15 @@ def encodes(case: Case) -> bool:
     return any(s.name == "similarity" or s.name.startswith("critic.") for t in case.turns for s in t.checks)
 
 
+def _model_needed_last_run(made: Services) -> bool:
+    try:
+        from harness.models.factories import model_needed_last_run
+
+        return model_needed_last_run(made.config)
+    except Exception:  # no record, a config without the section: load ahead, as before
+        return True
+
+
 def services(made: Services, cases: Sequence[Case]):
     """Start building the services the selected layers declare, in a worker thread (the future,
     or None when there is nothing to build)."""
@@ -85,6 +94,12 @@ def services(made: Services, cases: Sequence[Case]):
     # often needs no model at all (checks/equivalence.py), so for variants alone it stays lazy
     needing = [c for c in cases if encodes(c)]
     loads = bool(needing)
+    if loads and "embedder" in wanted and not _model_needed_last_run(made):
+        # every text of the last run was in the model's disk cache (a bot that answers as it did):
+        # the model loads only when a text is new (its first batch says so on the console)
+        loads = False
+        (made.say or log.info)(f"the embedding model is loaded only if a text of the {len(needing)} case(s) with "
+                               "similarity or critic checks is not in its disk cache (the last run's all were)")
 
     def build() -> None:
         for name in wanted:

@@ -84,7 +84,9 @@ async def test_the_model_runs_in_a_child_process_and_gives_the_in_process_vector
     here = minilm_embedder(None, in_process=True)
     assert isinstance(here._encode.__self__, E._MiniLM)
     assert vecs.shape == (3, 384) and abs(float((vecs[0] ** 2).sum()) - 1.0) < 1e-4
-    assert float(abs(vecs[:1] - again).max()) == 0.0
+    # alone or in a batch of three: the same vector, to float32's rounding (torch may split a batch's
+    # work across its threads differently, 1e-7 here)
+    assert float(abs(vecs[:1] - again).max()) < 1e-5
     assert child.stats.batches == 2
 
 
