@@ -49,11 +49,17 @@ def detect_language(text: str) -> tuple[str | None, float]:
     """(ISO 639-1 code or None when the text has no letters to tell by, lingua's confidence 0..1)."""
     if not WORD_RE.search(text):
         return None, 0.0
+    from harness.checks import langmemo
+
+    kept = langmemo.get(text)  # what lingua said of this text in an earlier run
+    if kept is not None:
+        return kept
     detector = _detector()
     found = detector.detect_language_of(text)
-    if found is None:
-        return None, 0.0
-    return found.iso_code_639_1.name.lower(), detector.compute_language_confidence(text, found)
+    answer = (None, 0.0) if found is None else \
+        (found.iso_code_639_1.name.lower(), detector.compute_language_confidence(text, found))
+    langmemo.put(text, answer)
+    return answer
 
 
 def bullets(text: str, params: dict, _messages):

@@ -158,6 +158,7 @@ class Runner(Turns, LateReplies, Reporting):
             await self.shut_down()
             if self._own_services:
                 await self.services.aclose()
+            await asyncio.to_thread(warm.finish)  # lingua's answers kept for the next run
             if self._appending:  # lines handed to a worker thread are on disk before the journal closes
                 await asyncio.gather(*self._appending, return_exceptions=True)
             journal.close()
@@ -196,7 +197,7 @@ class Runner(Turns, LateReplies, Reporting):
             if warm.counts_tokens(self.config, cases) else None
         # so does the language detector when a case checks a reply's language: built inside a
         # check it would hold the event loop (every running case's clock) for seconds
-        detector = asyncio.get_running_loop().run_in_executor(None, warm.language) \
+        detector = asyncio.get_running_loop().run_in_executor(None, warm.language, self.config) \
             if warm.judges_language(cases, self.options.baseline) else None  # baseline.language too
         self.endpoints = await target.start(placeholders)
         # a turn's quiet window may end on evidence that the agent is idle (idle.py): a command
@@ -442,7 +443,7 @@ async def run_loading(config: Config, options: RunOptions, load: Callable[[], Se
         # the previous run's case durations (order.py), read here beside the target's start
         runner._known = order.previous_durations(runner.options.out_dir, runner.run_id)
         if warm.judges_language(loaded, options.baseline):  # before any case runs, beside the target's start
-            warm.language()
+            warm.language(config)
         return loaded
 
     try:

@@ -50,17 +50,43 @@ def judges_language(cases: Sequence[Case], baseline) -> bool:
     return baseline is not None or any(s.name.endswith(".language") for c in cases for t in c.turns for s in t.checks)
 
 
-def language() -> None:
+def language(config=None) -> None:
     """lingua's detector built and its models loaded (its first detection loads them, seconds
     that hold the interpreter's lock, even from a worker thread): before the first case, never
-    in the middle of the run, where every case in flight would measure the stall."""
+    in the middle of the run, where every case in flight would measure the stall. With the
+    run's ``config``, lingua's answers of earlier runs are kept in its cache folder
+    (checks/langmemo.py): when the last run found every text there, nothing is loaded ahead."""
     try:
+        from harness.checks import langmemo
         from harness.checks.form import _detector, detect_language
 
+        if config is not None:
+            langmemo.use(_cache_dir(config))
+            if not langmemo.needs_detector():
+                return
         _detector()
         detect_language("Good morning, how are you today?")
     except Exception as exc:  # the language check reports it as unavailable
         log.warning("the language detector could not be loaded in advance: %s", exc)
+
+
+def _cache_dir(config):
+    from harness.models.settings import cache_dir
+
+    try:
+        return cache_dir(config)
+    except Exception:  # a stand-in config without the section: no memo
+        return None
+
+
+def finish() -> None:
+    """The run's end: lingua's answers kept for the next run (checks/langmemo.py)."""
+    try:
+        from harness.checks import langmemo
+
+        langmemo.save()
+    except Exception as exc:  # never fails a run
+        log.warning("the language memo could not be written: %s", exc)
 
 
 def encodes(case: Case) -> bool:

@@ -35,7 +35,7 @@ cases:
 async def _calls(tmp_path, monkeypatch, cases):
     calls: list[float] = []
     real = warm.language
-    monkeypatch.setattr(warm, "language", lambda: (calls.append(time.time()), real())[1])
+    monkeypatch.setattr(warm, "language", lambda config=None: (calls.append(time.time()), real(config))[1])
     config, loaded = setup(tmp_path, cases=cases)
     report = await run_loading(config, RunOptions(out_dir=tmp_path / "out"), lambda: loaded)
     return calls, report
@@ -51,6 +51,28 @@ async def test_a_language_check_has_its_models_loaded_before_the_first_case(tmp_
 async def test_a_run_without_one_never_loads_them(tmp_path, monkeypatch):
     calls, report = await _calls(tmp_path, monkeypatch, PLAIN)
     assert calls == [] and report.cases[0].status == "pass"
+
+
+async def test_a_run_after_one_whose_every_text_was_kept_loads_nothing_ahead(tmp_path, monkeypatch):
+    """checks/langmemo.py: lingua's answers of the last run are kept in the cache folder; when
+    that run found every text there, the next one does not load the models before its first
+    case; the first run (nothing on record) and a run after new texts do."""
+    from harness.checks import form, langmemo
+
+    loads: list[int] = []
+    real = form._detector
+    monkeypatch.setattr(form, "_detector", lambda: (loads.append(1), real())[1])
+    config, loaded = setup(tmp_path, cases=LANGUAGE)
+    try:
+        for n in range(3):  # the first run loads ahead (nothing on record); the second too (the first
+            # asked lingua about its reply); the third follows a run that found every text kept
+            loads.clear()
+            report = await run_loading(config, RunOptions(out_dir=tmp_path / f"out{n}"), lambda: loaded)
+            assert report.cases[0].status == "pass"
+            assert bool(loads) is (n < 2), n
+        assert langmemo.counts()["misses"] == 0 and langmemo.counts()["hits"] >= 1
+    finally:
+        langmemo.use(None)
 
 
 def test_judges_language():
