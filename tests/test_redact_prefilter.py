@@ -149,3 +149,23 @@ def test_data_looks_per_string_for_what_the_whole_value_may_hold():
     expected = {"cases": [{"id": f"c{i}", "reply": r.text(t), "tags": [r.text(t[:5]), {"k": r.text(t[::-1])}]}
                           for i, t in enumerate(texts)]}
     assert r.data(value) == expected
+
+
+def test_the_literals_found_through_their_anchors_are_every_literal_in_the_text():
+    """``Redactor._found`` looks only for the literals whose anchor (a shorter literal each of
+    them holds) is in the text: the same literals, in the same order, as looking for all."""
+    secrets = {"bot_token": "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1", "app_secret": "s3cr3t/app+secret=value%x",
+               "short": "hunter22", "DB_PASSWORD": "pässwörd-with-ümlauts-and-more-chars"}
+    r = Redactor(secrets)
+    assert len(r._anchors) < len(r._literals)
+    rng = random.Random(7)
+    lits = list(r._literals)
+    for _ in range(400):
+        parts = []
+        for _ in range(rng.randint(1, 4)):
+            lit = rng.choice(lits)
+            a, b = sorted(rng.sample(range(len(lit) + 1), 2))
+            parts.append(lit[a:b] if rng.random() < 0.5 else lit)  # whole literals and cut pieces
+            parts.append(rng.choice(["", " ", "\n", "x"]))
+        text = "".join(parts)
+        assert r._found(text) == tuple(lit for lit in lits if lit in text), text
