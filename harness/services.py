@@ -35,6 +35,10 @@ class Services:
     embed_cache_all: bool = True
     """The embedder keeps every text's vector on disk (False: goldens and documents only,
     ``harness judges --no-cache``)."""
+    embed_record: bool = True
+    """The embedder writes what this run needed of the model for the next run to read
+    (``embeddings/last-run.json``); False for work unlike a nightly (``harness calibrate``'s
+    seeded regressions, ``harness judges``' mutations), whose new texts say nothing of it."""
     _announced: bool = False
 
     def tally(self, purpose: str, *, cheap: bool) -> None:

@@ -229,6 +229,8 @@ class BatchingFront:
         self._cache = _DiskCache(cache_dir, name)
         self.cache_all = True
         """Keep every text's vector on disk (False: only those asked for with ``cache=True``)."""
+        self.record = True
+        """Write what the run needed of the model at ``aclose`` (``last_run`` reads it)."""
         self.on_load: Callable[[int], None] | None = None
         """Called once, with the number of texts waiting, when the model loads for a batch
         (not when ``load_now`` was called ahead): the console says why it loads mid-run."""
@@ -353,10 +355,10 @@ class BatchingFront:
     async def aclose(self) -> None:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self.stats.calls:  # what the next run can expect of the model; the disk kept in bounds
+        if self.stats.calls and self.record:  # what the next run can expect of the model
             await asyncio.to_thread(self._cache.record_run, self.stats)
-            if self._cache.writes:
-                await asyncio.to_thread(self._cache.prune)
+        if self._cache.writes:  # the disk kept in bounds
+            await asyncio.to_thread(self._cache.prune)
         close = getattr(self, "close", None)
         if close is not None:  # the model's child process ends
             await asyncio.to_thread(close)

@@ -121,6 +121,7 @@ def make_embedder(services) -> EmbedderService:
     make = E.hash_embedder if cfg.backend == "hash" else E.minilm_embedder
     front = make(cache, max_batch=cfg.max_batch, max_wait_s=cfg.max_wait_ms / 1000)
     front.cache_all = getattr(services, "embed_cache_all", True)
+    front.record = getattr(services, "embed_record", True)
     say = getattr(services, "say", None)
     if say is not None:
         front.on_load = lambda waiting: say(f"loading the embedding model: {waiting} text(s) not in its disk cache "

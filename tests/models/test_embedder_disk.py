@@ -30,6 +30,12 @@ async def test_every_text_is_kept_and_a_second_run_asks_the_model_nothing(tmp_pa
     assert cold.stats.texts_encoded == 2 and cold.stats.cache_hits == 0
     await cold.aclose()
     assert last_run(tmp_path)["texts_encoded"] == 2
+    # work unlike a nightly (calibrate's regressions, judges' mutations) leaves the record alone
+    other = hash_embedder(tmp_path)
+    other.record = False
+    await other.embed(["a mutated reply"])
+    await other.aclose()
+    assert last_run(tmp_path)["texts_encoded"] == 2
 
 
 def test_the_runs_loopback_ports_and_document_folders_are_written_alike():
