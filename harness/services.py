@@ -36,9 +36,10 @@ class Services:
     """The embedder keeps every text's vector on disk (False: goldens and documents only,
     ``harness judges --no-cache``)."""
     embed_record: bool = True
-    """The embedder writes what this run needed of the model for the next run to read
-    (``embeddings/last-run.json``); False for work unlike a nightly (``harness calibrate``'s
-    seeded regressions, ``harness judges``' mutations), whose new texts say nothing of it."""
+    """The embedder and lingua's memo write what this run needed of their models for the next
+    run to read (``embeddings/last-run.json``, ``language/memo.json``); False for work unlike a
+    nightly (``harness calibrate``'s seeded regressions, ``harness judges``' mutations), whose
+    new texts say nothing of it."""
     _announced: bool = False
 
     def tally(self, purpose: str, *, cheap: bool) -> None:

@@ -107,9 +107,11 @@ def counts() -> dict[str, int]:
     return {"hits": _state["hits"], "misses": _state["misses"]}
 
 
-def save() -> None:
+def save(record: bool = True) -> None:
     """Write the memo (this run's answers first, then the others up to ``MEMO_TEXTS``), merged
-    with what another run wrote meanwhile; a disk that refuses it leaves the run as it was."""
+    with what another run wrote meanwhile; a disk that refuses it leaves the run as it was.
+    ``record``: this run's misses become what the next run reads (``needs_detector``); False
+    for work unlike a nightly (calibrate's seeded regressions), which keeps the last record."""
     from harness.fileio import atomic_write_text
 
     with _lock:
@@ -118,7 +120,9 @@ def save() -> None:
             return
         entries = dict(_state["entries"])
         used = set(_state["used"])
-        misses = _state["last_misses"] = _state["misses"]  # what the next run in this process reads too
+        if record:  # what the next run in this process reads too
+            _state["last_misses"] = _state["misses"]
+        misses = _state["last_misses"]
         key = _state["key"]
     try:
         other = json.loads(path.read_text(encoding="utf-8"))
@@ -131,7 +135,9 @@ def save() -> None:
     order = [k for k in entries if k in used] + [k for k in reversed(list(entries)) if k not in used]
     kept = {k: entries[k] for k in order[:MEMO_TEXTS]}
     try:
-        atomic_write_text(path, json.dumps({"key": key, "last_run_misses": misses, "entries": kept},
-                                           separators=(",", ":")))
+        body = {"key": key, "entries": kept}
+        if misses is not None:
+            body["last_run_misses"] = misses
+        atomic_write_text(path, json.dumps(body, separators=(",", ":")))
     except OSError:
         pass

@@ -158,7 +158,8 @@ class Runner(Turns, LateReplies, Reporting):
             await self.shut_down()
             if self._own_services:
                 await self.services.aclose()
-            await asyncio.to_thread(warm.finish)  # lingua's answers kept for the next run
+            # lingua's answers kept for the next run
+            await asyncio.to_thread(warm.finish, getattr(self.services, "embed_record", True))
             if self._appending:  # lines handed to a worker thread are on disk before the journal closes
                 await asyncio.gather(*self._appending, return_exceptions=True)
             journal.close()

@@ -79,12 +79,13 @@ def _cache_dir(config):
         return None
 
 
-def finish() -> None:
-    """The run's end: lingua's answers kept for the next run (checks/langmemo.py)."""
+def finish(record: bool = True) -> None:
+    """The run's end: lingua's answers kept for the next run (checks/langmemo.py); ``record``:
+    ``Services.embed_record`` (False: work unlike a nightly, whose new texts say nothing of it)."""
     try:
         from harness.checks import langmemo
 
-        langmemo.save()
+        langmemo.save(record)
     except Exception as exc:  # never fails a run
         log.warning("the language memo could not be written: %s", exc)
 

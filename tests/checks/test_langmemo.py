@@ -80,3 +80,31 @@ def test_save_merges_what_another_run_wrote_and_keeps_this_runs_answers_first(tm
     langmemo.save()
     kept = json.loads((tmp_path / langmemo.FILE).read_text())["entries"]
     assert kept[langmemo._digest("text two")] == ["es", 0.7]
+
+
+def test_work_unlike_a_nightly_keeps_the_last_record(tmp_path):
+    langmemo.use(tmp_path)
+    langmemo.get("a nightly's reply")  # a miss
+    langmemo.put("a nightly's reply", ("en", 0.9))
+    langmemo.save()
+    langmemo.use(None)
+    langmemo.use(tmp_path)
+    assert langmemo.get("a nightly's reply") == ("en", 0.9)
+    langmemo.save()  # a nightly whose every text was kept
+    langmemo.use(None)
+    langmemo.use(tmp_path)
+    assert not langmemo.needs_detector()
+    langmemo.get("a seeded regression's reply")  # calibrate: a miss, not recorded
+    langmemo.put("a seeded regression's reply", ("en", 0.8))
+    langmemo.save(record=False)
+    langmemo.use(None)
+    langmemo.use(tmp_path)
+    assert not langmemo.needs_detector() and langmemo.get("a seeded regression's reply") == ("en", 0.8)
+    langmemo.save(record=True)  # its twin: a nightly with the miss would have said so
+    langmemo.use(None)
+    langmemo.use(tmp_path)
+    langmemo.get("another new reply")
+    langmemo.save()
+    langmemo.use(None)
+    langmemo.use(tmp_path)
+    assert langmemo.needs_detector()
