@@ -26,6 +26,8 @@ LANGUAGES = ("en", "es", "fr", "de", "pt", "it")
 NEIGHBOURS = ("nl", "ca", "ro", "da", "sv", "pl")
 
 _DETECTOR = None
+_MEMO = None
+"""The memo of lingua's answers (``harness.checks.langmemo``, which sets it when a run uses it)."""
 _BUILDING = threading.Lock()
 
 
@@ -49,16 +51,16 @@ def detect_language(text: str) -> tuple[str | None, float]:
     """(ISO 639-1 code or None when the text has no letters to tell by, lingua's confidence 0..1)."""
     if not WORD_RE.search(text):
         return None, 0.0
-    from harness.checks import langmemo
-
-    kept = langmemo.get(text)  # what lingua said of this text in an earlier run
+    memo = _MEMO  # checks/langmemo.py, once a run uses it: what lingua said of this text in an earlier run
+    kept = memo.get(text) if memo is not None else None
     if kept is not None:
         return kept
     detector = _detector()
     found = detector.detect_language_of(text)
     answer = (None, 0.0) if found is None else \
         (found.iso_code_639_1.name.lower(), detector.compute_language_confidence(text, found))
-    langmemo.put(text, answer)
+    if memo is not None:
+        memo.put(text, answer)
     return answer
 
 

@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 from pathlib import Path
 from typing import Any
+
+from harness.checks import form
+from harness.checks.form import LANGUAGES, NEIGHBOURS
 
 #: The most answers the memo keeps (~60 bytes each on disk).
 MEMO_TEXTS = 50_000
@@ -33,8 +37,6 @@ _state: dict[str, Any] = {"path": None, "key": "", "entries": {}, "used": set(),
 def _detector_key() -> str:
     """What an answer depends on besides the text: lingua's version and the languages told apart."""
     from importlib.metadata import PackageNotFoundError, version
-
-    from harness.checks.form import LANGUAGES, NEIGHBOURS
 
     try:
         lingua = version("lingua-language-detector")
@@ -61,6 +63,7 @@ def use(cache_dir: str | Path | None) -> None:
             except (OSError, ValueError):
                 pass
         _state.update(path=path, key=key, entries=entries, used=set(), misses=0, hits=0, last_misses=last)
+        form._MEMO = sys.modules[__name__] if path is not None else None  # detect_language asks it first
 
 
 def _valid(value: Any) -> bool:

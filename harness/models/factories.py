@@ -133,7 +133,7 @@ def model_needed_last_run(config) -> bool:
     """Did the last run that used the embedding model with this config's cache have texts the
     disk cache did not hold (True also when no such run is on record)? A run whose texts were
     all there (a bot answering as it did) need not load the model ahead (harness/run/warm.py)."""
-    from harness.models.embedder import last_run
+    from harness.models.embed_cache import last_run
 
     record = last_run(S.cache_dir(config))
     return record is None or record["texts_encoded"] > 0

@@ -99,7 +99,7 @@ async def test_the_model_is_loaded_ahead_only_when_the_last_run_needed_it(tmp_pa
                "some new": {"texts_encoded": 3, "cache_hits": 9}}
     for name, record in records.items():
         monkeypatch.setattr(factories.S, "cache_dir", lambda config: tmp_path)
-        monkeypatch.setattr(E, "last_run", lambda cache_dir, record=record: record)
+        monkeypatch.setattr("harness.models.embed_cache.last_run", lambda cache_dir, record=record: record)
         assert factories.model_needed_last_run(made.config) is (name != "all cached"), name
         assert warm._model_needed_last_run(made) is (name != "all cached")
 
