@@ -59,7 +59,7 @@ def cmd_run(args) -> int:
 
 
 def _run(args, config, out: Path, early) -> int:
-    from harness.report import write_all
+    from harness.report import prewarm, write_all
     from harness.run.runner import RunOptions, run_loading
     from harness.cli.nightly import diff_line, finish_run
 
@@ -135,7 +135,7 @@ def _run(args, config, out: Path, early) -> int:
     from harness.cli import cost as cli_cost
     process.loaded()  # start-up's modules are in: garbage collection as usual from here (main)
     try:
-        report = asyncio.run(run_loading(config, options, load, early))
+        report = asyncio.run(run_loading(config, options, load, early, prewarm=prewarm))
     except (TargetError, SandboxError) as exc:  # exit 4: alert that the run failed to start
         cli_cost.start_failed(config, exc)
         raise
