@@ -68,7 +68,7 @@ __all__ = [
 
 
 def prewarm() -> None:
-    """Import the writers and compile every page template now (a run calls it in a worker
+    """Import the writers and compile the run's page templates now (a run calls it in a worker
     thread while it waits out its last quiet window, ``Runner``): ``write_all`` then only
     renders. Importing and compiling report.html's templates is 0.1-0.3 s of CPU, the most of
     it in the first ``render_html``."""
@@ -77,7 +77,8 @@ def prewarm() -> None:
 
     environment = env()
     for name in environment.list_templates(extensions=("j2",)):
-        environment.get_template(name)
+        if not name.startswith(("calibration", "judges")):  # pages of other commands
+            environment.get_template(name)
 
 
 def write_all(report: RunReport | Mapping[str, Any], run_dir: str | os.PathLike[str], *,
