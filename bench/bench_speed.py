@@ -1,6 +1,6 @@
 """Benchmark: the harness against promptfoo and the floor, side by side, on the same 131 cases and replies.
 
-    .venv/bin/python bench/bench_speed.py [--repeats 3] [--only one,conc8,seq] [--json out.json]
+    .venv/bin/python bench/bench_speed.py [--repeats 3] [--only one,conc8,seq] [--json out.json] [--settle-s S]
     (in a worktree without its own .venv: PYTHONPATH=$PWD /work/main/.venv/bin/python bench/bench_speed.py)
 
 Three clients, one run, the same 131 questions and the same check (the answer contains the
@@ -28,6 +28,13 @@ from the command's start to its exit; peak memory is the command's own maximum r
 (the harness's includes its bot's: the harness starts and stops it; the floor's and promptfoo's
 include what the HTTP twin used during their run, from /proc), medians. The load average is printed at the start, before every round and at the end, with the
 commit measured.
+
+The harness listens after a reply, the floor and promptfoo do not: a turn's quiet window ends
+early on evidence that the bot is idle, but the run's last one is ``[sandbox] settle_s`` (0.6 s in
+bench/speed/harness.toml, as in the project's; the schema's default is 1.0), heard out after the
+last reply whatever the evidence says (a reply sent on a timer). ``--settle-s S`` runs the harness
+with another settle_s (a copy of the config in the bench's temporary folder), to tell that wait
+from the harness's own costs; the table's line above it says which one was measured.
 
 Offline: the script re-runs itself inside a fresh network namespace that has only loopback
 (``unshare -n``; root). promptfoo gets PROMPTFOO_DISABLE_TELEMETRY, _UPDATE, _REMOTE_GENERATION,
@@ -190,10 +197,26 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float,
     return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, proc.returncode, text
 
 
+HARNESS_CONFIG = SPEED / "harness.toml"
+
+
+def settle_config(settle_s: float, work: Path) -> Path:
+    """bench/speed/harness.toml with another ``[sandbox] settle_s`` (``--settle-s``), written into
+    ``work``: the target's folder made absolute, the cases read from bench/speed/fixtures."""
+    text = (SPEED / "harness.toml").read_text(encoding="utf-8")
+    text, cwd = re.subn(r'(?m)^cwd = ".*"$', f"cwd = {json.dumps(str(SPEED))}", text)
+    text, settle = re.subn(r"(?m)^settle_s = [0-9.]+", f"settle_s = {settle_s}", text)
+    if (cwd, settle) != (1, 1):
+        sys.exit("bench_speed: bench/speed/harness.toml has no single cwd and settle_s line to set")
+    path = work / "harness.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def harness_cmd(scenario: str, out: Path) -> list[str]:
     # the installed script, or this tree's harness (a worktree has no .venv of its own: PYTHONPATH=ROOT)
     exe = [str(HARNESS)] if HARNESS.exists() else [sys.executable, "-m", "harness.cli"]
-    cmd = [*exe, "run", "--config", str(SPEED / "harness.toml"), "--layer", "robustness",
+    cmd = [*exe, "run", "--config", str(HARNESS_CONFIG), "--fixtures", str(SPEED / "fixtures"), "--layer", "robustness",
            "--quiet", "--no-upload", "--out", str(out)]
     if scenario == "one":
         return cmd + ["--case", "bench-000"]
@@ -246,6 +269,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default=",".join(SCENARIOS))
     ap.add_argument("--json", default=None, help="also write the raw figures here")
+    ap.add_argument("--settle-s", type=float, default=None, metavar="S",
+                    help="the harness's [sandbox] settle_s (default: bench/speed/harness.toml's 0.6, the project's). "
+                         "With idle evidence the run's last quiet window is settle_s: it listens that long after "
+                         "the last reply; the floor and promptfoo listen for no reply after the answer")
     args = ap.parse_args()
     if not in_loopback_namespace():
         if os.environ.get("BENCH_SPEED_NETNS"):
@@ -264,6 +291,11 @@ def main() -> None:
     scenarios = [s for s in args.only.split(",") if s]
     expected_digests()
     work = Path(tempfile.mkdtemp(prefix="bench-speed-"))
+    global HARNESS_CONFIG
+    if args.settle_s is not None:
+        HARNESS_CONFIG = settle_config(args.settle_s, work)
+    settle = re.search(r"(?m)^settle_s = ([0-9.]+)", HARNESS_CONFIG.read_text(encoding="utf-8"))
+    print(f"bench_speed: the harness's settle_s {settle.group(1) if settle else '?'} ({HARNESS_CONFIG})", flush=True)
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached after the first run
     if not HARNESS.exists():
@@ -316,7 +348,8 @@ def main() -> None:
     print(f"| scenario (medians of {args.repeats}) | harness s | floor s | promptfoo s | harness / floor | target "
           "| harness / promptfoo | target | peak MB harness / floor / promptfoo | CPU s harness / floor / promptfoo (each with its bot) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    summary: dict = {"started": started, "commit": measured, "load_start": load_start, "load_end": load_end}
+    summary: dict = {"started": started, "commit": measured, "load_start": load_start, "load_end": load_end,
+                     "settle_s": float(settle.group(1)) if settle else None}
 
     def cell(tool: str, s: str) -> str:
         walls = [w for w, _, _ in figures[s][tool]]

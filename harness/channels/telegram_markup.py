@@ -57,6 +57,8 @@ class Formatted:
 
 
 def utf16_len(text: str) -> int:
+    if text.isascii():  # one UTF-16 unit a character (and no codec to look up on a run's first reply)
+        return len(text)
     return len(text.encode("utf-16-le")) // 2
 
 

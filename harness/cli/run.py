@@ -132,11 +132,12 @@ def _run(args, config, out: Path, early) -> int:
         options.baseline, options.baseline_note = _learned(config, out, args.concurrency)  # baseline.* checks
         return cases
 
-    from harness.cli import cost as cli_cost
     process.loaded()  # start-up's modules are in: garbage collection as usual from here (main)
     try:
-        report = asyncio.run(run_loading(config, options, load, early))
+        report = asyncio.run(run_loading(config, options, load, early, prewarm=_after_run_modules))
     except (TargetError, SandboxError) as exc:  # exit 4: alert that the run failed to start
+        from harness.cli import cost as cli_cost
+
         cli_cost.start_failed(config, exc)
         raise
     finally:
@@ -144,6 +145,8 @@ def _run(args, config, out: Path, early) -> int:
         after.end()
         if progress:
             progress.stop()
+    from harness.cli import cost as cli_cost  # loaded by now (_after_run_modules)
+
     run_dir = out / report.run_id
     with phase("reading the earlier runs for the history and the diff", say):
         report, nightly, d = finish_run(report, out, config, quarantine, run=run_kind(args), against=args.against)  # quarantine, history, diff; d: its dict, built once
@@ -168,6 +171,17 @@ def _run(args, config, out: Path, early) -> int:
     with phase("uploading the run to [storage]", say):
         args.flow.upload(run_dir, quiet=args.quiet)  # [storage]: this run, then the pending spool
     return report.exit_code
+
+
+def _after_run_modules() -> None:
+    """What only the end of ``harness run`` needs, loaded while the run waits out its last quiet
+    window (``Runner.prewarm``), not on the way to the first case: the report writers and their
+    templates, the budget and alerts (``cli/cost.py``: night.alerts, tenacity), the overhead."""
+    from harness.report import prewarm
+
+    prewarm()
+    from harness.cli import cost  # noqa: F401
+    from harness.run import kind, overhead  # noqa: F401
 
 
 def run_kind(args) -> dict:

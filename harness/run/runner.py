@@ -100,6 +100,10 @@ class Runner(Turns, LateReplies, Reporting):
         """Per case, its observation once its turns are in (its variants borrow them, ``reuse.py``)."""
         self._known: dict[str, float] | None = None
         """How long each case took in the previous run in ``--out`` (``order.previous_durations``)."""
+        self.prewarm: Callable[[], None] | None = None
+        """Work for after the run that needs none of its results (``harness run``: the report
+        writers' imports and templates, ``harness.report.prewarm``): done in a worker thread
+        while the run waits out its last quiet window, which holds nothing else to do."""
 
     def _next_identity(self) -> Identity:
         self._counter += 1
@@ -328,11 +332,28 @@ class Runner(Turns, LateReplies, Reporting):
             return result
 
         await asyncio.gather(*(one(c) for c in cases))
+        self._start_prewarm()
         await self._run_quiet()
         await self._late_replies(results, journal)
         position = {c.id: i for i, c in enumerate(given)}  # reported in the cases' own order
         results.sort(key=lambda r: position.get(r.id, 0))
         await self._latency_trend(given, results, journal)
+
+    def _start_prewarm(self) -> None:
+        """``prewarm`` in a worker thread, not awaited: the run's last window goes on meanwhile
+        (late replies are heard as before; the thread only shares the interpreter with the
+        loop, which is waiting), and ``asyncio.run`` joins the thread when the run returns."""
+        work, self.prewarm = self.prewarm, None
+        if work is None:
+            return
+
+        def quietly() -> None:
+            try:
+                work()
+            except Exception:  # what it prepares is done again where it is needed, and fails there
+                log.debug("prewarm failed", exc_info=True)
+
+        asyncio.get_running_loop().run_in_executor(None, quietly)
 
     async def _baseline_evidence(self, case: Case, obs: Observation, latency: float | None,
                                  evidence: list[Evidence]) -> tuple[list[Evidence], dict | None]:
@@ -427,12 +448,13 @@ class Runner(Turns, LateReplies, Reporting):
 
 
 async def run_loading(config: Config, options: RunOptions, load: Callable[[], Sequence[Case]],
-                      early: EarlyStart | None = None) -> RunReport:
+                      early: EarlyStart | None = None, prewarm: Callable[[], None] | None = None) -> RunReport:
     """``run_suite`` for the command line: the sandbox and the target come up while ``load``
     (in a worker thread) reads, validates and selects the cases; ``early``: the target the
-    CLI started already (``early.py``). When ``load`` raises (a fixture error: exit 2, no case
-    ran), the target is stopped and the error goes on."""
+    CLI started already (``early.py``); ``prewarm``: ``Runner.prewarm``. When ``load`` raises
+    (a fixture error: exit 2, no case ran), the target is stopped and the error goes on."""
     runner = Runner(config, options, early=early)
+    runner.prewarm = prewarm
     taken = early is not None and runner._early is early  # the runner kept what the CLI started
     fresh = early.fresh if taken else [p for p in (runner.run_dir, runner.options.out_dir) if not p.exists()]
     up = asyncio.ensure_future(runner.bring_up())
