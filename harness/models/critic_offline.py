@@ -127,6 +127,24 @@ def _words_of(text: str, stems: list[str]) -> set[str]:
     return {w.lower() for w in C._WORD.findall(text) if stem(w) in stems}
 
 
+#: Source documents whose reading (sentences, index, numbers, words) the critic keeps.
+SOURCES = 64
+
+
+class _Source:
+    """A source document as the critic reads it: its sentences, their index, its numbers and its
+    words. Depends on the text alone (``OfflineCritic._source`` keeps it by the text)."""
+
+    def __init__(self, source: str):
+        self.sentences = C.sentences(source)
+        self.index = SourceIndex(self.sentences, C.names(source))
+        self.numbers = C.source_numbers(source)
+        words = {w.lower().strip("'’-") for w in C._WORD.findall(source)}
+        words |= {w.removesuffix("'s").removesuffix("’s") for w in words}
+        words |= {p for w in list(words) for p in w.split("-")}
+        self.words = words
+
+
 class OfflineCritic:
     deterministic = True
     """The same code, embedder, reply and document give the same verdict (its health figures
@@ -139,33 +157,31 @@ class OfflineCritic:
         self.name = f"offline-grounding@{VERSION}+{embedder.name}"
         self.source = embedder.source
         self.stats = CriticStats()
-        self._index: dict[str, SourceIndex] = {}
+        self._sources: dict[str, _Source] = {}
 
-    def _source_index(self, source: str, src: list[str]) -> SourceIndex:
-        key = str(hash(source))
-        if key not in self._index:
-            if len(self._index) > 32:
-                self._index.clear()
-            self._index[key] = SourceIndex(src, C.names(source))
-        return self._index[key]
+    def _source(self, source: str) -> "_Source":
+        """What the critic reads off a source document, made once per document text (the last
+        ``SOURCES`` documents are kept, by their text)."""
+        known = self._sources.get(source)
+        if known is None:
+            if len(self._sources) >= SOURCES:
+                self._sources.pop(next(iter(self._sources)))
+            known = self._sources[source] = _Source(source)
+        return known
 
     async def factuality(self, source: str, reply: str) -> Judgement:
         self.stats.calls += 1
         claim_list = [part for claim in C.claims(reply) for part in split_refusal(claim)]
         if not claim_list:
             return Judgement(None, "", unavailable="the text holds no claim sentence to check")
-        src = C.sentences(source)
+        read = self._source(source)
+        src = read.sentences
         if not src:
             return Judgement(None, "", unavailable="the source document has no readable sentences")
         src_vecs = await self.embedder.embed(src, cache=True)
         claim_vecs = await self.embedder.embed(claim_list)
         sims = cosine_matrix(claim_vecs, src_vecs)
-        index = self._source_index(source, src)
-        src_numbers = C.source_numbers(source)
-        src_words = {w.lower().strip("'’-") for w in C._WORD.findall(source)}
-        src_words |= {w.removesuffix("'s").removesuffix("’s") for w in src_words}
-        src_words |= {p for w in list(src_words) for p in w.split("-")}
-        verdicts = [self._judge(claim, sims[i], src, index, src_numbers, src_words)
+        verdicts = [self._judge(claim, sims[i], src, read.index, read.numbers, read.words)
                     for i, claim in enumerate(claim_list)]
         supported = sum(1 for v in verdicts if v.supported)
         return Judgement(supported / len(verdicts), f"{supported}/{len(verdicts)} claims supported",
