@@ -169,9 +169,45 @@ class OfflineCritic:
             known = self._sources[source] = _Source(source)
         return known
 
+    @staticmethod
+    def _claims(reply: str) -> list[str]:
+        return [part for claim in C.claims(reply) for part in split_refusal(claim)]
+
+    def factuality_texts(self, source: str, reply: str) -> tuple[list[str], list[str]]:
+        """What ``factuality`` embeds for this reply: (the source's sentences, kept on disk by the
+        embedder; the reply's claims); nothing when it would embed nothing."""
+        claim_list = self._claims(reply)
+        src = self._source(source).sentences if claim_list else []
+        return (src, claim_list) if src else ([], [])
+
+    def answer_texts(self, reply: str, expected: str) -> list[str]:
+        """What ``answer`` embeds for this reply and expected answer."""
+        if not reply.strip():
+            return []
+        return [reply, _LEAD_IN.sub("", reply.strip(), count=1), *_answer_pieces(expected)]
+
+    async def ahead(self, factuality=(), answers=()) -> None:
+        """Embed at once what ``factuality`` (``(source, reply)`` pairs) and ``answer``
+        (``(reply, expected)`` pairs) will embed: one request per kind, which the embedding
+        model encodes sorted by length, instead of one small batch per call (a caller with
+        many calls ahead, as harness judges and the health set have). The verdicts are the
+        calls' own, made after."""
+        cached: dict[str, None] = {}
+        plain: dict[str, None] = {}
+        for source, reply in factuality:
+            src, claim_list = self.factuality_texts(source, reply)
+            cached.update(dict.fromkeys(src))
+            plain.update(dict.fromkeys(claim_list))
+        for reply, expected in answers:
+            plain.update(dict.fromkeys(self.answer_texts(reply, expected)))
+        import asyncio
+
+        await asyncio.gather(*([self.embedder.embed(list(cached), cache=True)] if cached else []),
+                             *([self.embedder.embed(list(plain))] if plain else []))  # queued together
+
     async def factuality(self, source: str, reply: str) -> Judgement:
         self.stats.calls += 1
-        claim_list = [part for claim in C.claims(reply) for part in split_refusal(claim)]
+        claim_list = self._claims(reply)
         if not claim_list:
             return Judgement(None, "", unavailable="the text holds no claim sentence to check")
         read = self._source(source)
@@ -294,9 +330,9 @@ class OfflineCritic:
         self.stats.calls += 1
         if not reply.strip():
             return Judgement(0.0, "the text is empty")
-        body = _LEAD_IN.sub("", reply.strip(), count=1)
-        pieces = _answer_pieces(expected)
-        vecs = await self.embedder.embed([reply, body, *pieces])
+        texts = self.answer_texts(reply, expected)
+        body, pieces = texts[1], texts[2:]
+        vecs = await self.embedder.embed(texts)
         sims = cosine_matrix(vecs[:2], vecs[2:])
         whole = max(0.0, float(sims[0][0]))
         why = f"embedding cosine {whole:.2f} between the text and the expected answer"
