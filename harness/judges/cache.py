@@ -61,12 +61,18 @@ class VerdictCache:
         self._used: set[str] = set()
 
     def get(self, key: str) -> Any:
-        if key in self.data:
+        """The kept value of ``key``; always None without a directory (``--no-cache``: every
+        verdict is judged, even one the run judged already)."""
+        if self.path is not None and key in self.data:
             self.hits += 1
             self._used.add(key)
             return self.data[key]
         self.misses += 1
         return None
+
+    def has(self, key: str) -> bool:
+        """Would ``get`` answer ``key`` (not counted as a hit or a miss)?"""
+        return self.path is not None and key in self.data
 
     def put(self, key: str, value: Any) -> None:
         self.data[key] = value

@@ -12,6 +12,7 @@ A mutation is caught when any judged check fails (``passed is False``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from harness.checks import REGISTRY
 from harness.soft import is_soft, reevaluate
@@ -74,11 +75,20 @@ class Verdict:
         return sorted({e.check for e in self.evidence if e.availability == "unavailable"})
 
 
-async def judge(case: Case, turn: int, reply: str, post: str, services, *, all_checks: bool = False) -> Verdict:
-    """The case's text checks on turn ``turn`` for this reply and post.
+@dataclass(frozen=True)
+class Plan:
+    """A judgement's first half: the observation, the pure checks' evidence and the service
+    checks still to run (none when a pure check failed and not ``all_checks``)."""
 
-    ``all_checks``: run the service checks even when a pure check failed (to show what the
-    judges alone would say); the runner would not."""
+    obs: Observation
+    evidence: tuple[Evidence, ...]
+    deferred: tuple[tuple[Any, Any], ...]
+    """(check spec, check definition) of the service checks to run, in the case's order."""
+
+
+def plan(case: Case, turn: int, reply: str, post: str, *, all_checks: bool = False) -> Plan:
+    """Run the pure text checks of turn ``turn`` on this reply and post; say which service
+    checks ``judge`` runs after them (harness judges embeds their texts ahead, judges/ahead.py)."""
     obs = observation(case, turn, reply, post)
     evidence: list[Evidence] = []
     deferred = []
@@ -91,8 +101,21 @@ async def judge(case: Case, turn: int, reply: str, post: str, services, *, all_c
             continue
         evidence.append(definition.fn(case, obs, turn, spec.params))
     if any(e.passed is False for e in evidence) and not all_checks:
-        return Verdict(tuple(evidence))
-    for spec, definition in deferred:
+        deferred = []
+    return Plan(obs, tuple(evidence), tuple(deferred))
+
+
+async def judge(case: Case, turn: int, reply: str, post: str, services, *, all_checks: bool = False,
+                planned: Plan | None = None) -> Verdict:
+    """The case's text checks on turn ``turn`` for this reply and post.
+
+    ``all_checks``: run the service checks even when a pure check failed (to show what the
+    judges alone would say); the runner would not. ``planned``: ``plan``'s result for the same
+    arguments, if it was made already."""
+    made = planned or plan(case, turn, reply, post, all_checks=all_checks)
+    obs = made.obs
+    evidence = list(made.evidence)
+    for spec, definition in made.deferred:
         first = await definition.fn(case, obs, turn, spec.params, services)
         if is_soft(first):
             first = await reevaluate(first, lambda d=definition, p=spec.params: d.fn(case, obs, turn, p, services))

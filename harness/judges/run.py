@@ -18,14 +18,16 @@ from typing import Any, Callable, Sequence
 
 from harness.judges import cache as C
 from harness.judges import thresholds as T
-from harness.judges.evaluate import judge
+from harness.judges import ahead as A
+from harness.judges.evaluate import Plan, judge, plan
 from harness.judges.mutate import KINDS
 from harness.judges.suite import Mutation, Subject, mutations, subjects
 from harness.types import Case
 
 CONCURRENCY = 64
-"""Verdicts in flight at once: the embedder batches what waits (up to its ``max_batch``), so
-more judgements at once are bigger batches, not more work (8 kept its batches to ~10 texts)."""
+"""Verdicts in flight at once with an LLM critic (its requests). With the offline critic every
+verdict is in flight at once: their texts were sent to the model ahead (judges/ahead.py), and
+each verdict is judged as soon as its group's texts are encoded."""
 #: The most seconds ``harness judges`` stays silent: a phase that says nothing for this long
 #: (judging, threshold proposals, the critic's health) gets a progress line.
 PROGRESS_S = 5.0
@@ -112,6 +114,7 @@ async def _judges(config, options: JudgeOptions, cases: Sequence[Case], say: Cal
     golden_path = Path(options.golden or config.golden_dir())  # [suite] golden
     goldens = load_goldens(golden_path)
     services = make_services(config, options)
+    loading = _load_model(services.get("embedder"))  # beside the mutations' derivation
     critic = services.get("critic")
     subs, notes = subjects(cases, goldens, critic.source_text)
     options.notes.extend(notes)
@@ -123,17 +126,22 @@ async def _judges(config, options: JudgeOptions, cases: Sequence[Case], say: Cal
 
     cache = state["cache"] = C.VerdictCache(S.cache_dir(config) if options.use_cache else None)
     base = C.digest(C.code_digest(), C.files_digest(golden_path.glob("*.y*ml")), _settings(config), critic.name)
-    sem = asyncio.Semaphore(CONCURRENCY)
     state["jobs"], state["phase"] = total + sum(len(s.answers) for s in subs), "judging"
+    sem = asyncio.Semaphore(CONCURRENCY if options.llm_critic else max(1, state["jobs"]))
 
-    async def verdict(subject: Subject, reply: str, post: str, *, all_checks: bool = False) -> dict:
-        key = C.digest(base, subject.case.id, subject.turn, _checks_of(subject), subject.source,
-                       C.digest(subject.document), reply, post, all_checks)
+    def key_of(subject: Subject, reply: str, post: str, all_checks: bool) -> str:
+        return C.digest(base, subject.case.id, subject.turn, _checks_of(subject), subject.source,
+                        C.digest(subject.document), reply, post, all_checks)
+
+    async def verdict(subject: Subject, reply: str, post: str, *, all_checks: bool = False,
+                      planned: Plan | None = None) -> dict:
+        key = key_of(subject, reply, post, all_checks)
         hit = cache.get(key)
         if hit is not None:
             return hit
         async with sem:
-            v = await judge(subject.case, subject.turn, reply, post, services, all_checks=all_checks)
+            v = await judge(subject.case, subject.turn, reply, post, services, all_checks=all_checks,
+                            planned=planned)
         value = {"caught_by": v.caught_by, "passed": v.passed, "soft": v.soft, "unavailable": v.unavailable,
                  "failures": [f"{e.check}: {e.reason}" for e in v.evidence if e.passed is not True][:4]}
         cache.put(key, value)
@@ -150,14 +158,26 @@ async def _judges(config, options: JudgeOptions, cases: Sequence[Case], say: Cal
     golden_jobs = [(s, i, s.render(a)) for s in subs for i, a in enumerate(s.answers)]
     mut_list = [(subjects_by_id, m) for subjects_by_id in [{s.case.id: s for s in subs}] for ms in muts.values()
                 for m in ms]
-    # Independent work at once, so the embedder's batches fill from all of it: every golden's
-    # and mutation's verdict, the threshold scores (they read no verdict) and the critic's
-    # health set (it reads neither).
-    proposals_job = asyncio.ensure_future(T.propose(subs, muts, services, cache, base))
+    # Independent work at once: every golden's and mutation's verdict, the threshold scores
+    # (they read no verdict) and the critic's health set (it reads neither). What they will
+    # embed goes to the model first, in large requests (judges/ahead.py): the health set's
+    # (its rules run while the model encodes the cases'), the cases' group by group, the texts
+    # only the threshold scores read last. A verdict from the cache needs none of it.
+    golden_plans = [None if cache.has(key_of(s, r, p, True)) else plan(s.case, s.turn, r, p, all_checks=True)
+                    for s, _, (r, p) in golden_jobs]
+    mut_plans = [None if cache.has(key_of(sid[m.case], m.reply, m.post, False))
+                 else plan(sid[m.case].case, sid[m.case].turn, m.reply, m.post) for sid, m in mut_list]
     health_job = asyncio.ensure_future(_health(critic, golden_path, cache, base))
+    await asyncio.sleep(0)  # the health set's requests are the model's first
+    embedder = services.get("embedder")
+    sends = [asyncio.ensure_future(A.send(embedder, texts))
+             for texts in _ahead(subs, muts, golden_jobs, golden_plans, mut_list, mut_plans, services, cache, base)]
+    proposals_job = asyncio.ensure_future(T.propose(subs, muts, services, cache, base))
     try:
-        results = await asyncio.gather(*(tick(verdict(s, r, p, all_checks=True)) for s, _, (r, p) in golden_jobs),
-                                       *(tick(verdict(sid[m.case], m.reply, m.post)) for sid, m in mut_list))
+        results = await asyncio.gather(*(tick(verdict(s, r, p, all_checks=True, planned=pl))
+                                         for (s, _, (r, p)), pl in zip(golden_jobs, golden_plans)),
+                                       *(tick(verdict(sid[m.case], m.reply, m.post, planned=pl))
+                                         for (sid, m), pl in zip(mut_list, mut_plans)))
     except BaseException:
         proposals_job.cancel()
         health_job.cancel()
@@ -196,6 +216,7 @@ async def _judges(config, options: JudgeOptions, cases: Sequence[Case], say: Cal
         state["phase"] = "critic health"
         say("judges: critic health")
     health = await health_job
+    await asyncio.gather(*sends, loading, return_exceptions=True)  # a failed request failed its checks already
     cache.save()
     await services.aclose()
 
@@ -221,6 +242,35 @@ async def _judges(config, options: JudgeOptions, cases: Sequence[Case], say: Cal
     say(f"judges: wrote {options.out / 'judges.json'} and judges.html in {result['meta']['seconds']}s "
         f"({cache.hits} cached verdicts)")
     return result
+
+
+def _load_model(embedder) -> asyncio.Future:
+    """Start loading the embedding model now, in a worker thread (its own process: the event
+    loop is not held), while the cases, goldens and mutations are made."""
+    front = getattr(embedder, "front", None)
+    load = getattr(front, "load_now", None)
+    return asyncio.ensure_future(asyncio.to_thread(load)) if load else asyncio.ensure_future(asyncio.sleep(0))
+
+
+def _ahead(subs: list[Subject], muts: dict[str, list[Mutation]], golden_jobs, golden_plans, mut_list, mut_plans,
+           services, cache, base: str) -> list[A.Texts]:
+    """The requests to send the model ahead (judges/ahead.py): each case's verdicts' texts, case
+    by case in the order they are judged, then the threshold scores' (when not cached)."""
+    per_case: dict[str, A.Texts] = {s.case.id: A.Texts() for s in subs}
+    for (s, _, _), planned in zip(golden_jobs, golden_plans):
+        if planned is not None:
+            A.check_texts(s.case, s.turn, planned.obs, planned.deferred, services, per_case[s.case.id])
+    for (sid, m), planned in zip(mut_list, mut_plans):
+        if planned is not None:
+            s = sid[m.case]
+            A.check_texts(s.case, s.turn, planned.obs, planned.deferred, services, per_case[m.case])
+    last = A.Texts()
+    for s in subs:
+        if not cache.has(T.key_of(s, muts.get(s.case.id, []), base)):
+            answers, framed, wrong = T.texts(s, muts.get(s.case.id, []))
+            last.add(answers, cached=True)
+            last.add(framed + wrong)
+    return A.groups(list(per_case.values()), last)
 
 
 async def _health(critic, golden_path: Path, cache, base: str) -> dict:

@@ -40,13 +40,21 @@ def _text(subject: Subject, reply: str, post: str, of: str) -> str:
     return joined_text(observation(subject.case, subject.turn, reply, post), subject.turn, of)
 
 
+def texts(subject: Subject, muts: list[Mutation]) -> tuple[list[str], list[str], list[str]]:
+    """What ``scores`` embeds: the golden answers (kept on disk), the framed goldens and the
+    mutations' texts."""
+    of = _params(subject).get("of", "reply")
+    framed = [_text(subject, *subject.render(a), of) for a in subject.answers]
+    wrong = [_text(subject, m.reply, m.post, of) for m in muts]
+    return list(subject.answers), framed, [t if t.strip() else " " for t in wrong]
+
+
 async def scores(subject: Subject, muts: list[Mutation], embedder) -> dict[str, Any]:
     from harness.models.embedder import cosine_matrix
 
-    of = _params(subject).get("of", "reply")
-    gold = await embedder.embed(list(subject.answers), cache=True)
+    answers, framed, wrong_texts = texts(subject, muts)
+    gold = await embedder.embed(answers, cache=True)
     rights = []
-    framed = [_text(subject, *subject.render(a), of) for a in subject.answers]
     fvecs = await embedder.embed(framed)
     sims = cosine_matrix(fvecs, gold)
     n = len(subject.answers)
@@ -54,10 +62,8 @@ async def scores(subject: Subject, muts: list[Mutation], embedder) -> dict[str, 
         for i in range(n):
             rights.append(max(float(sims[i][j]) for j in range(n) if j != i))
     wrong: dict[str, list[float]] = {}
-    texts = [_text(subject, m.reply, m.post, of) for m in muts]
-    texts = [t if t.strip() else " " for t in texts]
-    if texts:
-        mvecs = await embedder.embed(texts)
+    if wrong_texts:
+        mvecs = await embedder.embed(wrong_texts)
         msims = cosine_matrix(mvecs, gold)
         for m, row in zip(muts, msims):
             wrong.setdefault(m.kind, []).append(float(max(row)))
@@ -84,6 +90,12 @@ def proposal(current: float, right: list[float], wrong: dict[str, list[float]]) 
     return out
 
 
+def key_of(subject: Subject, muts: list[Mutation], base: str) -> str:
+    """The verdict cache's key of a case's scores."""
+    return C.digest(base, "scores", subject.case.id, subject.answers, [(m.reply, m.post) for m in muts],
+                    _params(subject))
+
+
 async def propose(subs: list[Subject], muts: dict[str, list[Mutation]], services, cache, base: str) -> dict:
     embedder = services.get("embedder")
     from harness.models.settings import embedding_settings
@@ -93,8 +105,7 @@ async def propose(subs: list[Subject], muts: dict[str, list[Mutation]], services
     default = embedding_settings(services.config).threshold
 
     async def scored(s: Subject) -> dict:
-        key = C.digest(base, "scores", s.case.id, s.answers, [(m.reply, m.post) for m in muts.get(s.case.id, [])],
-                       _params(s))
+        key = key_of(s, muts.get(s.case.id, []), base)
         sc = cache.get(key)
         if sc is None:
             sc = await scores(s, muts.get(s.case.id, []), embedder)

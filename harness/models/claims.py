@@ -8,6 +8,7 @@ capitalised names in it, which the offline critic holds to the ones the source c
 
 from __future__ import annotations
 
+import functools
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -115,6 +116,12 @@ def _join_wrapped(text: str) -> str:
     return "\n".join(out)
 
 
+#: Texts whose readings (``sentences``, ``_heading``, ``source_numbers``, ``claim_numbers``) are
+#: kept: they depend on the text alone, and the critic reads the same source for every claim.
+MEMO = 1 << 14
+
+
+@functools.lru_cache(maxsize=MEMO)
 def _heading(s: str) -> bool:
     """Title Case without sentence punctuation: a heading or a title, which asserts nothing."""
     long_words = [w for w in _WORD.findall(s) if len(w) > 3]
@@ -123,13 +130,19 @@ def _heading(s: str) -> bool:
 
 
 def sentences(text: str) -> list[str]:
-    """Sentences and lines, bullets and URLs stripped; very short fragments dropped."""
+    """Sentences and lines, bullets and URLs stripped; very short fragments dropped (a new list
+    each call)."""
+    return list(_sentences(text))
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _sentences(text: str) -> tuple[str, ...]:
     out = []
     for part in _SENT_SPLIT.split(_join_wrapped(text)):
         s = _BULLET.sub("", _URL.sub("", part or "")).strip(" \t-–—:;")
         if len(_WORD.findall(s)) >= 3:
             out.append(s)
-    return out
+    return tuple(out)
 
 
 def is_heading(s: str) -> bool:
@@ -204,16 +217,28 @@ def numbers(text: str) -> set[str]:
 
 
 def claim_numbers(text: str) -> set[str]:
-    """A claim's numbers, digits and number words alike ("five years" -> 5), except "one"."""
+    """A claim's numbers, digits and number words alike ("five years" -> 5), except "one"
+    (a new set each call)."""
+    return set(_claim_numbers(text))
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _claim_numbers(text: str) -> frozenset[str]:
     found = numbers(text)
     for w in _WORD.findall(text.lower()):
         if w in _WORD_NUMBERS and w not in ("one", "half", "third"):
             found.add(_WORD_NUMBERS[w])
-    return found
+    return frozenset(found)
 
 
 def source_numbers(text: str) -> set[str]:
-    """The source's numbers, including those written as words (``thirty`` -> ``30``)."""
+    """The source's numbers, including those written as words (``thirty`` -> ``30``; a new set
+    each call)."""
+    return set(_source_numbers(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _source_numbers(text: str) -> frozenset[str]:
     found = numbers(text)
     for w in _WORD.findall(text.lower()):
         if w in _WORD_NUMBERS:
@@ -224,7 +249,7 @@ def source_numbers(text: str) -> set[str]:
     for m in re.finditer(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ](one|two|three|four|"
                          r"five|six|seven|eight|nine)\b", text.lower()):
         found.add(str(int(_WORD_NUMBERS[m.group(1)]) + int(_WORD_NUMBERS[m.group(2)])))
-    return found
+    return frozenset(found)
 
 
 def names(text: str, known: set[str] | frozenset[str] = frozenset()) -> set[str]:

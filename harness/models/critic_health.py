@@ -156,6 +156,15 @@ async def score_critic(critic, examples: list[LabelledExample], read_source: Cal
     import asyncio
 
     gate = asyncio.Semaphore(max(1, concurrent or getattr(critic, "health_concurrency", CONCURRENT)))
+    ahead = getattr(critic, "ahead", None)
+    if ahead is not None:  # the offline critic: every example's texts in one request, encoded sorted by length
+        pairs = []
+        for ex in examples:
+            try:
+                pairs.append((ex.source_text or read_source(ex.source), ex.reply))
+            except (OSError, ValueError):  # judge() reports it as before
+                continue
+        await ahead(factuality=pairs)
 
     async def judge(ex: LabelledExample):
         try:

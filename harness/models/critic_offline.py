@@ -127,6 +127,24 @@ def _words_of(text: str, stems: list[str]) -> set[str]:
     return {w.lower() for w in C._WORD.findall(text) if stem(w) in stems}
 
 
+#: Source documents whose reading (sentences, index, numbers, words) the critic keeps.
+SOURCES = 64
+
+
+class _Source:
+    """A source document as the critic reads it: its sentences, their index, its numbers and its
+    words. Depends on the text alone (``OfflineCritic._source`` keeps it by the text)."""
+
+    def __init__(self, source: str):
+        self.sentences = C.sentences(source)
+        self.index = SourceIndex(self.sentences, C.names(source))
+        self.numbers = C.source_numbers(source)
+        words = {w.lower().strip("'’-") for w in C._WORD.findall(source)}
+        words |= {w.removesuffix("'s").removesuffix("’s") for w in words}
+        words |= {p for w in list(words) for p in w.split("-")}
+        self.words = words
+
+
 class OfflineCritic:
     deterministic = True
     """The same code, embedder, reply and document give the same verdict (its health figures
@@ -139,33 +157,67 @@ class OfflineCritic:
         self.name = f"offline-grounding@{VERSION}+{embedder.name}"
         self.source = embedder.source
         self.stats = CriticStats()
-        self._index: dict[str, SourceIndex] = {}
+        self._sources: dict[str, _Source] = {}
 
-    def _source_index(self, source: str, src: list[str]) -> SourceIndex:
-        key = str(hash(source))
-        if key not in self._index:
-            if len(self._index) > 32:
-                self._index.clear()
-            self._index[key] = SourceIndex(src, C.names(source))
-        return self._index[key]
+    def _source(self, source: str) -> "_Source":
+        """What the critic reads off a source document, made once per document text (the last
+        ``SOURCES`` documents are kept, by their text)."""
+        known = self._sources.get(source)
+        if known is None:
+            if len(self._sources) >= SOURCES:
+                self._sources.pop(next(iter(self._sources)))
+            known = self._sources[source] = _Source(source)
+        return known
+
+    @staticmethod
+    def _claims(reply: str) -> list[str]:
+        return [part for claim in C.claims(reply) for part in split_refusal(claim)]
+
+    def factuality_texts(self, source: str, reply: str) -> tuple[list[str], list[str]]:
+        """What ``factuality`` embeds for this reply: (the source's sentences, kept on disk by the
+        embedder; the reply's claims); nothing when it would embed nothing."""
+        claim_list = self._claims(reply)
+        src = self._source(source).sentences if claim_list else []
+        return (src, claim_list) if src else ([], [])
+
+    def answer_texts(self, reply: str, expected: str) -> list[str]:
+        """What ``answer`` embeds for this reply and expected answer."""
+        if not reply.strip():
+            return []
+        return [reply, _LEAD_IN.sub("", reply.strip(), count=1), *_answer_pieces(expected)]
+
+    async def ahead(self, factuality=(), answers=()) -> None:
+        """Embed at once what ``factuality`` (``(source, reply)`` pairs) and ``answer``
+        (``(reply, expected)`` pairs) will embed: one request per kind, which the embedding
+        model encodes sorted by length, instead of one small batch per call (a caller with
+        many calls ahead, as harness judges and the health set have). The verdicts are the
+        calls' own, made after."""
+        cached: dict[str, None] = {}
+        plain: dict[str, None] = {}
+        for source, reply in factuality:
+            src, claim_list = self.factuality_texts(source, reply)
+            cached.update(dict.fromkeys(src))
+            plain.update(dict.fromkeys(claim_list))
+        for reply, expected in answers:
+            plain.update(dict.fromkeys(self.answer_texts(reply, expected)))
+        import asyncio
+
+        await asyncio.gather(*([self.embedder.embed(list(cached), cache=True)] if cached else []),
+                             *([self.embedder.embed(list(plain))] if plain else []))  # queued together
 
     async def factuality(self, source: str, reply: str) -> Judgement:
         self.stats.calls += 1
-        claim_list = [part for claim in C.claims(reply) for part in split_refusal(claim)]
+        claim_list = self._claims(reply)
         if not claim_list:
             return Judgement(None, "", unavailable="the text holds no claim sentence to check")
-        src = C.sentences(source)
+        read = self._source(source)
+        src = read.sentences
         if not src:
             return Judgement(None, "", unavailable="the source document has no readable sentences")
         src_vecs = await self.embedder.embed(src, cache=True)
         claim_vecs = await self.embedder.embed(claim_list)
         sims = cosine_matrix(claim_vecs, src_vecs)
-        index = self._source_index(source, src)
-        src_numbers = C.source_numbers(source)
-        src_words = {w.lower().strip("'’-") for w in C._WORD.findall(source)}
-        src_words |= {w.removesuffix("'s").removesuffix("’s") for w in src_words}
-        src_words |= {p for w in list(src_words) for p in w.split("-")}
-        verdicts = [self._judge(claim, sims[i], src, index, src_numbers, src_words)
+        verdicts = [self._judge(claim, sims[i], src, read.index, read.numbers, read.words)
                     for i, claim in enumerate(claim_list)]
         supported = sum(1 for v in verdicts if v.supported)
         return Judgement(supported / len(verdicts), f"{supported}/{len(verdicts)} claims supported",
@@ -278,9 +330,9 @@ class OfflineCritic:
         self.stats.calls += 1
         if not reply.strip():
             return Judgement(0.0, "the text is empty")
-        body = _LEAD_IN.sub("", reply.strip(), count=1)
-        pieces = _answer_pieces(expected)
-        vecs = await self.embedder.embed([reply, body, *pieces])
+        texts = self.answer_texts(reply, expected)
+        body, pieces = texts[1], texts[2:]
+        vecs = await self.embedder.embed(texts)
         sims = cosine_matrix(vecs[:2], vecs[2:])
         whole = max(0.0, float(sims[0][0]))
         why = f"embedding cosine {whole:.2f} between the text and the expected answer"

@@ -5,6 +5,8 @@ of the weather and the body's sense of it (hot/cold, wet/dry) the source never u
 
 from __future__ import annotations
 
+import functools
+
 from harness.models import claims as C
 from harness.models.rules.negation import _neg_cues
 from harness.models.rules.pair import rule, SourceIndex, Twin
@@ -210,6 +212,7 @@ _OPPOSITES = {a: b for x, y in (("hot", "cold"), ("warm", "cool"), ("wet", "dry"
               for a, b in ((x, y), (y, x))}
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _opposite_base(word: str) -> str | None:
     """The plain word of an opposites pair a form belongs to: "colder" -> "cold", "drier" -> "dry"."""
     if word in _OPPOSITES:
@@ -227,7 +230,7 @@ def check_opposite_word(claim: str, src: SourceIndex) -> list[Finding]:
     """A claim word of a plain opposites pair that the source never uses in any form, where it uses
     the opposite: "cold streets" against a source that speaks of "how hot the body feels" and
     "cooler" streets, never of cold ones."""
-    used = {f for lw in src.lows for w in lw if (f := _opposite_base(w))}
+    used = src.memo("opposite-bases", lambda s: {f for lw in s.lows for w in lw if (f := _opposite_base(w))})
     for w in _words(claim):
         base = _opposite_base(w)
         if base and base not in used and _OPPOSITES[base] in used:

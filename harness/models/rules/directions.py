@@ -105,7 +105,7 @@ def _direction_uses(text: str, words: frozenset[str]) -> list[set[str]]:
     return [anchors for _, anchors in _direction_words(text, words)]
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=1 << 16)
 def _direction_words(text: str, words: frozenset[str]) -> tuple[tuple[str, frozenset[str]], ...]:
     """Each direction word of ``words`` in ``text`` with what it is said of (its anchors).
     Cached: check_bound_direction reads every source sentence for each antonym pair and claim."""

@@ -3,10 +3,16 @@
 Nothing here decides anything: these are the words (stop words, relational words, scales,
 percent words, negation cues, light verbs, words about the document) and the readings
 (``tokenize``, ``context`` windows, ``number_uses``, ``clauses``) the rule modules share.
+
+The readings of a word or a text depend on nothing else: ``stem``, ``lemma``, ``word_keys`` and
+``tokenize`` are memoized by their argument (``MEMO`` entries each; tokens are frozen, and
+``tokenize`` hands every caller its own list), since the rules read the same source sentences
+for every claim and every pair of direction words.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -58,6 +64,11 @@ _CLAUSE_SPLIT = re.compile(r"\s*(?:[;:,]|\b(?:but|while|whereas|although|compare
                            r"feel|feels|became|become|got|gets|it|they|their|its|the|only)\b|\d))\s*", re.I)
 
 
+#: Entries kept by each memoized reading (a word or a sentence each: a few hundred bytes).
+MEMO = 1 << 16
+
+
+@functools.lru_cache(maxsize=MEMO)
 def stem(word: str) -> str:
     w = word.lower().strip("'’")
     w = w.removesuffix("'s").removesuffix("’s")
@@ -101,6 +112,7 @@ _SYNONYMS = [frozenset(g.split()) for g in (
 )]
 
 
+@functools.lru_cache(maxsize=MEMO)
 def lemma(word: str) -> str:
     """A plain base form: irregular forms mapped, -ing/-ed/-es/-s/-ly cut ("rising" -> "rise" ->
     "rise", "outages" -> "outage"); compared by its stem."""
@@ -116,7 +128,8 @@ def lemma(word: str) -> str:
     return w
 
 
-def word_keys(word: str) -> set[str]:
+@functools.lru_cache(maxsize=MEMO)
+def word_keys(word: str) -> frozenset[str]:
     """Keys under which a word counts as one the source uses: its stem, its lemma's stem, and
     its synonym groups."""
     low = word.lower().strip("'’")
@@ -125,10 +138,10 @@ def word_keys(word: str) -> set[str]:
     for k, group in enumerate(_SYNONYMS):
         if low in group or base in group or any(g.startswith(base) and len(base) >= 4 for g in group):
             keys.add(f"syn{k}")
-    return keys
+    return frozenset(keys)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Tok:
     text: str
     low: str
@@ -140,6 +153,12 @@ _COUNT_WORDS = {"twice": "2", "thrice": "3", "dozen": "12"}
 
 
 def tokenize(text: str) -> list[Tok]:
+    """The text's tokens (a new list each call; the tokens are shared and frozen)."""
+    return list(_tokens(text))
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _tokens(text: str) -> tuple[Tok, ...]:
     out: list[Tok] = []
     for m in _TOKEN.finditer(text):
         t = m.group(0)
@@ -161,7 +180,7 @@ def tokenize(text: str) -> list[Tok]:
                 out.append(Tok(t, low, "word"))
         else:
             out.append(Tok(t, t, "punct"))
-    return out
+    return tuple(out)
 
 
 _COMPARISON_BARRIER = {"compared", "versus", "vs", "against", "whereas"}
