@@ -67,7 +67,10 @@ def make_services(config, options: JudgeOptions):
         factories["critic"] = offline
         options.notes.append(f"[critic] backend {cfg.backend!r} not used (it costs money): the offline critic judged; "
                              "pass --llm-critic to use it")
-    return Services(config, factories=factories, golden_dir=options.golden)
+    # mutations say nothing of what a nightly's embedder needs (embed_record); --no-cache: no
+    # mutated reply's vector from the disk cache either (goldens and documents still are)
+    return Services(config, factories=factories, golden_dir=options.golden, embed_cache_all=options.use_cache,
+                    embed_record=False)
 
 
 def _settings(config) -> dict:

@@ -536,7 +536,8 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     regressions = list_regressions(config)
     if only:
         regressions = [r for r in regressions if r.name in only]
-    services = Services(config, factories=default_factories())  # one embedder/critic for all runs
+    # one embedder/critic for all runs; seeded regressions say nothing of the next nightly's needs
+    services = Services(config, factories=default_factories(), embed_record=False)
     unscored = _unscored(services)  # the same services, no critic-health scoring at each run's end
     settings = baseline_settings(config) if baseline else None
     nights = [f"night-{i + 1}" for i in range(BASELINE_NIGHTS)] if settings is not None and settings.enabled else []
