@@ -12,7 +12,10 @@ from harness.config import load_config
 ROOT = Path(__file__).resolve().parents[1]
 
 
-async def test_calibration_catches_and_counts_false_alarms(tmp_path):
+async def test_calibration_catches_and_counts_false_alarms(tmp_path, monkeypatch):
+    from harness.night import calibrate as cal_mod
+
+    monkeypatch.setattr(cal_mod, "_record_path", lambda config: tmp_path / "last.json")  # no earlier record
     config = load_config(ROOT / "harness.toml", environ={})
     cases = load_cases(ROOT / "fixtures", layers=["robustness"], globs=["input-empty*", "cmd-*"])
     cal = await calibrate(config, cases, tmp_path / "runs", repeat=1, parallel=3, noise=False, concurrency=1,
@@ -39,6 +42,13 @@ async def test_calibration_catches_and_counts_false_alarms(tmp_path):
     html = (tmp_path / "calibration.html").read_text()
     assert "crash_on_empty" in html and "missed" in html
     assert any("MISSED" in line for line in matrix_lines(data))
+    # the next calibration tries the cases that caught it (its record) alone, and is caught again
+    again = await calibrate(config, cases, tmp_path / "runs2", repeat=1, parallel=3, noise=False, concurrency=1,
+                            only=["crash_on_empty"])
+    row = again.to_dict()["regressions"][0]
+    tried = [c.id for c in again.broken[0].report.cases]
+    assert tried == rows["crash_on_empty"]["caught_by"][:cal_mod.FIRST_TRY]
+    assert row["caught_by"] and row["stopped_early"] is True
 
 
 def test_calibration_files_pass_the_redactor(tmp_path, monkeypatch):
@@ -135,8 +145,17 @@ def test_the_last_calibration_is_kept_and_read_back(tmp_path):
     write_last(config, rows, {"b": {"caught_by": ["z"], "seconds": 1.0}, "c": {"caught_by": ["w"], "seconds": 2.0}})
     last = read_last(config)
     # this calibration's rows over the record read; a broken run's row does not replace what was known
-    assert last == {"a": {"caught_by": ["x", "y"], "seconds": 3.5}, "b": {"caught_by": ["z"], "seconds": 1.0},
-                    "c": {"caught_by": ["w"], "seconds": 2.0}}
+    assert last == {"a": {"caught_by": ["x", "y"], "seconds": 3.5, "whole": False},
+                    "b": {"caught_by": ["z"], "seconds": 1.0}, "c": {"caught_by": ["w"], "seconds": 2.0}}
+    # the latency trend's regression takes the whole suite next time; one not told keeps its record
+    write_last(config, rows[:1], {"c": {"caught_by": ["w"], "seconds": 2.0, "whole": True}}, whole={"a": True})
+    last = read_last(config)
+    assert last["a"]["whole"] is True and last["c"]["whole"] is True
+    write_last(config, [{**rows[0], "name": "c"}], last)
+    assert read_last(config)["c"]["whole"] is True
+    from harness.night.calibrate import default_parallel
+
+    assert default_parallel(config) == default_parallel() + 2  # a and c: whole-suite runs
     (tmp_path / "cache" / "calibrate" / "last.json").write_text("{not json")
     assert read_last(config) == {} and read_case_seconds(config) == {}  # a broken record is no record
 
