@@ -235,9 +235,13 @@ def test_when_last_times_catchers_pass_the_rest_of_the_suite_runs(monkeypatch):
 
 
 def test_a_regression_caught_by_the_latency_trend_runs_the_whole_suite_at_once(monkeypatch):
-    last = {"rob": {"caught_by": ["r2"], "seconds": 50.0, "whole": True}}
+    last = {"rob": {"caught_by": ["r2"], "seconds": 50.0, "whole": True, "trend": True}}
     cal, calls, _ = _calibrate_with(monkeypatch, {"rob": {"r2"}}, last)
     assert calls["regression-rob"] == ([c.id for c in SUITE], None)
+    # caught by the trend in a run that stopped early: no catcher alone, the suite with the stop
+    last = {"rob": {"caught_by": ["r2"], "seconds": 50.0, "whole": False, "trend": True}}
+    cal, calls, _ = _calibrate_with(monkeypatch, {"rob": {"r2"}}, last)
+    assert calls["regression-rob"] == (["r2", "r1", "m1", "m2", "alarm"], 1)
     # --full: every regression whole, whatever the record
     _, calls, _ = _calibrate_with(monkeypatch, {"rob": {"r2"}}, last, full=True)
     assert all(mf is None for _ids, mf in calls.values())
@@ -255,7 +259,10 @@ def _outcome(evidence_check: str, skipped: bool = False) -> RunOutcome:
 
 
 def test_needs_whole_only_for_a_whole_run_the_trend_caught():
-    from harness.night.calibrate import needs_whole
+    from harness.night.calibrate import caught_by_trend, needs_whole
+
+    assert caught_by_trend(_outcome("baseline.latency_trend", skipped=True), set()) is True
+    assert caught_by_trend(_outcome("baseline.latency"), set()) is False
 
     assert needs_whole(_outcome("baseline.latency_trend"), set()) is True
     assert needs_whole(_outcome("baseline.latency"), set()) is False  # a per-case check: a stop would do
@@ -284,3 +291,35 @@ def test_a_run_whose_target_did_not_start_starts_once_more(monkeypatch, tmp_path
     got = asyncio.run(cal_mod._one_run(None, SUITE, "always", None, True, tmp_path, None, None))
     assert got.report is None and got.error.startswith("TargetError: something already answers")
     assert asked[2:] == ["always", "always-restarted"]  # once more only
+
+
+def test_a_catcher_the_overloaded_machine_left_unjudged_runs_again_with_the_rest(monkeypatch):
+    # r2 caught `rob` last time; now its first run is excused (``unavailable``: the machine was
+    # overloaded), neither a catch nor a pass: the rest of the suite takes it again and it is caught
+    monkeypatch.setattr(cal_mod, "read_last", lambda config: {"rob": {"caught_by": ["r2"], "seconds": 5.0}})
+    monkeypatch.setattr(cal_mod, "list_regressions", lambda config: REGS[:1])
+    import harness.services as services
+
+    monkeypatch.setattr(services, "default_factories", lambda: {})
+    calls: list = []
+    plain = _fake({"rob": {"r2"}}, calls)
+
+    async def one_run(config, cases, label, regression, noise, out, concurrency, shared, maxfail=None,
+                      run_id=None, **kw):
+        got = await plain(config, cases, label, regression, noise, out, concurrency, shared, maxfail, run_id)
+        if run_id is None and regression == "rob":  # the first try: excused
+            got.report = _excused(got.report)
+        return got
+
+    monkeypatch.setattr(cal_mod, "_one_run", one_run)
+    cal = asyncio.run(cal_mod.calibrate(None, SUITE, None, noise=False, baseline=False))
+    by_label = {label: (ids, mf) for label, ids, mf in calls}
+    assert by_label["regression-rob"] == (["r2"], 1)
+    assert by_label["regression-rob-rest"][0][0] == "r2"  # tried again, first
+    assert {r["name"]: r for r in cal.to_dict()["regressions"]}["rob"]["caught_by"] == ["r2"]
+
+
+def _excused(report: RunReport) -> RunReport:
+    from dataclasses import replace
+
+    return replace(report, cases=tuple(replace(c, status="unavailable", evidence=()) for c in report.cases))

@@ -367,34 +367,65 @@ def read_case_seconds(config: Config) -> dict[str, float]:
         return {}
 
 
-def needs_whole(run: RunOutcome, clean_fail: set[str]) -> bool:
-    """A regression's next run takes the whole suite at once: this calibration's run of it went
-    to the end (nothing stopped it early) and the run-wide latency trend, which only a whole
-    run can fail, was among what caught it (``slow_leak``: each reply slower than the last)."""
-    if run.report is None or run.stopped_early:
+def caught_by_trend(run: RunOutcome, clean_fail: set[str]) -> bool:
+    """The run-wide latency trend, which only a long run can fail, was among what caught the
+    run's regression (``slow_leak``: each reply slower than the last)."""
+    if run.report is None:
         return False
     return any(e.check == TREND and e.passed is False for c in run.report.cases
                if c.status in ("fail", "error") and c.id not in clean_fail for e in c.evidence)
 
 
+def needs_whole(run: RunOutcome, clean_fail: set[str]) -> bool:
+    """A regression's next run takes the whole suite at once: this calibration's run of it went
+    to the end (nothing stopped it early) and the latency trend caught it (``caught_by_trend``)."""
+    return not run.stopped_early and caught_by_trend(run, clean_fail)
+
+
+#: The order a regression's catchers are tried in next time: the kinds of evidence that do not
+#: vary from night to night first (a case's own checks, the harness's), the baseline's last.
+STEADY_FIRST = {"hand-written": 0, "defaults": 0, "error": 1, "judges": 1, "baseline": 2}
+
+
+def tries_first(row: Mapping, seconds: Mapping[str, float]) -> list[str]:
+    """``row``'s catchers in the order its next run tries them (``FIRST_TRY`` of them alone):
+    by the steadiest kind of evidence that caught each (``STEADY_FIRST``), then the shortest
+    (the last calibration's first night), then by name."""
+    kinds = row.get("caught_by_kind") or {}
+
+    def rank(cid: str) -> tuple:
+        steady = min((STEADY_FIRST.get(k, 2) for k, ids in kinds.items() if cid in ids), default=2)
+        return steady, float(seconds.get(cid, 1e9)), cid
+
+    return sorted(row["caught_by"], key=rank)
+
+
 def write_last(config: Config, rows: Sequence[Mapping], last: Mapping[str, dict],
-               report: RunReport | None = None, whole: Mapping[str, bool] | None = None) -> None:
+               report: RunReport | None = None, whole: Mapping[str, bool] | None = None,
+               trend: Mapping[str, bool] | None = None) -> None:
     """Keep what this calibration saw for the next one, over ``last`` (the record it read: a
     calibration of a few regressions keeps the others'); a failure to write is no failure.
-    ``whole``: regression -> its next run takes the whole suite (``needs_whole``); one not
-    named keeps what its record said."""
+    Each regression's catchers are kept in the order its next run tries them (``tries_first``).
+    ``whole``: regression -> its next run takes the whole suite (``needs_whole``); ``trend``:
+    the latency trend caught it (``caught_by_trend``: no catcher alone can catch it again); a
+    regression named in neither keeps what its record said."""
     path = _record_path(config)
     if path is None:
         return
-    regs = {**last, **{r["name"]: {"caught_by": list(r["caught_by"])[:20], "seconds": r["seconds"],
-                                   "whole": bool((whole or {}).get(r["name"], (last.get(r["name"]) or {}).get("whole")))}
+    seconds = read_case_seconds(config)
+    if report is not None:  # the first night's cases (a noisy run: its chains are the longest)
+        seconds.update({c.id: round(c.observation.finished_at - c.observation.started_at, 2)
+                        for c in report.cases if c.observation is not None})
+
+    def flag(table: Mapping[str, bool] | None, name: str, key: str) -> bool:
+        return bool((table or {}).get(name, (last.get(name) or {}).get(key)))
+
+    regs = {**last, **{r["name"]: {"caught_by": tries_first(r, seconds)[:20], "seconds": r["seconds"],
+                                   "whole": flag(whole, r["name"], "whole"), "trend": flag(trend, r["name"], "trend")}
                        for r in rows if not r.get("error")}}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        record: dict = {"regressions": regs, "case_seconds": read_case_seconds(config)}
-        if report is not None:  # the first night's cases (a noisy run: its chains are the longest)
-            record["case_seconds"].update({c.id: round(c.observation.finished_at - c.observation.started_at, 2)
-                                           for c in report.cases if c.observation is not None})
+        record: dict = {"regressions": regs, "case_seconds": seconds}
         path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     except OSError:
         pass
@@ -633,7 +664,8 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
         before = [str(c) for c in record.get("caught_by") or ()]
         run_cases = own_layer_first(cases, by_name[reg].layer, before) if maxfail else whole
         shared = services if label == "clean-1" else unscored
-        first = [suite[c] for c in before if c in suite][:FIRST_TRY] if maxfail else []
+        # (not one the latency trend caught: a few cases alone show no trend)
+        first = [suite[c] for c in before if c in suite][:FIRST_TRY] if maxfail and not record.get("trend") else []
         if first:
             # the cases that caught it last time, alone: it waits (without a slot) for their
             # invariants, then its run is a start-up and a few cases, not the suite's first cases
@@ -652,7 +684,9 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
         if reg is not None:
             await clean_in.wait()
             clean_fail = {cid for r in clean_runs for cid in r.failing()}
-            tried = {c.id for c in first}
+            # last time's catchers judged passing now (one the overloaded machine left unjudged,
+            # ``unavailable``, runs again with the rest)
+            tried = {c.id for c in outcome.report.cases if c.status == "pass"} if first and outcome.report else set()
             if first and set(outcome.failing()) <= clean_fail:
                 # last time's catchers did not catch it (or only where the clean agent fails too):
                 # the rest of the suite, as a regression with no record runs it
@@ -694,7 +728,8 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
     clean_fail = cal.false_alarms(cal.clean)
     write_last(config, [regression_row(r, o, clean_fail, suite) for r, o in zip(cal.regressions, cal.broken)],
                read_last(config), night_runs[0].report if night_runs else None,
-               {} if full else {r.name: needs_whole(o, clean_fail) for r, o in zip(cal.regressions, cal.broken)})
+               {} if full else {r.name: needs_whole(o, clean_fail) for r, o in zip(cal.regressions, cal.broken)},
+               {} if full else {r.name: caught_by_trend(o, clean_fail) for r, o in zip(cal.regressions, cal.broken)})
     if book is not None:  # late replies re-decide a case after it was reported: the nights' final word
         final = learn_baseline(night_runs, config)
         if final is not None:
