@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from harness.night.calibrate import calibrate, matrix_lines, write_calibration
 from harness.cases import load_cases
 from harness.config import load_config
@@ -12,7 +14,18 @@ from harness.config import load_config
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _own_record(tmp_path, monkeypatch):
+    """Each test's calibrations keep their record (``last.json``) in its own folder: a test's
+    few regressions must not rewrite the project's, which the next real calibration reads."""
+    from harness.night import calibrate as cal_mod
+
+    monkeypatch.setattr(cal_mod, "_record_path", lambda config: tmp_path / "record" / "last.json")
+
+
 async def test_calibration_catches_and_counts_false_alarms(tmp_path):
+    from harness.night import calibrate as cal_mod
+
     config = load_config(ROOT / "harness.toml", environ={})
     cases = load_cases(ROOT / "fixtures", layers=["robustness"], globs=["input-empty*", "cmd-*"])
     cal = await calibrate(config, cases, tmp_path / "runs", repeat=1, parallel=3, noise=False, concurrency=1,
@@ -39,6 +52,13 @@ async def test_calibration_catches_and_counts_false_alarms(tmp_path):
     html = (tmp_path / "calibration.html").read_text()
     assert "crash_on_empty" in html and "missed" in html
     assert any("MISSED" in line for line in matrix_lines(data))
+    # the next calibration tries the cases that caught it (its record) alone, and is caught again
+    again = await calibrate(config, cases, tmp_path / "runs2", repeat=1, parallel=3, noise=False, concurrency=1,
+                            only=["crash_on_empty"])
+    row = again.to_dict()["regressions"][0]
+    tried = [c.id for c in again.broken[0].report.cases]
+    assert tried == rows["crash_on_empty"]["caught_by"][:cal_mod.FIRST_TRY]
+    assert row["caught_by"] and row["stopped_early"] is True
 
 
 def test_calibration_files_pass_the_redactor(tmp_path, monkeypatch):
@@ -124,8 +144,10 @@ def test_whole_suite_runs_start_their_longest_chain_first():
     assert sorted(c.id for c in wanted) == sorted(out)
 
 
-def test_the_last_calibration_is_kept_and_read_back(tmp_path):
+def test_the_last_calibration_is_kept_and_read_back(tmp_path, monkeypatch):
     from harness.night.calibrate import read_case_seconds, read_last, write_last
+
+    monkeypatch.undo()  # the record where the config's cache folder says (tmp_path's own)
 
     (tmp_path / "harness.toml").write_text(f'[embeddings]\ncache_dir = "{tmp_path / "cache"}"\n')
     config = load_config(tmp_path / "harness.toml", environ={})
@@ -135,8 +157,22 @@ def test_the_last_calibration_is_kept_and_read_back(tmp_path):
     write_last(config, rows, {"b": {"caught_by": ["z"], "seconds": 1.0}, "c": {"caught_by": ["w"], "seconds": 2.0}})
     last = read_last(config)
     # this calibration's rows over the record read; a broken run's row does not replace what was known
-    assert last == {"a": {"caught_by": ["x", "y"], "seconds": 3.5}, "b": {"caught_by": ["z"], "seconds": 1.0},
-                    "c": {"caught_by": ["w"], "seconds": 2.0}}
+    assert last == {"a": {"caught_by": ["x", "y"], "seconds": 3.5, "whole": False, "trend": False},
+                    "b": {"caught_by": ["z"], "seconds": 1.0}, "c": {"caught_by": ["w"], "seconds": 2.0}}
+    # the latency trend's regression takes the whole suite next time; one not told keeps its record
+    write_last(config, rows[:1], {"c": {"caught_by": ["w"], "seconds": 2.0, "whole": True}}, whole={"a": True},
+               trend={"a": True})
+    last = read_last(config)
+    assert last["a"]["whole"] is True and last["a"]["trend"] is True and last["c"]["whole"] is True
+    # catchers kept steadiest first: a case's own check before the baseline's, then the shortest
+    kinds = {"hand-written": ["y", "z"], "baseline": ["x", "y"], "judges": [], "defaults": [], "error": []}
+    write_last(config, [{"name": "d", "caught_by": ["x", "y", "z"], "caught_by_kind": kinds, "seconds": 1.0}], last)
+    assert read_last(config)["d"]["caught_by"] == ["y", "z", "x"]
+    write_last(config, [{**rows[0], "name": "c"}], last)
+    assert read_last(config)["c"]["whole"] is True
+    from harness.night.calibrate import default_parallel
+
+    assert default_parallel(config) == default_parallel() + 2  # a and c: whole-suite runs
     (tmp_path / "cache" / "calibrate" / "last.json").write_text("{not json")
     assert read_last(config) == {} and read_case_seconds(config) == {}  # a broken record is no record
 

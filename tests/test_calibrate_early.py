@@ -198,3 +198,128 @@ def test_calibration_runs_share_services_and_only_the_clean_run_finalizes(monkey
     assert type(seen_services["clean-1"]) is Services
     assert all(type(s).__name__ == "_Unscored" for label, s in seen_services.items() if label != "clean-1")
     assert len({id(s._made) for s in seen_services.values()}) == 1
+
+
+# -- round 3: a regression tries last time's catchers alone; the latency trend's takes the suite ---
+
+def _calibrate_with(monkeypatch, breaks, last, full=False):
+    monkeypatch.setattr(cal_mod, "read_last", lambda config: last)
+    return _calibrate(monkeypatch, breaks, full=full)
+
+
+def test_a_regression_tries_the_cases_that_caught_it_last_time_alone(monkeypatch):
+    last = {"rob": {"caught_by": ["r2", "gone-case", "m1"], "seconds": 5.0}}
+    cal, calls, seen = _calibrate_with(monkeypatch, {"rob": {"r2", "m1"}, "multi": {"m2"}}, last)
+    assert calls["regression-rob"] == (["r2", "m1"], 1)  # only its catchers (one no longer in the suite)
+    assert "regression-rob-rest" not in calls
+    rows = {r["name"]: r for r in cal.to_dict()["regressions"]}
+    assert rows["rob"]["caught_by"] == ["r2"] and rows["rob"]["stopped_early"] is True  # m1: after the stop
+    assert {o.regression: o.verdict for o in seen if o.regression}["rob"] == "caught by r2 (hand-written)"
+    assert calls["regression-multi"] == (["m1", "m2", "alarm", "r1", "r2"], 1)  # no record: as before
+
+
+def test_when_last_times_catchers_pass_the_rest_of_the_suite_runs(monkeypatch):
+    # `rob` now breaks r1 only (last time r2): r2 alone tells nothing, the rest runs as with no record
+    last = {"rob": {"caught_by": ["r2"], "seconds": 5.0}}
+    cal, calls, _ = _calibrate_with(monkeypatch, {"rob": {"r1"}}, last)
+    assert calls["regression-rob"] == (["r2"], 1)
+    assert calls["regression-rob-rest"] == (["r1", "m1", "m2", "alarm"], 1)
+    rows = {r["name"]: r for r in cal.to_dict()["regressions"]}
+    assert rows["rob"]["caught_by"] == ["r1"] and rows["rob"]["seconds"] == 2.0  # both runs' time
+    # a catcher that fails on the clean agent too is no catch either: the rest, without it
+    cal, calls, _ = _calibrate_with(monkeypatch, {None: {"alarm"}, "multi": {"m2"}},
+                                    {"multi": {"caught_by": ["alarm"], "seconds": 1.0}})
+    assert calls["regression-multi"] == (["alarm"], 1)
+    assert calls["regression-multi-rest"] == (["m1", "m2", "r1", "r2"], 1)
+    assert {r["name"]: r for r in cal.to_dict()["regressions"]}["multi"]["caught_by"] == ["m2"]
+
+
+def test_a_regression_caught_by_the_latency_trend_runs_the_whole_suite_at_once(monkeypatch):
+    last = {"rob": {"caught_by": ["r2"], "seconds": 50.0, "whole": True, "trend": True}}
+    cal, calls, _ = _calibrate_with(monkeypatch, {"rob": {"r2"}}, last)
+    assert calls["regression-rob"] == ([c.id for c in SUITE], None)
+    # caught by the trend in a run that stopped early: no catcher alone, the suite with the stop
+    last = {"rob": {"caught_by": ["r2"], "seconds": 50.0, "whole": False, "trend": True}}
+    cal, calls, _ = _calibrate_with(monkeypatch, {"rob": {"r2"}}, last)
+    assert calls["regression-rob"] == (["r2", "r1", "m1", "m2", "alarm"], 1)
+    # --full: every regression whole, whatever the record
+    _, calls, _ = _calibrate_with(monkeypatch, {"rob": {"r2"}}, last, full=True)
+    assert all(mf is None for _ids, mf in calls.values())
+
+
+def _outcome(evidence_check: str, skipped: bool = False) -> RunOutcome:
+    ev = (Evidence(check=evidence_check, turn=None, availability="ready", passed=False, reason="slower"),)
+    cases = [CaseResult(id="c1", layer="cost", channel="telegram", status="fail", evidence=ev)]
+    if skipped:
+        cases.append(CaseResult(id="c2", layer="cost", channel="telegram", status="skipped", evidence=(),
+                                error=MAXFAIL))
+    report = RunReport(run_id="r", started_at="", finished_at="", harness_version="", target={},
+                       golden_version="", models={}, summary=Counts(), layers={}, cases=tuple(cases))
+    return RunOutcome("regression-x", "x", False, report, 1.0)
+
+
+def test_needs_whole_only_for_a_whole_run_the_trend_caught():
+    from harness.night.calibrate import caught_by_trend, needs_whole
+
+    assert caught_by_trend(_outcome("baseline.latency_trend", skipped=True), set()) is True
+    assert caught_by_trend(_outcome("baseline.latency"), set()) is False
+
+    assert needs_whole(_outcome("baseline.latency_trend"), set()) is True
+    assert needs_whole(_outcome("baseline.latency"), set()) is False  # a per-case check: a stop would do
+    assert needs_whole(_outcome("baseline.latency_trend", skipped=True), set()) is False  # it stopped early
+    assert needs_whole(_outcome("baseline.latency_trend"), {"c1"}) is False  # the clean agent fails it too
+    partial = _outcome("baseline.latency_trend")
+    partial.partial = True
+    assert needs_whole(partial, set()) is False
+
+
+def test_a_run_whose_target_did_not_start_starts_once_more(monkeypatch, tmp_path):
+    from harness.errors import TargetError
+
+    asked: list[str] = []
+
+    async def run_suite(config, cases, options):
+        asked.append(options.run_id)
+        if len(asked) == 1 or options.run_id.startswith("always"):
+            raise TargetError("something already answers at 127.0.0.1:39661 before the target has started")
+        return "the report"
+
+    monkeypatch.setattr(cal_mod, "run_suite", run_suite)
+    monkeypatch.setattr(cal_mod, "_with_env", lambda config, env: config)
+    got = asyncio.run(cal_mod._one_run(None, SUITE, "noise-1", None, True, tmp_path, None, None))
+    assert asked == ["noise-1", "noise-1-restarted"] and got.report == "the report" and got.error == ""
+    got = asyncio.run(cal_mod._one_run(None, SUITE, "always", None, True, tmp_path, None, None))
+    assert got.report is None and got.error.startswith("TargetError: something already answers")
+    assert asked[2:] == ["always", "always-restarted"]  # once more only
+
+
+def test_a_catcher_the_overloaded_machine_left_unjudged_runs_again_with_the_rest(monkeypatch):
+    # r2 caught `rob` last time; now its first run is excused (``unavailable``: the machine was
+    # overloaded), neither a catch nor a pass: the rest of the suite takes it again and it is caught
+    monkeypatch.setattr(cal_mod, "read_last", lambda config: {"rob": {"caught_by": ["r2"], "seconds": 5.0}})
+    monkeypatch.setattr(cal_mod, "list_regressions", lambda config: REGS[:1])
+    import harness.services as services
+
+    monkeypatch.setattr(services, "default_factories", lambda: {})
+    calls: list = []
+    plain = _fake({"rob": {"r2"}}, calls)
+
+    async def one_run(config, cases, label, regression, noise, out, concurrency, shared, maxfail=None,
+                      run_id=None, **kw):
+        got = await plain(config, cases, label, regression, noise, out, concurrency, shared, maxfail, run_id)
+        if run_id is None and regression == "rob":  # the first try: excused
+            got.report = _excused(got.report)
+        return got
+
+    monkeypatch.setattr(cal_mod, "_one_run", one_run)
+    cal = asyncio.run(cal_mod.calibrate(None, SUITE, None, noise=False, baseline=False))
+    by_label = {label: (ids, mf) for label, ids, mf in calls}
+    assert by_label["regression-rob"] == (["r2"], 1)
+    assert by_label["regression-rob-rest"][0][0] == "r2"  # tried again, first
+    assert {r["name"]: r for r in cal.to_dict()["regressions"]}["rob"]["caught_by"] == ["r2"]
+
+
+def _excused(report: RunReport) -> RunReport:
+    from dataclasses import replace
+
+    return replace(report, cases=tuple(replace(c, status="unavailable", evidence=()) for c in report.cases))

@@ -19,12 +19,12 @@ def cmd_calibrate(args) -> int:
     from harness.cases import load_cases
     from harness.config import load_config
 
-    if args.parallel is None:
-        args.parallel = default_parallel()
-    if not (1 <= args.repeat <= MAX_REPEAT and 1 <= args.parallel <= 64):
+    if not (1 <= args.repeat <= MAX_REPEAT and (args.parallel is None or 1 <= args.parallel <= 64)):
         raise UsageError(f"--repeat must be 1-{MAX_REPEAT} and --parallel 1-64",
                          fix="--repeat 3 --parallel 2, for example")
     config = load_config(args.config)
+    if args.parallel is None:
+        args.parallel = default_parallel(config)
     redact.for_run(config)
     cases = load_cases(fixtures_dir(args, config), layers=args.layer, config=config)
     from harness.models.extra import suite_problem

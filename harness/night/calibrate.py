@@ -15,12 +15,17 @@ run spends most of its time waiting for the agent, not computing.
 
 A seeded regression is caught at its first hard failure, so by default its run stops there
 (``RunOptions.maxfail`` 1: no case starts after the first failure; the cases already running
-finish) and runs first the cases that caught it in the last calibration (``<cache_dir>/
-calibrate/last.json``), then its own layer's cases; its ``caught_by`` then holds the cases
-seen failing before the stop (``stopped_early`` in calibration.json). The one clean run (or
-``--repeat K`` of them) tells every regression's false alarms: a regression run that stopped
-only on cases that also fail clean runs again without them, and one whose stopping failure
-did not stand (late replies re-decided it after the stop) runs again, the whole suite.
+finish). A regression the last calibration caught (``<cache_dir>/calibrate/last.json``) first
+runs the cases that caught it then, alone (``FIRST_TRY`` of them), once the accepted nights
+have learned their invariants (it waits for them without holding a slot); only when none of
+them catches it now does the rest of the suite run, its own layer's cases first, as for a
+regression with no record. Its ``caught_by`` holds the cases seen failing before the stop
+(``stopped_early`` in calibration.json). A regression last caught by the run-wide latency
+trend after a run that went to the end (``needs_whole``) runs the whole suite at once. The one
+clean run (or ``--repeat K`` of them) tells every regression's false alarms: a regression run
+that stopped only on cases that also fail clean runs again without them, and one whose
+stopping failure did not stand (late replies re-decided it after the stop) runs again, the
+whole suite. A run whose target did not start runs once more (``_one_run``).
 ``full=True`` (``--full``) runs the whole suite against every regression: the complete catch
 matrix.
 
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -46,6 +52,8 @@ from harness.run.runner import RunOptions, run_suite
 from harness.services import Services
 from harness import layer as layer_registry
 from harness.types import Case, CaseResult, RunReport
+
+log = logging.getLogger("harness.night.calibrate")
 
 NOISE_ENV = "DOCBOT_NOISE"
 #: The kinds of evidence a catch is told by, in the order the matrix prints them.
@@ -98,12 +106,15 @@ class RunOutcome:
     error: str = ""
     verdict: str = ""
     """A regression run's line, once the clean runs are in: ``caught by <case> (<kind>)`` or ``missed``."""
+    partial: bool = False
+    """The run was handed only part of the suite (a regression's last catchers, ``FIRST_TRY``)."""
 
     @property
     def stopped_early(self) -> bool:
-        """Cases were left unstarted because the run reached its --maxfail."""
-        return self.report is not None and any(
-            c.status == "skipped" and c.error.startswith("not started: --maxfail") for c in self.report.cases)
+        """Cases were left unstarted: the run reached its --maxfail, or it ran only the cases
+        that caught its regression last time and one of them failed."""
+        return self.report is not None and (self.partial or any(
+            c.status == "skipped" and c.error.startswith("not started: --maxfail") for c in self.report.cases))
 
     def failing(self) -> dict[str, dict]:
         """Failing case id -> its first failing evidence (as a dict)."""
@@ -314,6 +325,10 @@ def longest_first(cases: Sequence[Case], seconds: Mapping[str, float] = (), want
 #: What the last calibration saw per regression (``<cache_dir>/calibrate/last.json``): the cases
 #: that caught it (tried first next time) and how long its run took (the longest start first).
 LAST = "calibrate/last.json"
+#: How many of the cases that caught a regression last time its run tries first, alone.
+FIRST_TRY = 3
+#: The run-wide check only a whole run can fail (``checks/baseline/trend.py``).
+TREND = "baseline.latency_trend"
 
 
 def _record_path(config: Config) -> Path | None:
@@ -352,21 +367,65 @@ def read_case_seconds(config: Config) -> dict[str, float]:
         return {}
 
 
+def caught_by_trend(run: RunOutcome, clean_fail: set[str]) -> bool:
+    """The run-wide latency trend, which only a long run can fail, was among what caught the
+    run's regression (``slow_leak``: each reply slower than the last)."""
+    if run.report is None:
+        return False
+    return any(e.check == TREND and e.passed is False for c in run.report.cases
+               if c.status in ("fail", "error") and c.id not in clean_fail for e in c.evidence)
+
+
+def needs_whole(run: RunOutcome, clean_fail: set[str]) -> bool:
+    """A regression's next run takes the whole suite at once: this calibration's run of it went
+    to the end (nothing stopped it early) and the latency trend caught it (``caught_by_trend``)."""
+    return not run.stopped_early and caught_by_trend(run, clean_fail)
+
+
+#: The order a regression's catchers are tried in next time: the kinds of evidence that do not
+#: vary from night to night first (a case's own checks, the harness's), the baseline's last.
+STEADY_FIRST = {"hand-written": 0, "defaults": 0, "error": 1, "judges": 1, "baseline": 2}
+
+
+def tries_first(row: Mapping, seconds: Mapping[str, float]) -> list[str]:
+    """``row``'s catchers in the order its next run tries them (``FIRST_TRY`` of them alone):
+    by the steadiest kind of evidence that caught each (``STEADY_FIRST``), then the shortest
+    (the last calibration's first night), then by name."""
+    kinds = row.get("caught_by_kind") or {}
+
+    def rank(cid: str) -> tuple:
+        steady = min((STEADY_FIRST.get(k, 2) for k, ids in kinds.items() if cid in ids), default=2)
+        return steady, float(seconds.get(cid, 1e9)), cid
+
+    return sorted(row["caught_by"], key=rank)
+
+
 def write_last(config: Config, rows: Sequence[Mapping], last: Mapping[str, dict],
-               report: RunReport | None = None) -> None:
+               report: RunReport | None = None, whole: Mapping[str, bool] | None = None,
+               trend: Mapping[str, bool] | None = None) -> None:
     """Keep what this calibration saw for the next one, over ``last`` (the record it read: a
-    calibration of a few regressions keeps the others'); a failure to write is no failure."""
+    calibration of a few regressions keeps the others'); a failure to write is no failure.
+    Each regression's catchers are kept in the order its next run tries them (``tries_first``).
+    ``whole``: regression -> its next run takes the whole suite (``needs_whole``); ``trend``:
+    the latency trend caught it (``caught_by_trend``: no catcher alone can catch it again); a
+    regression named in neither keeps what its record said."""
     path = _record_path(config)
     if path is None:
         return
-    regs = {**last, **{r["name"]: {"caught_by": list(r["caught_by"])[:20], "seconds": r["seconds"]}
+    seconds = read_case_seconds(config)
+    if report is not None:  # the first night's cases (a noisy run: its chains are the longest)
+        seconds.update({c.id: round(c.observation.finished_at - c.observation.started_at, 2)
+                        for c in report.cases if c.observation is not None})
+
+    def flag(table: Mapping[str, bool] | None, name: str, key: str) -> bool:
+        return bool((table or {}).get(name, (last.get(name) or {}).get(key)))
+
+    regs = {**last, **{r["name"]: {"caught_by": tries_first(r, seconds)[:20], "seconds": r["seconds"],
+                                   "whole": flag(whole, r["name"], "whole"), "trend": flag(trend, r["name"], "trend")}
                        for r in rows if not r.get("error")}}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        record: dict = {"regressions": regs, "case_seconds": read_case_seconds(config)}
-        if report is not None:  # the first night's cases (a noisy run: its chains are the longest)
-            record["case_seconds"].update({c.id: round(c.observation.finished_at - c.observation.started_at, 2)
-                                           for c in report.cases if c.observation is not None})
+        record: dict = {"regressions": regs, "case_seconds": seconds}
         path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     except OSError:
         pass
@@ -380,16 +439,28 @@ async def _one_run(config: Config, cases: Sequence[Case], label: str, regression
     if noise:
         env[NOISE_ENV] = "1"
     started = time.perf_counter()
-    try:
-        report = await run_suite(_with_env(config, env), cases,
-                                 RunOptions(out_dir=out, run_id=run_id or label, concurrency=concurrency,
-                                            services=services, maxfail=maxfail, baseline=baseline, repeat=repeat,
-                                            baseline_wait=baseline_wait if baseline is not None else None,
-                                            on_case=on_case, machine=machine))
-        return RunOutcome(label, regression, noise, report, time.perf_counter() - started)
-    except Exception as exc:  # one broken run must not sink the calibration; it is reported
-        return RunOutcome(label, regression, noise, None, time.perf_counter() - started,
-                          error=f"{type(exc).__name__}: {exc}")
+    tries = [run_id or label, f"{run_id or label}-restarted"]
+    for k, rid in enumerate(tries):
+        try:
+            report = await run_suite(_with_env(config, env), cases,
+                                     RunOptions(out_dir=out, run_id=rid, concurrency=concurrency,
+                                                services=services, maxfail=maxfail, baseline=baseline, repeat=repeat,
+                                                baseline_wait=baseline_wait if baseline is not None else None,
+                                                on_case=on_case, machine=machine))
+            return RunOutcome(label, regression, noise, report, time.perf_counter() - started)
+        except TargetError as exc:
+            # the target did not come up (raised before any case ran): once more, in a folder of its
+            # own. Seen: the free port the target was given, bound by another of the runs side by
+            # side before the target bound it (something already answers there)
+            if k + 1 < len(tries):
+                log.warning("calibration run %s: the target did not start (%s): starting it again", rid,
+                            str(exc).splitlines()[0][:300])
+                continue
+            error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # one broken run must not sink the calibration; it is reported
+            error = f"{type(exc).__name__}: {exc}"
+        break
+    return RunOutcome(label, regression, noise, None, time.perf_counter() - started, error=error)
 
 
 @dataclass
@@ -508,13 +579,15 @@ def verdict_line(row: Mapping) -> str:
     return "missed" + (f" (run failed: {row['error']})" if row.get("error") else "")
 
 
-def default_parallel() -> int:
-    """Calibration runs at once: the whole-suite runs (the nights, clean, noise) and one more
+def default_parallel(config: Config | None = None) -> int:
+    """Calibration runs at once: the whole-suite runs (the nights, clean, noise, and the
+    regressions the last calibration caught by the latency trend, ``needs_whole``) and one more
     than the cores beside them (a run mostly waits for the agent; measured on 2 cores, 8 at
     once took 180 s against 433-658 s for 3 phases of 3, bench/RESULTS.md)."""
     import os
 
-    return max(2, min(16, BASELINE_NIGHTS + 2 + (os.cpu_count() or 1) + 1))
+    whole = sum(1 for r in read_last(config).values() if r.get("whole")) if config is not None else 0
+    return max(2, min(16, BASELINE_NIGHTS + 2 + whole + (os.cpu_count() or 1) + 1))
 
 
 async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat: int = 1, parallel: int = 3,
@@ -578,14 +651,33 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
             on_run(outcome)
         return outcome
 
+    async def run(run_cases: Sequence[Case], label: str, reg: str | None, noisy: bool, maxfail: int | None,
+                  shared: Services, run_id: str | None = None) -> RunOutcome:
+        async with limit:
+            return await _one_run(config, run_cases, label, reg, noisy, out, concurrency, shared, maxfail,
+                                  run_id=run_id, baseline=held, baseline_wait=wait, machine=machine)
+
     async def go(label: str, reg: str | None, noisy: bool) -> RunOutcome:
-        maxfail = None if full or reg is None else 1
-        before = [str(c) for c in (last.get(reg) or {}).get("caught_by") or ()] if reg else []
+        record = (last.get(reg) or {}) if reg else {}
+        # a regression its last calibration caught only by the run-wide latency trend runs the
+        # whole suite at once (a first stop would tell nothing, and it ran again whole)
+        maxfail = None if full or reg is None or record.get("whole") else 1
+        before = [str(c) for c in record.get("caught_by") or ()]
         run_cases = own_layer_first(cases, by_name[reg].layer, before) if maxfail else whole
         shared = services if label == "clean-1" else unscored
-        async with limit:
-            outcome = await _one_run(config, run_cases, label, reg, noisy, out, concurrency, shared, maxfail,
-                                     baseline=held, baseline_wait=wait, machine=machine)
+        # (not one the latency trend caught: a few cases alone show no trend)
+        first = [suite[c] for c in before if c in suite][:FIRST_TRY] if maxfail and not record.get("trend") else []
+        if first:
+            # the cases that caught it last time, alone: it waits (without a slot) for their
+            # invariants, then its run is a start-up and a few cases, not the suite's first cases
+            # run side by side with them until they end (a case that waits out its timeout)
+            if wait is not None:
+                for c in first:
+                    await wait(c.id)
+            outcome = await run(first, label, reg, noisy, maxfail, shared)
+            outcome.partial = True
+        else:
+            outcome = await run(run_cases, label, reg, noisy, maxfail, shared)
         if reg is None and not noisy:
             clean_runs.append(outcome)
             if len(clean_runs) == repeat:
@@ -593,17 +685,26 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
         if reg is not None:
             await clean_in.wait()
             clean_fail = {cid for r in clean_runs for cid in r.failing()}
-            if outcome.stopped_early and set(outcome.failing()) <= clean_fail:
+            # last time's catchers judged passing now (one the overloaded machine left unjudged,
+            # ``unavailable``, runs again with the rest)
+            tried = {c.id for c in outcome.report.cases if c.status == "pass"} if first and outcome.report else set()
+            if first and set(outcome.failing()) <= clean_fail:
+                # last time's catchers did not catch it (or only where the clean agent fails too):
+                # the rest of the suite, as a regression with no record runs it
+                rest = [c for c in run_cases if c.id not in tried and c.id not in clean_fail]
+                if rest:
+                    nxt = await run(rest, label, reg, noisy, maxfail, unscored, run_id=f"{label}-rest")
+                    nxt.seconds += outcome.seconds
+                    outcome = nxt
+            if outcome.stopped_early and not outcome.partial and set(outcome.failing()) <= clean_fail:
                 # stopped by the clean agent's own false alarms only: again without those cases; or
                 # stopped by a failure that did not stand (a late reply re-decided it after the stop):
                 # again, the whole suite (the regression may need every case, e.g. a latency trend)
-                standing = bool(outcome.failing())
-                rest = [c for c in run_cases if c.id not in clean_fail]
+                standing = bool(outcome.failing())  # the whole suite when not: last time's catchers too
+                rest = [c for c in run_cases if c.id not in clean_fail and not (standing and c.id in tried)]
                 if rest:
-                    async with limit:
-                        again = await _one_run(config, rest, label, reg, noisy, out, concurrency, unscored,
-                                               maxfail if standing else None, run_id=f"{label}-again",
-                                               baseline=held, baseline_wait=wait, machine=machine)
+                    again = await run(rest, label, reg, noisy, maxfail if standing else None, unscored,
+                                      run_id=f"{label}-again")
                     again.seconds += outcome.seconds
                     outcome = again
             outcome.verdict = verdict_line(regression_row(by_name[reg], outcome, clean_fail, suite))
@@ -625,9 +726,11 @@ async def calibrate(config: Config, cases: Sequence[Case], out: Path, *, repeat:
                       noisy=[by_label[p[0]] for p in plan if p[1] is None and p[2]],
                       broken=[by_label[f"regression-{r.name}"] for r in regressions],
                       seconds=time.perf_counter() - started, cases=suite, full=full, nights=night_runs)
-    write_last(config, [regression_row(r, o, cal.false_alarms(cal.clean), suite)
-                        for r, o in zip(cal.regressions, cal.broken)], read_last(config),
-               night_runs[0].report if night_runs else None)
+    clean_fail = cal.false_alarms(cal.clean)
+    write_last(config, [regression_row(r, o, clean_fail, suite) for r, o in zip(cal.regressions, cal.broken)],
+               read_last(config), night_runs[0].report if night_runs else None,
+               {} if full else {r.name: needs_whole(o, clean_fail) for r, o in zip(cal.regressions, cal.broken)},
+               {} if full else {r.name: caught_by_trend(o, clean_fail) for r, o in zip(cal.regressions, cal.broken)})
     if book is not None:  # late replies re-decide a case after it was reported: the nights' final word
         final = learn_baseline(night_runs, config)
         if final is not None:
