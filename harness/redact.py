@@ -135,8 +135,21 @@ def _telegram_tail_in(s: str) -> bool:
     return False
 
 
-def _has(*parts: str):
-    return lambda s: any(part in s for part in parts)
+#: Per default shape (by name), what a text must hold for that shape to match anywhere in it
+#: (a necessary condition, cheap on long text): ``Redactor.text`` runs only the shapes whose
+#: condition holds (a rendered report.html of 3 MB holds "task-" and so "sk-": the whole pattern
+#: over it took 2 s, the one shape a few ms). Keep in step with ``SHAPES``. A pattern each ...
+_NEED_PATTERNS: dict[str, str] = {
+    "bearer": r"[Bb]earer\s", "sk-key": r"sk-[A-Za-z0-9_-]{16}", "aws-key": r"AKIA|ASIA",
+    "github-token": r"gh[pousr]_", "slack-token": r"xox[abposr]-", "url-password": r"://[^\s/@]*@",
+    "basic-auth": r"[Bb]asic\s", "jwt": r"eyJ", "private-key": r"PRIVATE KEY", "stripe-key": r"_live_|_test_",
+    "google-api-key": r"AIza",
+}
+#: ... or a function (telegram-token: five digits before its tail; query-key: its name read backwards).
+_NEED_FUNCS: dict[str, Any] = {
+    "telegram-token": _telegram_tail_in,
+    "query-key": lambda s: "=" in s and _QUERY_NAME_REVERSED.search(s[::-1]) is not None,
+}
 
 
 def _searches(pattern: str):
@@ -144,29 +157,9 @@ def _searches(pattern: str):
     return lambda s: rx.search(s) is not None
 
 
-#: Per default shape (by name), what a text must hold for that shape to match anywhere in it
-#: (a necessary condition, cheap on long text): ``Redactor.text`` runs only the shapes whose
-#: condition holds (a rendered report.html of 3 MB holds "task-" and so "sk-": the whole pattern
-#: over it took 2 s, the one shape a few ms). Keep in step with ``SHAPES``.
-_SHAPE_NEEDS: dict[str, Any] = {
-    "bearer": _searches(r"[Bb]earer\s"),
-    "sk-key": _searches(r"sk-[A-Za-z0-9_-]{16}"),
-    "telegram-token": _telegram_tail_in,
-    "aws-key": _has("AKIA", "ASIA"),
-    "github-token": _searches(r"gh[pousr]_"),
-    "slack-token": _searches(r"xox[abposr]-"),
-    "query-key": lambda s: "=" in s and _QUERY_NAME_REVERSED.search(s[::-1]) is not None,
-    "url-password": _searches(r"://[^\s/@]*@"),
-    "basic-auth": _searches(r"[Bb]asic\s"),
-    "jwt": _has("eyJ"),
-    "private-key": _has("PRIVATE KEY"),
-    "stripe-key": _has("_live_", "_test_"),
-    "google-api-key": _has("AIza"),
-}
-#: Every need of ``_SHAPE_NEEDS`` that is a pattern or a substring, in one pattern (not
-#: telegram-token and query-key): one search decides for a short text that no shape may match.
-_ANY_NEED = re.compile(r"[Bb]earer\s|sk-[A-Za-z0-9_-]{16}|AKIA|ASIA|gh[pousr]_|xox[abposr]-|://[^\s/@]*@"
-                       r"|[Bb]asic\s|eyJ|PRIVATE KEY|_live_|_test_|AIza")
+_SHAPE_NEEDS: dict[str, Any] = {**{name: _searches(p) for name, p in _NEED_PATTERNS.items()}, **_NEED_FUNCS}
+#: Every pattern of ``_NEED_PATTERNS`` in one: one search decides for a short text that none holds.
+_ANY_NEED = re.compile("|".join(_NEED_PATTERNS.values()))
 #: Below this length ``_ANY_NEED``'s one search is the faster; above it, the substring searches.
 _ONE_SEARCH_BELOW = 4096
 
@@ -356,8 +349,8 @@ class Redactor:
         so leaving it out of the pattern leaves the result as it was. A short text is first
         tried against all of them at once (``_ANY_NEED``: one search instead of thirteen)."""
         if among is None:
-            if len(s) < _ONE_SEARCH_BELOW and _ANY_NEED.search(s) is None and not _telegram_tail_in(s) \
-                    and not ("=" in s and _QUERY_NAME_REVERSED.search(s[::-1])):
+            if len(s) < _ONE_SEARCH_BELOW and _ANY_NEED.search(s) is None \
+                    and not any(need(s) for need in _NEED_FUNCS.values()):
                 return ()
             among = self._all_shapes
         needs = self._needs
