@@ -28,7 +28,9 @@ from __future__ import annotations
 import asyncio
 import heapq
 import math
-from typing import Iterable, Sequence
+import time
+from collections import deque
+from typing import Callable, Iterable, Sequence
 
 from harness.types import Reply
 
@@ -39,6 +41,92 @@ MARGIN = 1.5
 """The window is this many times the percentile: a gap a little longer than any seen so
 far still falls inside the turn."""
 MIN_SAMPLES_FOR_PERCENTILE = 20
+TICK_S = 0.01
+"""How often ``Stalls`` looks whether the harness's loop runs."""
+STALL_S = 0.02
+"""A tick this much later than asked was a stall of the harness's own loop (a starved machine,
+a blocking call): see ``Stalls``."""
+DRAIN_TURNS = 3
+"""Loop turns given after a stall before quiet is judged, so what reached the sandbox's
+sockets meanwhile is read and recorded (the read callback, the handler's task, its record)."""
+
+
+class Stalls:
+    """When the harness's own loop did not run, so heard nothing (one per run).
+
+    A quiet window counts seconds in which the agent was not heard. While the harness's loop is
+    stalled (its process starved of CPU on a loaded machine, or held by a blocking call), what
+    the agent sends waits unread in the sandbox's sockets: a window that "passes" then heard
+    nothing, and ended on wall time alone it sends the next turn first and counts the agent's
+    doing against that turn (seen: a cancel case's first turn, 0.42 s window, 2.5 s stall at
+    load 5; its document fetch landed in the next turn). A ticker every ``TICK_S`` records each
+    tick later than ``STALL_S`` as a stall; ``heard`` is the quiet since a mark less the
+    stalled seconds in it, the stall still going on (not ticked yet) included.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.time, history: int = 4096):
+        self.clock = clock
+        self.spans: deque[tuple[float, float]] = deque(maxlen=history)
+        self.last_tick: float | None = None
+        self.count = 0
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self.last_tick = self.clock()
+            self._task = asyncio.get_running_loop().create_task(self._tick(), name="loop-stalls")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+        self.last_tick = None
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            self.tick()
+
+    def tick(self) -> None:
+        """One look: a gap since the last longer than ``TICK_S + STALL_S`` is a stall."""
+        now = self.clock()
+        if self.last_tick is not None and now - self.last_tick > TICK_S + STALL_S:
+            self.spans.append((self.last_tick, now))
+            self.count += 1
+        self.last_tick = now
+
+    def pending(self, now: float) -> bool:
+        """The loop is only now running again after a stall the ticker has not seen yet."""
+        return self.last_tick is not None and now - self.last_tick > TICK_S + STALL_S
+
+    def deaf(self, since: float, now: float) -> float:
+        """Stalled seconds between ``since`` and ``now``."""
+        total = 0.0
+        for a, b in reversed(self.spans):
+            if b <= since:
+                break
+            total += min(b, now) - max(a, since)
+        if self.pending(now):
+            total += now - max(self.last_tick, since)
+        return max(0.0, total)
+
+    def heard(self, since: float, now: float) -> float:
+        """Seconds of quiet the harness heard between ``since`` and ``now``."""
+        return now - since - self.deaf(since, now)
+
+    async def drain(self, now: float) -> bool:
+        """After a stall (one the ticker has not seen yet): a few loop turns, so what reached the
+        sockets meanwhile is recorded before quiet is judged. True if it drained."""
+        if not self.pending(now):
+            return False
+        self.tick()
+        for _ in range(DRAIN_TURNS):
+            await asyncio.sleep(0)
+        return True
 
 
 class QuietWindow:

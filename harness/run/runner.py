@@ -38,7 +38,7 @@ from harness.run.machine import MachineMonitor
 from harness.run.options import RunOptions
 from harness.run.overload import excuse
 from harness.run.perf import RunMeter
-from harness.run.quiet import Limiter, QuietWindow, Slot
+from harness.run.quiet import Limiter, QuietWindow, Slot, Stalls
 from harness.run.reporting import Reporting, double_notes, unattributed_notes
 from harness.run.textlocks import TextGate
 from harness.run.turns import Attempt, Turns
@@ -86,6 +86,7 @@ class Runner(Turns, LateReplies, Reporting):
         self.quiet = QuietWindow(config.sandbox.settle_s)  # quiet windows learned from the agent (quiet.py)
         # the harness's loop lag and the CPU it is given: latency only a starved machine explains (machine.py)
         self.machine = options.machine if options.machine is not None else MachineMonitor()
+        self.stalls = Stalls()  # when the harness's own loop did not run: no quiet heard then (quiet.py)
         self._listening: list[Listening] = []
         self.idle: AgentIdle | None = None
         """Evidence that the agent is idle (idle.py), once the target is up."""
@@ -124,6 +125,7 @@ class Runner(Turns, LateReplies, Reporting):
         cases_from = float("inf")
         self.meter.start(cases)
         self.machine.start()
+        self.stalls.start()
         try:
             early = self._up is not None  # the CLI brought the target up while it loaded the cases
             if early:  # the services start building now, beside the cases (not before them)
@@ -159,6 +161,7 @@ class Runner(Turns, LateReplies, Reporting):
                 self._notes.append(f"end-of-run service work failed: {type(exc).__name__}: {exc}")
         finally:
             await self.machine.stop()
+            await self.stalls.stop()
             await self.shut_down()
             if self._own_services:
                 await self.services.aclose()

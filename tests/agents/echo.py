@@ -12,6 +12,9 @@ can post to, for the forged-delivery cases).
 ECHO_SLOW_WORD (any mode): a Telegram message holding that word is answered 1.5 s late.
 ECHO_LATE_S (any mode): every Telegram reply is sent once more, that many seconds later;
 with ECHO_ACK set, "working on it" comes first and the echo only that many seconds later.
+ECHO_STALL_S (in-process only, where the agent shares the harness's loop): a Telegram message
+holding the word "stall" blocks that loop for that many seconds 50 ms after the webhook answered,
+then is echoed: a harness starved of CPU while the agent's reply waits unread in its sockets.
 """
 
 from __future__ import annotations
@@ -55,8 +58,14 @@ def make_app(env: dict) -> web.Application:
     slow_word = env.get("ECHO_SLOW_WORD", "")
     late_s = float(env.get("ECHO_LATE_S") or 0)
     ack = bool(env.get("ECHO_ACK"))
+    stall_s = float(env.get("ECHO_STALL_S") or 0)
 
     async def reply_telegram(chat_id: int, text: str) -> None:
+        if stall_s and "stall" in text.split():
+            await asyncio.sleep(0.05)
+            import time
+
+            time.sleep(stall_s)  # the loop is held: the harness hears nothing meanwhile
         if mode == "slow" or (slow_word and slow_word in text):
             await asyncio.sleep(1.5)
         if mode == "cross":
