@@ -107,6 +107,18 @@ def expected_reply_bounds(turn: Turn) -> tuple[int, int | None]:
     return 1, None
 
 
+def expected_tools(turn: Turn) -> list[str]:
+    """The tools the turn's own ``tools_called`` check expects to see called in it (lowercase)."""
+    out: list[str] = []
+    for spec in turn.checks:
+        if spec.name == "tools_called":
+            p = spec.params
+            if isinstance(p, dict):
+                p = p.get("tools", ())
+            out += [p.lower()] if isinstance(p, str) else [t.lower() for t in p if isinstance(t, str)]
+    return out
+
+
 class Turns:
     """The runner's turn delivery (mixed into ``Runner``, whose sandbox, quiet window, machine
     monitor and endpoints it uses)."""
@@ -191,10 +203,28 @@ class Turns:
         Returns the seconds waited."""
         sb = self.config.sandbox
         wants = []
+        tools: set[str] = set()
         for turn, delivered in turns:
             lo, _hi = expected_reply_bounds(turn)
             wants.append((turn, lo if delivered else 0))  # an undelivered update expects no reply
+            if delivered:  # a turn that expects a tool called waits for the call as for a reply
+                tools.update(expected_tools(turn))
         start = time.time()
+        router = self.sandbox.router
+
+        def tools_in() -> bool:
+            """Every expected tool was called in the turn: recorded as the case's, or as nobody's
+            (a call the router could not attribute: waiting longer would not make it the case's)."""
+            if not tools:
+                return True
+            seen = {e.name.lower() for e in att.rec.of_turn(att.current) if e.source != "driver"}
+            if tools <= seen:
+                return True
+            for e in reversed(router.unattributed):
+                if e.at < start:
+                    break
+                seen.add(e.name.lower())
+            return tools <= seen
         att.settle_timed_out = False
         # the window may end early on evidence that the agent is idle (idle.py); never for a
         # turn that expects no reply: only the window itself can tell that none comes
@@ -205,7 +235,7 @@ class Turns:
             now = time.time()
             if await stalls.drain(now):  # what came meanwhile is recorded first
                 continue
-            replies_in = all(self._count(att, att.current, turn) >= lo for turn, lo in wants)
+            replies_in = all(self._count(att, att.current, turn) >= lo for turn, lo in wants) and tools_in()
             if replies_in and last and slot is not None:
                 slot.give()
                 for script in att.scripts:  # the next case starts: a keyless call is its, not this one's

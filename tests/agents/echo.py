@@ -15,6 +15,9 @@ with ECHO_ACK set, "working on it" comes first and the echo only that many secon
 ECHO_STALL_S (in-process only, where the agent shares the harness's loop): a Telegram message
 holding the word "stall" blocks that loop for that many seconds 50 ms after the webhook answered,
 then is echoed: a harness starved of CPU while the agent's reply waits unread in its sockets.
+ECHO_TOOL_S (any mode): a Telegram message holding the word "tool" gets no reply; that many
+seconds later the agent posts it to its ``lookup`` tool at TOOLS_URL (a tool called late, after
+a turn's quiet window would have ended).
 """
 
 from __future__ import annotations
@@ -59,8 +62,15 @@ def make_app(env: dict) -> web.Application:
     late_s = float(env.get("ECHO_LATE_S") or 0)
     ack = bool(env.get("ECHO_ACK"))
     stall_s = float(env.get("ECHO_STALL_S") or 0)
+    tool_s = float(env.get("ECHO_TOOL_S") or 0)
 
     async def reply_telegram(chat_id: int, text: str) -> None:
+        if tool_s and "tool" in text.split():
+            await asyncio.sleep(tool_s)
+            s = await session()
+            async with s.post(f"{env['TOOLS_URL']}/lookup", json={"q": text}) as r:
+                await r.read()
+            return
         if stall_s and "stall" in text.split():
             await asyncio.sleep(0.05)
             import time

@@ -68,3 +68,34 @@ cases:
     assert [r.text for r in turns[0].replies] == ["echo: stall now"], [[r.text for r in t.replies] for t in turns]
     assert [r.text for r in turns[1].replies] == ["echo: two"]
     assert case.status == "pass", [e.reason for e in case.evidence if not e.passed]
+
+
+TOOL_CASES = """
+layer: robustness
+cases:
+  - id: echo-tool-late
+    turns:
+      - send: "tool please"
+        expect: {replies: {exact: 0}, tools_called: [lookup]}
+      - send: "two"
+        expect: {reply: {contains: "two"}, replies: {exact: 1}}
+"""
+
+
+async def test_a_turn_that_expects_a_tool_waits_for_its_call_as_for_a_reply(tmp_path):
+    # the tool is called 1.0 s after the message, later than the 0.6 s window: the turn waits for it
+    report = await _run(tmp_path, cases=TOOL_CASES, inprocess=True, ECHO_TOOL_S="1.0", TOOLS_URL="{tools_url}")
+    case = report.cases[0]
+    turns = case.observation.turns
+    assert [e.name for e in turns[0].events if e.source != "driver"] == ["lookup"]
+    assert case.status == "pass", [e.reason for e in case.evidence if not e.passed]
+
+
+async def test_a_tool_never_called_still_fails_its_turn_at_the_reply_timeout(tmp_path):
+    # the wrong twin: the agent neither replies nor calls the tool (silent): the wait ends at the
+    # reply timeout and the check fails
+    report = await _run(tmp_path, cases=TOOL_CASES, inprocess=True, ECHO_MODE="silent", TOOLS_URL="{tools_url}")
+    case = report.cases[0]
+    failed = {(e.check, e.turn) for e in case.evidence if e.passed is False}
+    assert ("tools_called", 0) in failed and case.status == "fail"
+    assert case.observation.turns[0].timed_out
