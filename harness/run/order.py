@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from harness.run import reuse
 from harness.run.warm import encodes
@@ -113,10 +113,36 @@ def previous_durations(out_dir: Path, this_run: str = "") -> dict[str, float]:
     return {}
 
 
+def text_groups(cases: Sequence[Case], locks: Mapping[str, Iterable[str]]) -> dict[str, str]:
+    """Per case id, its group: cases linked by the texts they send (two that share one never run
+    side by side, ``textlocks.py``: a group runs one case after another where its texts meet)."""
+    parent = {c.id: c.id for c in cases}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    holder: dict[str, str] = {}
+    for c in cases:
+        for text in locks.get(c.id, ()):
+            if text in holder:
+                a, b = find(holder[text]), find(c.id)
+                if a != b:
+                    parent[b] = a
+            else:
+                holder[text] = c.id
+    return {c.id: find(c.id) for c in cases}
+
+
 def longest_first(cases: Sequence[Case], reply_timeout_s: float, planned: set[str],
-                  restored: set[str] = frozenset(), known: Mapping[str, float] | None = None) -> list[Case]:
+                  restored: set[str] = frozenset(), known: Mapping[str, float] | None = None,
+                  locks: Mapping[str, Iterable[str]] | None = None) -> list[Case]:
     """``cases`` with the longest chains (an original and its borrowing variants) first; a
-    chain's cases keep their order, ties keep the given order."""
+    chain's cases keep their order, ties keep the given order. With ``locks`` (the texts each
+    case sends), a chain is also as long as its text group (``text_groups``): cases sharing
+    "/cancel" or "help" run one after another, so their group starts first, not as the run's tail."""
     known = known or {}
 
     def own(case: Case) -> float:
@@ -134,8 +160,19 @@ def longest_first(cases: Sequence[Case], reply_timeout_s: float, planned: set[st
             judged.add(root[c.id])
     for r in judged:  # once per chain: its cases are judged side by side
         chain[r] += JUDGED_S
+    # a text group is a chain too: its cases wait for one another's texts; its longest chain
+    # goes first in it (started first, the others run beside it where their texts allow)
+    span = dict(chain)
+    if locks:
+        group = text_groups(cases, locks)
+        serial: dict[str, float] = {}
+        for c in cases:
+            serial[group[c.id]] = serial.get(group[c.id], 0.0) + own(c)
+        for c in cases:
+            span[root[c.id]] = max(span[root[c.id]], serial[group[c.id]])
     position = {c.id: i for i, c in enumerate(cases)}
     first_of = {}
     for c in cases:
         first_of.setdefault(root[c.id], position[c.id])
-    return sorted(cases, key=lambda c: (-chain[root[c.id]], first_of[root[c.id]], position[c.id]))
+    return sorted(cases, key=lambda c: (-span[root[c.id]], -chain[root[c.id]], first_of[root[c.id]],
+                                        position[c.id]))

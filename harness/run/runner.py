@@ -252,7 +252,7 @@ class Runner(Turns, LateReplies, Reporting):
             if self._known is None:
                 self._known = await asyncio.to_thread(order.previous_durations, self.options.out_dir, self.run_id)
             cases = order.longest_first(cases, self.config.sandbox.reply_timeout_s, planned,
-                                        set(self.options.prior), self._known)
+                                        set(self.options.prior), self._known, locks=locked)
         # a case waiting for a slot goes before the cases after it in this order, also when it
         # could only start late (a variant once its original's turns are in)
         rank = {c.id: 1 + i / (len(cases) + 1) for i, c in enumerate(cases)}

@@ -87,3 +87,21 @@ def test_a_case_judged_by_the_model_starts_before_plain_short_cases():
     eq = Case(id="eq", layer="robustness", channel="telegram",
               turns=(Turn(send="summarize it", checks=(CheckSpec("equivalent", {"to": 0}),)),))
     assert [c.id for c in order.longest_first([plain, eq], 15.0, {"plain", "eq"})] == ["plain", "eq"]
+
+
+def test_cases_sharing_texts_are_one_chain_and_start_before_a_longer_lone_case():
+    """Cases that send one text ("/cancel") run one after another (textlocks.py): together they
+    are a chain, started first, not the run's tail; the longest case of the group goes first."""
+    a, b, c = _case("cancel-a", turns=3), _case("cancel-b", turns=3), _case("cancel-c", turns=2)
+    lone = _case("lone", turns=6)  # longer than any of them, shorter than the three in a row
+    other = _case("other")
+    locks = {"cancel-a": ["/cancel", "x"], "cancel-b": ["/cancel"], "cancel-c": ["x"], "lone": ["lone"],
+             "other": ["other"]}
+    assert order.text_groups([a, b, c, lone, other], locks) == {
+        "cancel-a": "cancel-a", "cancel-b": "cancel-a", "cancel-c": "cancel-a", "lone": "lone", "other": "other"}
+    cases = [other, lone, c, b, a]
+    got = [x.id for x in order.longest_first(cases, 15.0, {x.id for x in cases}, locks=locks)]
+    assert got == ["cancel-b", "cancel-a", "cancel-c", "lone", "other"]
+    # the twin: without the texts each case is its own chain, the longest first
+    got = [x.id for x in order.longest_first(cases, 15.0, {x.id for x in cases})]
+    assert got == ["lone", "cancel-b", "cancel-a", "cancel-c", "other"]
