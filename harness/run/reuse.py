@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Sequence
 
-from harness.run.turns import case_texts, expected_reply_bounds
+from harness.run.turns import case_text_segments, case_texts, expected_reply_bounds
 from harness.types import Case, CaseResult, Evidence, Observation, TurnObservation
 
 #: The user whose leading turns a variant may borrow (``layers/variants.variant_case``).
@@ -152,6 +152,16 @@ def locks(case: Case, planned: AbstractSet[str], restored: AbstractSet[str]) -> 
     out = case_texts(case, skip=leading(case) if source is not None else 0)
     if case.original:
         out.append(f"\0variants of {case.original}")
+    return out
+
+
+def lock_segments(case: Case, planned: AbstractSet[str], restored: AbstractSet[str]) -> list[tuple[int, list[str]]]:
+    """``locks`` in segments (``turns.case_text_segments``): (first turn, texts); a variant's
+    original's name is in the first."""
+    source = plan(case, planned, restored)
+    out = case_text_segments(case, skip=leading(case) if source is not None else 0)
+    if case.original:
+        out[0][1].append(f"\0variants of {case.original}")
     return out
 
 

@@ -15,7 +15,7 @@ import secrets
 import time
 import traceback
 from datetime import datetime, timezone
-from typing import Callable, Sequence
+from typing import Awaitable, Callable, Sequence
 
 import aiohttp
 
@@ -40,7 +40,7 @@ from harness.run.overload import excuse
 from harness.run.perf import RunMeter
 from harness.run.quiet import Limiter, QuietWindow, Slot, Stalls
 from harness.run.reporting import Reporting, double_notes, unattributed_notes
-from harness.run.textlocks import TextGate
+from harness.run.textlocks import Hold, TextGate
 from harness.run.turns import Attempt, Turns
 from harness.sandbox.world import Sandbox
 from harness.services import Services, default_factories
@@ -239,7 +239,9 @@ class Runner(Turns, LateReplies, Reporting):
         # done (textlocks.py: all of a case's texts at once, fairly).
         texts = TextGate()
         planned = {c.id for c in cases}
-        locked = {c.id: reuse.locks(c, planned, set(self.options.prior)) for c in cases}
+        segments = {c.id: reuse.lock_segments(c, planned, set(self.options.prior)) for c in cases}
+        locked = {c.id: sorted({t for _, texts in segs for t in texts}) for c, segs in
+                  ((c, segments[c.id]) for c in cases)}
         loop = asyncio.get_running_loop()
         done: dict[str, asyncio.Future] = {c.id: loop.create_future() for c in cases}
         # a variant starts once its original's turns are observed, not once they are judged
@@ -289,9 +291,27 @@ class Runner(Turns, LateReplies, Reporting):
                 seen = observed[source].result() if observed[source].done() else None
                 original = None if seen is not None else await done[source]
             slot = Slot(limit)
-            mine: frozenset[str] = frozenset()
+            mine: Hold | frozenset[str] = frozenset()
+            first, *later = segments[case.id]
             try:
-                mine = await texts.acquire(locked[case.id], rank[case.id])  # all at once, before the slot: no deadlock
+                # the first segment's texts before the slot (no deadlock); a later one's (after a
+                # turn's wait_s) once its turn comes, without the slot while it waits (textlocks.py)
+                mine = await texts.acquire(first[1], rank[case.id], later=[t for _, t in later])
+                starts = {i for i, _ in later}
+                hold = mine
+
+                async def more(index: int) -> None:
+                    if index not in starts or hold.released:
+                        return
+                    want = next(t for i, t in later if i == index)
+                    if texts.free(hold, want):
+                        await texts.more(hold, want)
+                        return
+                    had = slot.held
+                    slot.give()
+                    await texts.more(hold, want)
+                    if had:
+                        await slot.take(priority=0)
                 await slot.take(priority=rank[case.id])
                 started()
                 skipped = self.meter.gate(case)  # the cost budget: no new case once its projection is crossed
@@ -318,7 +338,7 @@ class Runner(Turns, LateReplies, Reporting):
                     borrowed = None if source is None else reuse.borrow(
                         case, source, original, self._attempts.get(source) or [], k, time.time(), observed=seen)
                     one_attempt = await self._attempt(case, driver, early, k, borrowed,
-                                                      sent=release_texts if k == repeat - 1 else None)
+                                                      sent=release_texts if k == repeat - 1 else None, more=more)
                     attempts.append(self.meter.measure(excuse(case, one_attempt, self.machine)))
                 result = skipped or excuse(case, self.meter.finish(case, attempts, combine_attempts(attempts)),
                                            self.machine)
@@ -384,14 +404,15 @@ class Runner(Turns, LateReplies, Reporting):
         await asyncio.shield(future)
 
     async def _attempt(self, case: Case, driver: Driver, slot: Slot | None = None, number: int = 0,
-                       borrowed: reuse.Borrowed | None = None, sent: Callable[[], None] | None = None) -> CaseResult:
+                       borrowed: reuse.Borrowed | None = None, sent: Callable[[], None] | None = None,
+                       more: Callable[[int], Awaitable[None]] | None = None) -> CaseResult:
         """One attempt of ``case``; ``borrowed``: its original's turns, observed in the original's
         own case (a metamorphic variant, ``reuse.py``), which are not sent again; ``sent``: called
         once its turns are over and observed (the case no longer claims calls by their text: its
         text locks go back before its checks run, which may wait for a model)."""
         users = {name: self._next_identity() for name in (case.users or ("",))}
         rec = self.sandbox.router.open(case.id, [k for u in users.values() for k in u.keys()])
-        att = Attempt(case=case, rec=rec, users=users)
+        att = Attempt(case=case, rec=rec, users=users, more=more)
         if borrowed is not None:
             att.turns.extend(borrowed.turns)
             att.skip = borrowed.count

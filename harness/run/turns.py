@@ -8,7 +8,7 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+from typing import Awaitable, Callable, Mapping
 
 import aiohttp
 
@@ -46,6 +46,8 @@ class Attempt:
     """The last ``_settle`` gave up at the reply timeout (extended by the harness's own loop lag)."""
     skip: int = 0
     """The leading turns not sent: borrowed from the original case (``reuse.py``), already in ``turns``."""
+    more: Callable[[int], Awaitable[None]] | None = None
+    """Takes the text locks of the segment that starts at a turn, before it is sent (``textlocks.py``)."""
 
     @property
     def ident(self) -> Identity:
@@ -71,14 +73,36 @@ def case_texts(case: Case, skip: int = 0) -> list[str]:
     no two attempts ever send it alike."""
     out = set()
     for turn in case.turns[skip:]:
-        if turn.kind in ("callback", "forged"):
-            continue
-        for t in [turn.send, *(turn.options.get("texts") or [])]:
-            if isinstance(t, str) and t.strip() and PER_ATTEMPT not in t:
-                out.add(" ".join(t.split()).lower())
-        if turn.kind == "document":  # its content is a text the bot's prompt holds (run/inbound.py)
-            out.add(f"document: {turn.options.get('source') or turn.options.get('file_name')}".lower())
+        out |= _locked_texts(turn)
     return sorted(out)
+
+
+def _locked_texts(turn: Turn) -> set[str]:
+    out = set()
+    if turn.kind in ("callback", "forged"):
+        return out
+    for t in [turn.send, *(turn.options.get("texts") or [])]:
+        if isinstance(t, str) and t.strip() and PER_ATTEMPT not in t:
+            out.add(" ".join(t.split()).lower())
+    if turn.kind == "document":  # its content is a text the bot's prompt holds (run/inbound.py)
+        out.add(f"document: {turn.options.get('source') or turn.options.get('file_name')}".lower())
+    return out
+
+
+def case_text_segments(case: Case, skip: int = 0) -> list[tuple[int, list[str]]]:
+    """``case_texts`` in segments, split before each turn group (``cases.overlap_groups``) whose
+    first turn waits before it is sent (``wait_s``): (the segment's first turn, its texts). The
+    first segment's texts are taken before the case starts, a later one's when its first turn is
+    sent (``textlocks.TextGate.more``), so a case does not hold "/help" through a 3 s wait."""
+    segments: list[tuple[int, set[str]]] = []
+    for group in overlap_groups(case.turns):
+        if group[0] < skip:
+            continue
+        if not segments or (case.turns[group[0]].wait_s or 0) > 0:
+            segments.append((group[0], set()))
+        for i in group:
+            segments[-1][1].update(_locked_texts(case.turns[i]))
+    return [(start, sorted(texts)) for start, texts in segments] or [(skip, [])]
 
 
 def turn_texts(turn: Turn, values: Mapping[str, str]) -> list[str]:
@@ -144,6 +168,8 @@ class Turns:
                     turn = att.case.turns[index]
                     if turn.wait_s:
                         await asyncio.sleep(turn.wait_s)
+                    if index == first and att.more is not None:  # a later segment's texts, once waited
+                        await att.more(first)
                     if index == first:
                         att.current_sent_at = time.time()
                         att.current_delivery = None

@@ -97,3 +97,80 @@ async def test_a_waiter_with_a_lower_priority_number_is_served_first():
     gate.release(held)
     await asyncio.gather(early, late)
     assert order == ["first", "second"]
+
+
+async def _run_segments(plan):
+    """plan: [(name, [texts of each segment], steps per segment)]: each case takes its first
+    segment's texts, then each later one's before it "sends" it; returns per case the (start,
+    end) step of each segment."""
+    gate = TextGate()
+    clock = [0]
+    spans: dict[str, list[tuple[int, int]]] = {}
+
+    async def ticker():
+        while True:
+            await asyncio.sleep(0)
+            clock[0] += 1
+
+    async def case(name, segments, steps):
+        hold = await gate.acquire(segments[0], later=segments[1:])
+        out = spans.setdefault(name, [])
+        for k, texts in enumerate(segments):
+            if k:
+                await gate.more(hold, texts)
+            start = clock[0]
+            for _ in range(steps):
+                await asyncio.sleep(0)
+            out.append((start, clock[0]))
+        gate.release(hold)
+
+    t = asyncio.ensure_future(ticker())
+    await asyncio.wait_for(asyncio.gather(*(case(*p) for p in plan)), 10)  # a deadlock fails, not hangs
+    t.cancel()
+    return spans, gate
+
+
+async def test_two_cases_sharing_only_their_last_segments_overlap_until_it():
+    # "stop", wait, "/help" beside "cancel", wait, "/help": side by side, the /help parts one after another
+    spans, gate = await _run_segments([("tg", [{"stop"}, {"/help"}], 20), ("wa", [{"cancel"}, {"/help"}], 20)])
+    assert _overlap(spans["tg"][0], spans["wa"][0])
+    # whoever took /help first held it to its end: the other's /help segment came after
+    first, second = sorted(("tg", "wa"), key=lambda n: spans[n][1][0])
+    assert spans[second][1][0] >= spans[first][1][1]
+    assert gate.busy == set() and gate.running == []
+
+
+async def test_a_case_sharing_a_first_segment_text_waits_for_the_whole_case():
+    spans, _ = await _run_segments([("cancel", [{"stop"}, {"/help"}], 20), ("long", [{"stop", "/help", "hi"}], 5)])
+    assert spans["long"][0][0] >= spans["cancel"][1][1]
+
+
+async def test_crossed_segments_never_deadlock():
+    # a takes x then y, b takes y then x: let in together they would wait for each other forever;
+    # b is let in only once a is done (what they share is not in the last segment of both)
+    spans, _ = await _run_segments([("a", [{"x"}, {"y"}], 10), ("b", [{"y"}, {"x"}], 10)])
+    assert spans["b"][0][0] >= spans["a"][1][1]
+
+
+async def test_a_later_segment_waits_for_a_one_segment_case_holding_it():
+    # a variant sending "/help" among its texts runs beside the cancel case's wait; the cancel
+    # case's "/help" waits for it to end
+    spans, _ = await _run_segments([("variant", [{"/help", "/start"}], 30), ("cancel", [{"stop"}, {"/help"}], 5)])
+    assert _overlap(spans["variant"][0], spans["cancel"][0])
+    assert spans["cancel"][1][0] >= spans["variant"][0][1]
+
+
+def test_a_case_s_texts_are_split_before_a_turn_that_waits(tmp_path):
+    from harness.cases import load_cases
+    from harness.run.turns import case_text_segments
+
+    (tmp_path / "multiturn").mkdir()
+    (tmp_path / "multiturn" / "c.yaml").write_text(
+        "layer: multiturn\ncases:\n  - id: c\n    turns:\n"
+        "      - send: 'summarize {docs}/a.pdf'\n        expect: {replies: {exact: 0}}\n"
+        "      - send: stop\n        expect: {replies: {exact: 1}}\n"
+        "      - send: /help\n        wait_s: 3\n        expect: {replies: {exact: 1}}\n"
+        "      - send: thanks\n        expect: {replies: {exact: 1}}\n")
+    case = next(c for c in load_cases(tmp_path) if c.id == "c")
+    assert case_text_segments(case) == [(0, ["stop"]), (2, ["/help", "thanks"])]
+    assert case_text_segments(case, skip=3) == [(3, ["thanks"])]
