@@ -26,7 +26,7 @@ def run(args) -> int:
     from harness.config import load_config
     from harness.errors import UsageError
     from harness.judges.report import summary_lines
-    from harness.judges.run import JudgeOptions, exit_code, run_judges
+    from harness.judges.run import JudgeOptions, exit_code, preload, run_judges
 
     if not 0 <= args.min_catch <= 1:
         raise UsageError("--min-catch must be between 0 and 1")
@@ -52,6 +52,7 @@ def run(args) -> int:
                              fix=f"{flag} names a folder (harness judges --help)")
     options = JudgeOptions(out=out, golden=Path(args.golden) if args.golden else None, min_catch=args.min_catch,
                            seed=args.seed, llm_critic=args.llm_critic, use_cache=not args.no_cache)
+    preload(config, options)  # the embedding model's process starts before the cases are read
     import sys
 
     from harness.report.phases import Phase

@@ -43,6 +43,36 @@ class JudgeOptions:
     use_cache: bool = True
     progress: Callable[[str], None] | None = None
     notes: list[str] = field(default_factory=list)
+    services: Any = None
+    """Made ahead by ``preload`` (the CLI: the model loads while the cases do); else made here."""
+
+
+def preload(config, options: JudgeOptions) -> None:
+    """Make the services now and start the embedding model's load in a daemon thread, before
+    the cases and goldens are read: the model's process (torch's import, 3-4 s here) is the
+    longest part of a cold judges run, so it starts first. A failure here is left for the run
+    to meet and report where the model is needed (``load_now`` tries again there)."""
+    import threading
+
+    notes = len(options.notes)
+    try:
+        services = make_services(config, options)
+        front = getattr(services.get("embedder"), "front", None)
+        load = getattr(front, "load_now", None)
+    except Exception:  # the run makes its services again and says what is wrong
+        del options.notes[notes:]
+        return
+    options.services = services
+    if load is None:
+        return
+
+    def quietly() -> None:
+        try:
+            load()
+        except Exception:  # raised again, and reported, where the run asks for the model
+            pass
+
+    threading.Thread(target=quietly, name="judges-model-preload", daemon=True).start()
 
 
 def _stderr(line: str) -> None:
@@ -116,8 +146,8 @@ async def _judges(config, options: JudgeOptions, cases: Sequence[Case], say: Cal
 
     golden_path = Path(options.golden or config.golden_dir())  # [suite] golden
     goldens = load_goldens(golden_path)
-    services = make_services(config, options)
-    loading = _load_model(services.get("embedder"))  # beside the mutations' derivation
+    services = options.services if options.services is not None else make_services(config, options)
+    loading = _load_model(services.get("embedder"))  # beside the mutations' derivation (or joins preload's)
     critic = services.get("critic")
     subs, notes = subjects(cases, goldens, critic.source_text)
     options.notes.extend(notes)
