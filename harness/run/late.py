@@ -44,12 +44,13 @@ class LateReplies:
         to any case is still seen."""
         sb = self.config.sandbox
         start = time.time()
+        ear = self.stalls.ear()
         while True:
             now = time.time()
-            if await self.stalls.drain(now):  # a stall of the harness's own loop is no quiet heard
+            if await ear.drain(now):  # a stall of the harness's own loop is no quiet heard
                 continue
             last = self.sandbox.router.last_event_at or start  # a case's own window may already cover it
-            quiet, window = self.stalls.heard(last, now), self.quiet.run_end
+            quiet, window = ear.heard(last, now), self.quiet.run_end
             if quiet >= window or now - start >= sb.reply_timeout_s:
                 return
             await asyncio.sleep(window - quiet + 0.002)

@@ -46,6 +46,9 @@ TICK_S = 0.01
 STALL_S = 0.02
 """A tick this much later than asked was a stall of the harness's own loop (a starved machine,
 a blocking call): see ``Stalls``."""
+DEAF_MIN_S = 0.25
+"""A stall this long is not counted as quiet heard. Shorter ones (frequent on a loaded machine,
+and within a window's margin) are only drained: counting them would stretch every window."""
 DRAIN_TURNS = 3
 """Loop turns given after a stall before quiet is judged, so what reached the sandbox's
 sockets meanwhile is read and recorded (the read callback, the handler's task, its record)."""
@@ -59,16 +62,19 @@ class Stalls:
     the agent sends waits unread in the sandbox's sockets: a window that "passes" then heard
     nothing, and ended on wall time alone it sends the next turn first and counts the agent's
     doing against that turn (seen: a cancel case's first turn, 0.42 s window, 2.5 s stall at
-    load 5; its document fetch landed in the next turn). A ticker every ``TICK_S`` records each
-    tick later than ``STALL_S`` as a stall; ``heard`` is the quiet since a mark less the
-    stalled seconds in it, the stall still going on (not ticked yet) included.
+    load 5). A ticker every ``TICK_S`` records each tick later than ``STALL_S`` as a stall;
+    after one, a waiter gives the loop a few turns before it judges (``Ear.drain``), and a stall
+    of ``DEAF_MIN_S`` or more is not quiet heard (``Ear.heard``: the stall still going on, not
+    ticked yet, included).
     """
 
     def __init__(self, clock: Callable[[], float] = time.time, history: int = 4096):
         self.clock = clock
         self.spans: deque[tuple[float, float]] = deque(maxlen=history)
+        """The long stalls (``DEAF_MIN_S`` or more): (start, end)."""
         self.last_tick: float | None = None
         self.count = 0
+        """Stalls seen (any length over ``STALL_S``)."""
         self._task: asyncio.Task | None = None
 
     def start(self) -> None:
@@ -95,8 +101,9 @@ class Stalls:
         """One look: a gap since the last longer than ``TICK_S + STALL_S`` is a stall."""
         now = self.clock()
         if self.last_tick is not None and now - self.last_tick > TICK_S + STALL_S:
-            self.spans.append((self.last_tick, now))
             self.count += 1
+            if now - self.last_tick >= DEAF_MIN_S:
+                self.spans.append((self.last_tick, now))
         self.last_tick = now
 
     def pending(self, now: float) -> bool:
@@ -104,13 +111,13 @@ class Stalls:
         return self.last_tick is not None and now - self.last_tick > TICK_S + STALL_S
 
     def deaf(self, since: float, now: float) -> float:
-        """Stalled seconds between ``since`` and ``now``."""
+        """Seconds of long stalls between ``since`` and ``now``."""
         total = 0.0
         for a, b in reversed(self.spans):
             if b <= since:
                 break
             total += min(b, now) - max(a, since)
-        if self.pending(now):
+        if self.last_tick is not None and now - self.last_tick >= DEAF_MIN_S:
             total += now - max(self.last_tick, since)
         return max(0.0, total)
 
@@ -118,12 +125,31 @@ class Stalls:
         """Seconds of quiet the harness heard between ``since`` and ``now``."""
         return now - since - self.deaf(since, now)
 
+    def ear(self) -> "Ear":
+        return Ear(self)
+
+
+class Ear:
+    """One waiter's view of the run's ``Stalls``: it drains after every stall since its last look."""
+
+    __slots__ = ("stalls", "seen")
+
+    def __init__(self, stalls: Stalls):
+        self.stalls = stalls
+        self.seen = stalls.count
+
+    def heard(self, since: float, now: float) -> float:
+        return self.stalls.heard(since, now)
+
     async def drain(self, now: float) -> bool:
-        """After a stall (one the ticker has not seen yet): a few loop turns, so what reached the
-        sockets meanwhile is recorded before quiet is judged. True if it drained."""
-        if not self.pending(now):
+        """After a stall since this waiter last looked (or one still unticked): a few loop turns,
+        so what reached the sockets meanwhile is recorded before quiet is judged. True if it drained."""
+        stalls = self.stalls
+        if stalls.pending(now):
+            stalls.tick()
+        if stalls.count == self.seen:
             return False
-        self.tick()
+        self.seen = stalls.count
         for _ in range(DRAIN_TURNS):
             await asyncio.sleep(0)
         return True

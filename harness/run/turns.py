@@ -256,7 +256,7 @@ class Turns:
         # turn that expects no reply: only the window itself can tell that none comes
         probe = self.idle if self.idle is not None and self.idle.available and any(lo for _, lo in wants) else None
         next_probe, backoff = 0.0, idle.MIN_QUIET_S
-        stalls = self.stalls  # a window that passed while the harness's own loop stalled heard nothing
+        stalls = self.stalls.ear()  # a window that passed while the harness's own loop stalled heard nothing
         while True:
             now = time.time()
             if await stalls.drain(now):  # what came meanwhile is recorded first
@@ -272,8 +272,9 @@ class Turns:
                 self.quiet.used(window)
                 return now - start
             if replies_in and probe is not None and quiet >= idle.MIN_QUIET_S and time.time() >= next_probe:
-                stalled = stalls.count
-                if await probe.idle(att.rec) and stalls.count == stalled and not stalls.pending(time.time()):
+                stalled = stalls.stalls.count
+                if (await probe.idle(att.rec) and stalls.stalls.count == stalled
+                        and not stalls.stalls.pending(time.time())):
                     now = time.time()
                     self.quiet.used(now - max(att.rec.last_activity, start), idle=True)
                     return now - start

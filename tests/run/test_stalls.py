@@ -99,3 +99,26 @@ async def test_a_tool_never_called_still_fails_its_turn_at_the_reply_timeout(tmp
     failed = {(e.check, e.turn) for e in case.evidence if e.passed is False}
     assert ("tools_called", 0) in failed and case.status == "fail"
     assert case.observation.turns[0].timed_out
+
+
+def test_a_short_stall_is_drained_but_still_heard():
+    from harness.run.quiet import DEAF_MIN_S
+
+    clock = Clock()
+    stalls = Stalls(clock=clock)
+    stalls.last_tick = clock.t
+    clock.t += DEAF_MIN_S / 2  # a stall of a loaded machine, shorter than a window's margin
+    stalls.tick()
+    assert stalls.count == 1 and stalls.deaf(100.0, clock.t) == 0.0  # not stretched
+
+
+async def test_a_waiter_drains_after_any_stall_since_it_last_looked():
+    clock = Clock()
+    stalls = Stalls(clock=clock)
+    stalls.last_tick = clock.t
+    ear = stalls.ear()
+    assert not await ear.drain(clock.t)
+    clock.t += 0.05
+    stalls.tick()  # the ticker saw it first
+    assert await ear.drain(clock.t)  # still drained once by this waiter
+    assert not await ear.drain(clock.t)
