@@ -307,6 +307,9 @@ class Runner(Turns, LateReplies, Reporting):
                     if texts.free(hold, want):
                         await texts.more(hold, want)
                         return
+                    if early is None:  # a budget or --maxfail: the slot is kept until the case is measured
+                        await texts.more(hold, want)
+                        return
                     had = slot.held
                     slot.give()
                     await texts.more(hold, want)
