@@ -239,7 +239,7 @@ class HttpTarget:
         if self._proc is not None and self._proc.poll() is not None:
             return (f"the target exited with code {self._proc.returncode}, yet something answers on port {port}: "
                     "another process holds it")
-        if self._proc is not None and _leader_listens(self._proc.pid, port):
+        if self._proc is not None and procs.listens(self._proc.pid, port):
             return None  # the target's own process holds the socket: no scan of every process
         try:
             import psutil
@@ -382,37 +382,3 @@ class LogPump:
             self._stream.close()
         except OSError:
             pass
-
-
-def _leader_listens(pid: int, port: int, proc: str = "/proc") -> bool:
-    """Does process ``pid`` itself hold a socket listening on ``port`` (Linux: the LISTEN rows
-    of /proc/net/tcp and tcp6, their inodes among /proc/<pid>/fd)? The cheap first look of
-    ``_foreign_listener``: psutil's answer reads every process's descriptors (0.1-0.4 s per
-    run on a loaded machine); False (not seen, or not Linux) leaves it to that full check."""
-    inodes: set[str] = set()
-    want = f"{port:04X}"
-    for table in ("tcp", "tcp6"):
-        try:
-            with open(f"{proc}/net/{table}", encoding="ascii", errors="replace") as fh:
-                next(fh, None)
-                for line in fh:
-                    cols = line.split()
-                    # local_address is ADDR:PORT in hex; st 0A is LISTEN; the inode is column 10
-                    if len(cols) > 9 and cols[3] == "0A" and cols[1].rsplit(":", 1)[-1] == want:
-                        inodes.add(cols[9])
-        except OSError:
-            continue
-    if not inodes:
-        return False
-    try:
-        fds = os.listdir(f"{proc}/{pid}/fd")
-    except OSError:
-        return False
-    for fd in fds:
-        try:
-            link = os.readlink(f"{proc}/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if link.startswith("socket:[") and link[8:-1] in inodes:
-            return True
-    return False

@@ -325,3 +325,37 @@ def reap_leftovers(state_dir: Path, grace_s: float = 2.0) -> list[int]:
         path.unlink(missing_ok=True)
     _remove_if_empty(Path(state_dir))
     return ended
+
+
+def listens(pid: int, port: int, proc: str = "/proc") -> bool:
+    """Does process ``pid`` itself hold a socket listening on ``port`` (Linux: the LISTEN rows
+    of /proc/net/tcp and tcp6, their inodes among /proc/<pid>/fd)? The cheap first look of
+    ``targets/http._foreign_listener``: psutil's answer reads every process's descriptors (0.1-0.4 s per
+    run on a loaded machine); False (not seen, or not Linux) leaves it to that full check."""
+    inodes: set[str] = set()
+    want = f"{port:04X}"
+    for table in ("tcp", "tcp6"):
+        try:
+            with open(f"{proc}/net/{table}", encoding="ascii", errors="replace") as fh:
+                next(fh, None)
+                for line in fh:
+                    cols = line.split()
+                    # local_address is ADDR:PORT in hex; st 0A is LISTEN; the inode is column 10
+                    if len(cols) > 9 and cols[3] == "0A" and cols[1].rsplit(":", 1)[-1] == want:
+                        inodes.add(cols[9])
+        except OSError:
+            continue
+    if not inodes:
+        return False
+    try:
+        fds = os.listdir(f"{proc}/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            link = os.readlink(f"{proc}/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            return True
+    return False

@@ -1,4 +1,4 @@
-"""The cheap first look of the foreign-listener check (targets/http._leader_listens): the
+"""The cheap first look of the foreign-listener check (targets/procs.listens): the
 target's own process holding the listening socket is told from /proc without scanning every
 process; anything else is left to the full check."""
 
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from harness.targets.http import _leader_listens
+from harness.targets.procs import listens as _leader_listens
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="Linux /proc only")
 
