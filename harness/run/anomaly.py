@@ -156,10 +156,74 @@ class History:
         return float(statistics.median(values)), len(values)
 
 
+#: What a digest holds changed: digests of another version are computed again.
+DIGEST_VERSION = 1
+#: Digests kept in the cache folder, the least recently written removed first.
+DIGEST_FILES = 2000
+
+
+def night_digest(data: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``load_history`` reads of one results.json: its target, kind, basis, the passing
+    cases' figures and their LLM calls' durations (a few kB of a file of megabytes)."""
+    summary, target = data.get("summary"), data.get("target")
+    run_basis = summary.get("anomaly_basis") if isinstance(summary, dict) else None
+    passed = {str(c["id"]): case_figures(c) for c in data.get("cases") or ()
+              if isinstance(c, dict) and c.get("status") == "pass" and c.get("id")}
+    calls = [d for c in data.get("cases") or () if isinstance(c, dict) and str(c.get("id")) in passed
+             for d in call_durations(c.get("turns") or ())]
+    return {"version": DIGEST_VERSION, "target": target.get("name") if isinstance(target, dict) else None,
+            "kind": kind_of(data),
+            "basis": run_basis if isinstance(run_basis, dict) else {}, "passed": passed, "calls": calls}
+
+
+def _digest_of(path: Path, cache: Path | None) -> dict[str, Any]:
+    """``night_digest`` of the results.json at ``path``, from ``cache`` when that file (its size and
+    modification time) was digested before; else parsed, and the digest kept there."""
+    entry = None
+    if cache is not None:
+        st = path.stat()
+        key = hashlib.sha256(f"{DIGEST_VERSION}\0{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+        entry = cache / f"{key.hexdigest()[:32]}.json"
+        try:
+            kept = json.loads(entry.read_text(encoding="utf-8"))
+            if isinstance(kept, dict) and kept.get("version") == DIGEST_VERSION:
+                return kept
+        except (OSError, ValueError):
+            pass
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("not a results.json object")
+    digest = night_digest(data)
+    if entry is not None:
+        try:
+            from harness.fileio import atomic_write_text
+
+            cache.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(entry, json.dumps(digest, separators=(",", ":")))
+        except OSError as exc:  # a read-only cache: the next run parses the file again
+            log.info("history digest not kept: %s", exc)
+    return digest
+
+
+def prune_digests(cache: Path, keep: int = DIGEST_FILES) -> None:
+    """At most ``keep`` digests in ``cache``: those written longest ago go first."""
+    try:
+        files = sorted(cache.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    except OSError:
+        return
+    for old in files[:max(0, len(files) - keep)]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
+
+
 def load_history(reports: Path, target_name: str, exclude_run: str = "", window: int = 7,
-                 max_runs: int = 60) -> History:
+                 max_runs: int = 60, cache: Path | None = None) -> History:
     """Earlier runs' results.json under ``reports`` (newest first by run id, which starts with
-    the UTC time), for ``target_name``; unreadable files are skipped with a log line."""
+    the UTC time), for ``target_name``; unreadable files are skipped with a log line. ``cache``:
+    a folder where each file's digest is kept (``night_digest``), so a reports folder of many
+    nights is not parsed whole before every run's first case (30 nights of 3.4 MB: 0.47 s)."""
     hist = History(window=window)
     if not reports.is_dir():
         return hist
@@ -167,20 +231,18 @@ def load_history(reports: Path, target_name: str, exclude_run: str = "", window:
                    and (p / "results.json").is_file()), key=lambda p: p.name, reverse=True)
     for run in dirs[:max_runs]:
         try:
-            data = json.loads((run / "results.json").read_text(encoding="utf-8"))
+            digest = _digest_of(run / "results.json", cache)
         except (OSError, ValueError) as exc:
             log.info("history: skipping %s: %s", run, exc)
             continue
-        if not isinstance(data, dict) or (data.get("target") or {}).get("name") != target_name:
+        if digest.get("target") != target_name:
             continue
-        if kind_of(data) != NIGHTLY:  # a --case, -k or --repeat run is no night (harness.run.kind)
+        if digest.get("kind") != NIGHTLY:  # a --case, -k or --repeat run is no night (harness.run.kind)
             continue
-        run_basis = (data.get("summary") or {}).get("anomaly_basis")
-        passed = {str(c["id"]): case_figures(c) for c in data.get("cases") or ()
-                  if isinstance(c, dict) and c.get("status") == "pass" and c.get("id")}
-        calls = tuple(d for c in data.get("cases") or () if isinstance(c, dict) and str(c.get("id")) in passed
-                      for d in call_durations(c.get("turns") or ()))
-        hist.entries.append(HistoryRun(run.name, run_basis if isinstance(run_basis, dict) else {}, passed, calls))
+        hist.entries.append(HistoryRun(run.name, digest.get("basis") or {}, digest.get("passed") or {},
+                                       tuple(digest.get("calls") or ())))
+    if cache is not None:
+        prune_digests(cache)
     return hist
 
 

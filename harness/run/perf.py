@@ -49,7 +49,7 @@ class RunMeter:
         if self.settings.anomalies and is_nightly_id(self.run_id):  # calibration's labelled runs: no history
             try:
                 self.all_history = load_history(self.out_dir, self.config.target.name, exclude_run=self.run_id,
-                                                window=self.settings.anomaly_window)
+                                                window=self.settings.anomaly_window, cache=_digests(self.config))
             except OSError as exc:  # history is an extra; never a reason not to run
                 log.warning("history unreadable: %s", exc)
             self.history, self.anomaly_note = comparable(self.all_history, self.basis, self.settings.anomaly_min_runs)
@@ -169,3 +169,13 @@ def _prices_version(path: str, config) -> str:
         return load_prices(str(config.resolve(path)) if path else None).version
     except OSError:
         return "unreadable"
+
+
+def _digests(config) -> Path | None:
+    """Where the earlier nights' digests are kept (``anomaly.load_history``): ``<cache_dir>/history``."""
+    try:
+        from harness.models.settings import cache_dir
+
+        return cache_dir(config) / "history"
+    except Exception:  # noqa: BLE001 - a stand-in config without the setting: every file is parsed
+        return None
