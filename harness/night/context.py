@@ -20,7 +20,8 @@ from typing import Any, Mapping
 
 from harness.night.baseline import acceptance_note, choose_base, load_base
 from harness.night.diff import diff_runs
-from harness.night.history import LocalRunSource, RunSource, load_history, run_records
+from harness.night.history import LocalRunSource, RunSource, run_records
+from harness.night.records import load_records
 from harness.run.kind import NIGHTLY
 from harness.schema.models import BudgetModel
 
@@ -55,11 +56,14 @@ def run_context(run: Mapping[str, Any], reports_dir: str | os.PathLike[str], *, 
     t = thresholds or BudgetModel()
     try:
         # the nights: full nightly runs only (harness.run.kind); tonight's point whatever its kind
-        hist = load_history(source, last=max(last, t.drift_flaky_nights), until=run_id, kind=kind)
+        # the newest nights whole (the diff's recent ones), the older ones' records from digests
+        hist = load_records(source, max(last, t.drift_flaky_nights), whole=t.drift_flaky_nights + 1, until=run_id,
+                            kind=kind)
         ctx.warnings += hist.warnings
-        runs = [r for r in hist.runs if r.get("run_id") != run_id and str(r.get("run_id", "")) < run_id]
+        earlier = [(rid, rec, whole) for rid, rec, whole in hist.entries if rid != run_id and rid < run_id]
+        ctx.history = ([rec for _, rec, _ in earlier] + run_records([run]))[-last:]
+        runs = [whole for _, _, whole in earlier if whole is not None]
         runs.append(dict(run))
-        ctx.history = run_records(runs[-last:])
         if against:
             from harness.night.baseline import resolve_run_id
 
@@ -67,7 +71,7 @@ def run_context(run: Mapping[str, Any], reports_dir: str | os.PathLike[str], *, 
         else:
             base_id, why = choose_base(source, reports_dir, run_id, kind=kind)
         if base_id is not None:
-            loaded = next((r for r in hist.runs if r.get("run_id") == base_id), None)
+            loaded = next((r for r in runs[:-1] if r.get("run_id") == base_id), None)
             base = load_base(source, reports_dir, base_id, loaded)
             ctx.base = base
             ctx.diff = diff_runs(base, run, recent=runs[-t.drift_flaky_nights:], thresholds=t, base_reason=why)

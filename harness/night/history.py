@@ -66,11 +66,13 @@ def checked_results(data: Any) -> dict[str, Any]:
 
 
 class LocalRunSource:
-    """Run folders (``<reports>/<run_id>/results.json``) on this machine."""
+    """Run folders (``<reports>/<run_id>/results.json``) on this machine. ``digests``: a folder
+    where each run's record is kept (``night/records.py``)."""
 
-    def __init__(self, reports_dir: str | os.PathLike[str]):
+    def __init__(self, reports_dir: str | os.PathLike[str], digests: str | os.PathLike[str] | None = None):
         self.root = Path(reports_dir)
         self.name = f"local:{self.root}"
+        self.digests = Path(digests) if digests is not None else None
 
     def run_ids(self) -> list[str]:
         if not self.root.is_dir():
