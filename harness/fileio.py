@@ -116,3 +116,51 @@ def read_regular_bytes(path: str | os.PathLike[str]) -> bytes:
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+#: Digests ``kept_digest`` keeps in one folder (``prune_kept``), those written longest ago removed first.
+KEPT_DIGESTS = 2000
+
+
+def kept_digest(path: Path, folder: Path | None, version: int, compute, valid=None) -> dict:
+    """``compute()`` (a JSON-able dict derived from the file at ``path``), kept in ``folder`` by the
+    file's resolved path, size and modification time and ``version``: the file unchanged, the kept
+    one is read instead of the file (a file rewritten in place is digested again). ``folder``
+    None: computed every time. ``valid``: what a kept digest must satisfy to be used. A folder
+    that cannot be written is only a cache that does not keep (logged)."""
+    import hashlib
+    import json
+    import logging
+
+    if folder is None:
+        return compute()
+    st = path.stat()
+    key = hashlib.sha256(f"{version}\0{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    entry = folder / f"{key.hexdigest()[:32]}.json"
+    try:
+        kept = json.loads(entry.read_text(encoding="utf-8"))
+        if (isinstance(kept, dict) and kept.get("version") == version and isinstance(kept.get("digest"), dict)
+                and (valid is None or valid(kept["digest"]))):
+            return kept["digest"]
+    except (OSError, ValueError):
+        pass
+    digest = compute()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(entry, json.dumps({"version": version, "digest": digest}, separators=(",", ":")))
+    except OSError as exc:
+        logging.getLogger("harness.fileio").info("digest of %s not kept: %s", path, exc)
+    return digest
+
+
+def prune_kept(folder: Path, keep: int = KEPT_DIGESTS) -> None:
+    """At most ``keep`` digests in ``folder`` (``kept_digest``): those written longest ago go first."""
+    try:
+        files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    except OSError:
+        return
+    for old in files[:max(0, len(files) - keep)]:
+        try:
+            old.unlink()
+        except OSError:
+            pass

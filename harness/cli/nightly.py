@@ -78,22 +78,14 @@ def thresholds_of(config):
     return config_section(config, "budget")
 
 
-def _record_digests(config) -> Path | None:
-    """Where the earlier runs' records are kept (``night/records.py``): ``<cache_dir>/history-records``."""
-    try:
-        from harness.models.settings import cache_dir
-
-        return cache_dir(config) / "history-records"
-    except Exception:  # noqa: BLE001 - a stand-in config without the setting: every run is read whole
-        return None
-
-
 def source_for(reports: Path, config, remote: bool = True):
     """Where runs are read from: the local reports folder, plus object storage when
     ``[storage]`` is configured (runs kept on other machines: CI, shards, earlier hosts)."""
     from harness.night.history import CombinedRunSource, LocalRunSource, RemoteRunSource
 
-    local = LocalRunSource(reports, digests=_record_digests(config))
+    from harness.models.settings import cache_subdir
+
+    local = LocalRunSource(reports, digests=cache_subdir(config, "history-records"))  # night/records.py
     if not remote:
         return local
     from harness.errors import StorageError

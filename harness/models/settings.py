@@ -31,6 +31,15 @@ def cache_dir(config) -> Path:
     return config.resolve(embedding_settings(config).cache_dir)
 
 
+def cache_subdir(config, name: str) -> Path | None:
+    """``<cache_dir>/<name>``, or None for a stand-in config without the setting (the caller then
+    keeps nothing: e.g. the history digests, every file read whole)."""
+    try:
+        return cache_dir(config) / name
+    except Exception:  # noqa: BLE001 - a config the settings cannot read
+        return None
+
+
 def validate(config) -> None:
     """Raise ConfigError (exit 2) for any bad reasoning-layer setting, before the run starts
     (a loaded Config was validated whole by its schema; a stand-in's raw tables are checked here)."""

@@ -23,7 +23,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 log = logging.getLogger("harness.night.history")
 
@@ -172,29 +172,46 @@ def load_history(source: RunSource, last: int | None = None, *, until: str | Non
     An unreadable run is skipped with a warning (logged and kept in ``warnings``): one
     corrupt night must not hide every other.
     """
-    from harness.run.kind import matches
+    from harness.run.kind import kind_of
 
-    hist = History()
+    def whole(run_id: str, _taken: int) -> tuple[str, dict[str, Any]]:
+        run = source.load(run_id)
+        return kind_of(run), run
+
+    runs, warnings, left_out = select_runs(source, last, until=until, kind=kind, read=whole)
+    return History(runs=runs, warnings=warnings, left_out=left_out)
+
+
+def select_runs(source: RunSource, last: int | None, *, until: str | None, kind: str | None,
+                read: Callable[[str, int], tuple[str, Any]]) -> tuple[list[Any], list[str], int]:
+    """``load_history``'s selection, whatever is read of each run: newest first, ``read(run_id,
+    taken)`` gives (the run's kind, what to keep of it) until ``last`` are kept (``taken``: how
+    many so far); an unreadable run is skipped with a warning, one of another ``kind`` than
+    asked (``until`` itself excepted) is left out. (kept oldest first, warnings, left out)."""
+    from harness.run.kind import ANY
+
+    kept: list[Any] = []
+    warnings: list[str] = []
+    left_out = 0
     ids = source.run_ids()
     if until is not None and until in ids:
         ids = ids[: ids.index(until) + 1]
     for run_id in reversed(ids):
-        if last is not None and len(hist.runs) >= last:
+        if last is not None and len(kept) >= last:
             break
         try:
-            run = source.load(run_id)
+            run_kind, value = read(run_id, len(kept))
         except (OSError, ValueError) as exc:  # JSONDecodeError is a ValueError
             msg = f"skipped run {run_id} ({source.name}): {type(exc).__name__}: {exc}"
             log.warning(msg)
-            hist.warnings.append(msg)
+            warnings.append(msg)
             continue
-        if run_id != until and not matches(run, kind):  # an ad-hoc run is no night (harness.run.kind)
-            hist.left_out += 1
+        if run_id != until and kind not in (None, ANY) and run_kind != kind:  # an ad-hoc run is no night
+            left_out += 1
             continue
-        hist.runs.append(run)
-    hist.runs.reverse()
-    hist.warnings = list(getattr(source, "warnings", [])) + hist.warnings
-    return hist
+        kept.append(value)
+    kept.reverse()
+    return kept, list(getattr(source, "warnings", [])) + warnings, left_out
 
 
 # --------------------------------------------------------------------------- plain metrics

@@ -11,21 +11,15 @@ rewritten in place is read again).
 
 from __future__ import annotations
 
-import hashlib
-import json
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.night.history import RESULTS, RunSource, run_record
-
-log = logging.getLogger("harness.night.records")
+from harness.fileio import kept_digest, prune_kept
+from harness.night.history import RESULTS, RunSource, run_record, select_runs
 
 #: What a digest holds changed: digests of another version are computed again.
 VERSION = 1
-#: Digests kept in a folder, those written longest ago removed first.
-KEEP = 2000
 
 
 def record_digest(run: Mapping[str, Any]) -> dict[str, Any]:
@@ -33,30 +27,7 @@ def record_digest(run: Mapping[str, Any]) -> dict[str, Any]:
     (``harness.run.kind``) and its ``run_record``."""
     from harness.run.kind import kind_of
 
-    return {"version": VERSION, "run_id": str(run.get("run_id", "")), "kind": kind_of(run), "record": run_record(run)}
-
-
-def _kept(source: Any, run_id: str) -> dict[str, Any]:
-    """A local source's digest, from its ``digests`` folder when the file was digested before."""
-    path = Path(source.root) / run_id / RESULTS
-    st = path.stat()
-    key = hashlib.sha256(f"{VERSION}\0{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-    entry = source.digests / f"{key.hexdigest()[:32]}.json"
-    try:
-        kept = json.loads(entry.read_text(encoding="utf-8"))
-        if isinstance(kept, dict) and kept.get("version") == VERSION and isinstance(kept.get("record"), dict):
-            return kept
-    except (OSError, ValueError):
-        pass
-    digest = record_digest(source.load(run_id))
-    try:
-        from harness.fileio import atomic_write_text
-
-        source.digests.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(entry, json.dumps(digest, separators=(",", ":")))
-    except OSError as exc:  # a read-only cache: read again next time
-        log.info("history digest not kept: %s", exc)
-    return digest
+    return {"run_id": str(run.get("run_id", "")), "kind": kind_of(run), "record": run_record(run)}
 
 
 def record_of(source: RunSource, run_id: str) -> dict[str, Any]:
@@ -65,22 +36,11 @@ def record_of(source: RunSource, run_id: str) -> dict[str, Any]:
     local = getattr(source, "local", None)
     if local is not None and run_id in local.run_ids():
         return record_of(local, run_id)
-    if getattr(source, "digests", None) is not None and getattr(source, "root", None) is not None:
-        return _kept(source, run_id)
+    folder, root = getattr(source, "digests", None), getattr(source, "root", None)
+    if folder is not None and root is not None:
+        return kept_digest(Path(root) / run_id / RESULTS, folder, VERSION, lambda: record_digest(source.load(run_id)),
+                           valid=lambda d: isinstance(d.get("record"), dict))
     return record_digest(source.load(run_id))
-
-
-def prune(folder: Path, keep: int = KEEP) -> None:
-    """At most ``keep`` digests in ``folder``: those written longest ago go first."""
-    try:
-        files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    except OSError:
-        return
-    for old in files[:max(0, len(files) - keep)]:
-        try:
-            old.unlink()
-        except OSError:
-            pass
 
 
 @dataclass
@@ -94,35 +54,16 @@ class Records:
 
 def load_records(source: RunSource, last: int, *, whole: int, until: str | None = None,
                  kind: str | None = None) -> Records:
-    """``history.load_history``'s runs as records: the same runs (the last ``last`` readable ones of
-    ``kind`` up to ``until``, ``until`` itself whatever its kind), the newest ``whole`` of them
-    read whole, the older ones' records from their digests (``record_of``)."""
-    from harness.run.kind import ANY
+    """``history.load_history``'s runs as records: the same runs (``history.select_runs``), the
+    newest ``whole`` of them read whole, the older ones' records from their digests (``record_of``)."""
 
-    out = Records()
-    ids = source.run_ids()
-    if until is not None and until in ids:
-        ids = ids[: ids.index(until) + 1]
-    for run_id in reversed(ids):
-        if len(out.entries) >= last:
-            break
-        try:
-            if len(out.entries) < whole:
-                run: dict[str, Any] | None = source.load(run_id)
-                digest = record_digest(run)
-            else:
-                run, digest = None, record_of(source, run_id)
-        except (OSError, ValueError) as exc:  # JSONDecodeError is a ValueError
-            msg = f"skipped run {run_id} ({source.name}): {type(exc).__name__}: {exc}"
-            log.warning(msg)
-            out.warnings.append(msg)
-            continue
-        if run_id != until and kind not in (None, ANY) and digest.get("kind") != kind:
-            continue  # an ad-hoc run is no night (harness.run.kind)
-        out.entries.append((str(digest.get("run_id", "")), digest["record"], run))
-    out.entries.reverse()
-    out.warnings = list(getattr(source, "warnings", [])) + out.warnings
+    def read(run_id: str, taken: int) -> tuple[str, tuple[str, dict[str, Any], dict[str, Any] | None]]:
+        run = source.load(run_id) if taken < whole else None
+        digest = record_digest(run) if run is not None else record_of(source, run_id)
+        return digest.get("kind"), (str(digest.get("run_id", "")), digest["record"], run)
+
+    entries, warnings, _ = select_runs(source, last, until=until, kind=kind, read=read)
     folder = getattr(getattr(source, "local", source), "digests", None)
     if folder is not None:
-        prune(folder)
-    return out
+        prune_kept(folder)
+    return Records(entries, warnings)

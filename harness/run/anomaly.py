@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness.checks.provider import ProviderCalls, call_durations, explained, observed_durations, profile
+from harness.fileio import kept_digest, prune_kept
 from harness.types import CaseResult, Evidence
 from harness.run.kind import NIGHTLY, kind_of
 
@@ -158,8 +159,6 @@ class History:
 
 #: What a digest holds changed: digests of another version are computed again.
 DIGEST_VERSION = 1
-#: Digests kept in the cache folder, the least recently written removed first.
-DIGEST_FILES = 2000
 
 
 def night_digest(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -171,51 +170,15 @@ def night_digest(data: Mapping[str, Any]) -> dict[str, Any]:
               if isinstance(c, dict) and c.get("status") == "pass" and c.get("id")}
     calls = [d for c in data.get("cases") or () if isinstance(c, dict) and str(c.get("id")) in passed
              for d in call_durations(c.get("turns") or ())]
-    return {"version": DIGEST_VERSION, "target": target.get("name") if isinstance(target, dict) else None,
-            "kind": kind_of(data),
+    return {"target": target.get("name") if isinstance(target, dict) else None, "kind": kind_of(data),
             "basis": run_basis if isinstance(run_basis, dict) else {}, "passed": passed, "calls": calls}
 
 
-def _digest_of(path: Path, cache: Path | None) -> dict[str, Any]:
-    """``night_digest`` of the results.json at ``path``, from ``cache`` when that file (its size and
-    modification time) was digested before; else parsed, and the digest kept there."""
-    entry = None
-    if cache is not None:
-        st = path.stat()
-        key = hashlib.sha256(f"{DIGEST_VERSION}\0{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-        entry = cache / f"{key.hexdigest()[:32]}.json"
-        try:
-            kept = json.loads(entry.read_text(encoding="utf-8"))
-            if isinstance(kept, dict) and kept.get("version") == DIGEST_VERSION:
-                return kept
-        except (OSError, ValueError):
-            pass
+def _parsed_digest(path: Path) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError("not a results.json object")
-    digest = night_digest(data)
-    if entry is not None:
-        try:
-            from harness.fileio import atomic_write_text
-
-            cache.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(entry, json.dumps(digest, separators=(",", ":")))
-        except OSError as exc:  # a read-only cache: the next run parses the file again
-            log.info("history digest not kept: %s", exc)
-    return digest
-
-
-def prune_digests(cache: Path, keep: int = DIGEST_FILES) -> None:
-    """At most ``keep`` digests in ``cache``: those written longest ago go first."""
-    try:
-        files = sorted(cache.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    except OSError:
-        return
-    for old in files[:max(0, len(files) - keep)]:
-        try:
-            old.unlink()
-        except OSError:
-            pass
+    return night_digest(data)
 
 
 def load_history(reports: Path, target_name: str, exclude_run: str = "", window: int = 7,
@@ -231,7 +194,8 @@ def load_history(reports: Path, target_name: str, exclude_run: str = "", window:
                    and (p / "results.json").is_file()), key=lambda p: p.name, reverse=True)
     for run in dirs[:max_runs]:
         try:
-            digest = _digest_of(run / "results.json", cache)
+            path = run / "results.json"
+            digest = kept_digest(path, cache, DIGEST_VERSION, lambda: _parsed_digest(path))
         except (OSError, ValueError) as exc:
             log.info("history: skipping %s: %s", run, exc)
             continue
@@ -242,7 +206,7 @@ def load_history(reports: Path, target_name: str, exclude_run: str = "", window:
         hist.entries.append(HistoryRun(run.name, digest.get("basis") or {}, digest.get("passed") or {},
                                        tuple(digest.get("calls") or ())))
     if cache is not None:
-        prune_digests(cache)
+        prune_kept(cache)
     return hist
 
 

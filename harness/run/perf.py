@@ -20,6 +20,7 @@ from harness.checks.provider import ProviderCalls, observed_durations, shifted
 from harness.run import cost as costs
 from harness.run.aggregate import case_status
 from harness.run.anomaly import History, anomalies, basis, comparable, is_nightly_id, load_history
+from harness.models.settings import cache_subdir
 from harness.run.budget import BudgetGuard, anomaly_thresholds, budget_settings
 from harness.types import Case, CaseResult, Evidence
 
@@ -49,7 +50,8 @@ class RunMeter:
         if self.settings.anomalies and is_nightly_id(self.run_id):  # calibration's labelled runs: no history
             try:
                 self.all_history = load_history(self.out_dir, self.config.target.name, exclude_run=self.run_id,
-                                                window=self.settings.anomaly_window, cache=_digests(self.config))
+                                                window=self.settings.anomaly_window,
+                                                cache=cache_subdir(self.config, "history"))
             except OSError as exc:  # history is an extra; never a reason not to run
                 log.warning("history unreadable: %s", exc)
             self.history, self.anomaly_note = comparable(self.all_history, self.basis, self.settings.anomaly_min_runs)
@@ -169,13 +171,3 @@ def _prices_version(path: str, config) -> str:
         return load_prices(str(config.resolve(path)) if path else None).version
     except OSError:
         return "unreadable"
-
-
-def _digests(config) -> Path | None:
-    """Where the earlier nights' digests are kept (``anomaly.load_history``): ``<cache_dir>/history``."""
-    try:
-        from harness.models.settings import cache_dir
-
-        return cache_dir(config) / "history"
-    except Exception:  # noqa: BLE001 - a stand-in config without the setting: every file is parsed
-        return None

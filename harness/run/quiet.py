@@ -141,6 +141,14 @@ class Ear:
     def heard(self, since: float, now: float) -> float:
         return self.stalls.heard(since, now)
 
+    def mark(self) -> int:
+        """The stalls seen so far: ``undisturbed`` tells whether another came since."""
+        return self.stalls.count
+
+    def undisturbed(self, mark: int, now: float) -> bool:
+        """No stall since ``mark``, none going on at ``now``."""
+        return self.stalls.count == mark and not self.stalls.pending(now)
+
     async def drain(self, now: float) -> bool:
         """After a stall since this waiter last looked (or one still unticked): a few loop turns,
         so what reached the sockets meanwhile is recorded before quiet is judged. True if it drained."""

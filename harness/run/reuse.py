@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Sequence
 
-from harness.run.turns import case_text_segments, case_texts, expected_reply_bounds
+from harness.run.turns import case_text_segments, expected_reply_bounds
 from harness.types import Case, CaseResult, Evidence, Observation, TurnObservation
 
 #: The user whose leading turns a variant may borrow (``layers/variants.variant_case``).
@@ -143,26 +143,27 @@ def _compared_with(case: Case, e: Evidence) -> int | None:
     return None
 
 
-def locks(case: Case, planned: AbstractSet[str], restored: AbstractSet[str]) -> list[str]:
-    """What ``case`` holds while it runs (``textlocks.TextGate``): the texts it sends
-    (``turns.case_texts``; a borrowing variant's own only) and, for a variant, its original's
-    name: two variants of one case send other words but make the same tool and model calls
-    (the same arguments, the same scripted answers), which no text tells apart."""
-    source = plan(case, planned, restored)
-    out = case_texts(case, skip=leading(case) if source is not None else 0)
-    if case.original:
-        out.append(f"\0variants of {case.original}")
-    return out
-
-
 def lock_segments(case: Case, planned: AbstractSet[str], restored: AbstractSet[str]) -> list[tuple[int, list[str]]]:
-    """``locks`` in segments (``turns.case_text_segments``): (first turn, texts); a variant's
-    original's name is in the first."""
+    """What ``case`` holds while it runs (``textlocks.TextGate``), in segments
+    (``turns.case_text_segments``: (first turn, texts)): the texts it sends (a borrowing variant's
+    own only) and, in the first segment, for a variant, its original's name: two variants of one
+    case send other words but make the same tool and model calls (the same arguments, the same
+    scripted answers), which no text tells apart."""
     source = plan(case, planned, restored)
     out = case_text_segments(case, skip=leading(case) if source is not None else 0)
     if case.original:
         out[0][1].append(f"\0variants of {case.original}")
     return out
+
+
+def segment_texts(segments: Sequence[tuple[int, Sequence[str]]]) -> list[str]:
+    """Every text of ``lock_segments``' segments."""
+    return sorted({t for _, texts in segments for t in texts})
+
+
+def locks(case: Case, planned: AbstractSet[str], restored: AbstractSet[str]) -> list[str]:
+    """All that ``case`` holds while it runs: ``segment_texts`` of its ``lock_segments``."""
+    return segment_texts(lock_segments(case, planned, restored))
 
 
 def judged(case: Case, borrowed: Borrowed) -> Case:

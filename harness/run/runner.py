@@ -240,8 +240,7 @@ class Runner(Turns, LateReplies, Reporting):
         texts = TextGate()
         planned = {c.id for c in cases}
         segments = {c.id: reuse.lock_segments(c, planned, set(self.options.prior)) for c in cases}
-        locked = {c.id: sorted({t for _, texts in segs for t in texts}) for c, segs in
-                  ((c, segments[c.id]) for c in cases)}
+        locked = {case_id: reuse.segment_texts(segs) for case_id, segs in segments.items()}
         loop = asyncio.get_running_loop()
         done: dict[str, asyncio.Future] = {c.id: loop.create_future() for c in cases}
         # a variant starts once its original's turns are observed, not once they are judged
@@ -296,18 +295,15 @@ class Runner(Turns, LateReplies, Reporting):
             try:
                 # the first segment's texts before the slot (no deadlock); a later one's (after a
                 # turn's wait_s) once its turn comes, without the slot while it waits (textlocks.py)
-                mine = await texts.acquire(first[1], rank[case.id], later=[t for _, t in later])
-                starts = {i for i, _ in later}
-                hold = mine
+                mine = hold = await texts.acquire(first[1], rank[case.id], later=[t for _, t in later])
+                later_at = dict(later)
 
                 async def more(index: int) -> None:
-                    if index not in starts or hold.released:
+                    want = later_at.get(index)
+                    if want is None or hold.released:
                         return
-                    want = next(t for i, t in later if i == index)
-                    if texts.free(hold, want):
-                        await texts.more(hold, want)
-                        return
-                    if early is None:  # a budget or --maxfail: the slot is kept until the case is measured
+                    # free at once, or a budget or --maxfail run (its slot is kept until the case is measured)
+                    if texts.free(hold, want) or early is None:
                         await texts.more(hold, want)
                         return
                     had = slot.held
@@ -332,9 +328,7 @@ class Runner(Turns, LateReplies, Reporting):
                 repeat = 0 if skipped else max(1, self.options.repeat)
 
                 def release_texts() -> None:  # once the last attempt stopped sending (router.retire)
-                    nonlocal mine
-                    texts.release(mine)
-                    mine = frozenset()
+                    texts.release(mine)  # a Hold is released once: the finally below does nothing more
 
                 for k in range(repeat):
                     await slot.take(priority=0 if k else rank[case.id])

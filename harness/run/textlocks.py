@@ -39,14 +39,6 @@ class Hold:
         self.last = (later[-1] if later else first)
         self.released = False
 
-    def __iter__(self):
-        return iter(self.held)
-
-    def __len__(self) -> int:
-        return len(self.held)
-
-    def __bool__(self) -> bool:
-        return bool(self.all)
 
 
 class TextGate:

@@ -256,10 +256,10 @@ class Turns:
         # turn that expects no reply: only the window itself can tell that none comes
         probe = self.idle if self.idle is not None and self.idle.available and any(lo for _, lo in wants) else None
         next_probe, backoff = 0.0, idle.MIN_QUIET_S
-        stalls = self.stalls.ear()  # a window that passed while the harness's own loop stalled heard nothing
+        ear = self.stalls.ear()  # a window that passed while the harness's own loop stalled heard nothing
         while True:
             now = time.time()
-            if await stalls.drain(now):  # what came meanwhile is recorded first
+            if await ear.drain(now):  # what came meanwhile is recorded first
                 continue
             replies_in = all(self._count(att, att.current, turn) >= lo for turn, lo in wants) and tools_in()
             if replies_in and last and slot is not None:
@@ -267,14 +267,13 @@ class Turns:
                 for script in att.scripts:  # the next case starts: a keyless call is its, not this one's
                     script.watching = True
             window = self.quiet.closing if last else self.quiet.value
-            quiet = stalls.heard(max(att.rec.last_activity, start), now)
+            quiet = ear.heard(max(att.rec.last_activity, start), now)
             if replies_in and quiet >= window:
                 self.quiet.used(window)
                 return now - start
             if replies_in and probe is not None and quiet >= idle.MIN_QUIET_S and time.time() >= next_probe:
-                stalled = stalls.stalls.count
-                if (await probe.idle(att.rec) and stalls.stalls.count == stalled
-                        and not stalls.stalls.pending(time.time())):
+                mark = ear.mark()
+                if await probe.idle(att.rec) and ear.undisturbed(mark, time.time()):
                     now = time.time()
                     self.quiet.used(now - max(att.rec.last_activity, start), idle=True)
                     return now - start

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 
+from harness.fileio import prune_kept
 from harness.run.anomaly import load_history
 from tests.cost.test_cost_checks_anomaly_budget import hist_case, write_run
 
@@ -57,6 +58,6 @@ def test_the_cache_is_pruned_to_its_cap(tmp_path):
     reports, cache = tmp_path / "reports", tmp_path / "cache"
     _nights(reports)
     anomaly.load_history(reports, "docbot", cache=cache)
-    anomaly.prune_digests(cache, keep=3)
+    prune_kept(cache, keep=3)
     assert len(list(cache.glob("*.json"))) == 3
     assert json.loads(next(cache.glob("*.json")).read_text())["version"] == anomaly.DIGEST_VERSION
